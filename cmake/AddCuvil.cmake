@@ -1,0 +1,38 @@
+#===- AddCuvil.cmake - Helpers for Cuvil libraries and tools -------------===#
+include_guard()
+
+# Links `target` against MLIR: libMLIR.so + libLLVM.so by default, otherwise
+# the static libraries named after LINK_MLIR.
+function(cuvil_link_mlir target visibility)
+  if(CUVIL_LINK_MLIR_DYLIB)
+    target_link_libraries(${target} ${visibility} MLIR LLVM)
+  else()
+    target_link_libraries(${target} ${visibility} ${ARGN})
+  endif()
+endfunction()
+
+# A compiler library: a static library built with exceptions off for nothing
+# (our code may use them internally; nothing is thrown through MLIR frames).
+#   add_cuvil_library(name SRCS... [DEPENDS tgt...] [LINK_LIBS libs...] [MLIR_LIBS libs...])
+function(add_cuvil_library name)
+  cmake_parse_arguments(ARG "DIALECT" "" "DEPENDS;LINK_LIBS;MLIR_LIBS" ${ARGN})
+  add_library(${name} STATIC ${ARG_UNPARSED_ARGUMENTS})
+  add_dependencies(${name} cuvil-headers ${ARG_DEPENDS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  if(ARG_LINK_LIBS)
+    target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS})
+  endif()
+  if(ARG_MLIR_LIBS)
+    cuvil_link_mlir(${name} PUBLIC ${ARG_MLIR_LIBS})
+  endif()
+  if(ARG_DIALECT)
+    set_property(GLOBAL APPEND PROPERTY CUVIL_DIALECT_LIBS ${name})
+  endif()
+endfunction()
+
+# Use after a block of mlir_tablegen() calls (MLIR 19 has no
+# add_mlir_dialect_tablegen_target).
+macro(add_cuvil_tablegen_target target)
+  add_public_tablegen_target(${target})
+  add_dependencies(cuvil-headers ${target})
+endmacro()

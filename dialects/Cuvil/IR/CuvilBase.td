@@ -1,0 +1,205 @@
+//===- CuvilBase.td - The cuvil dialect, its types and op classes -*- tablegen -*-===//
+//
+// Everything the op families share: the dialect, tensor type constraints, the
+// enums, and the base classes. Every op computes its result types in one
+// static function, `inferResultTypes`, which is used by the verifier (with the
+// op's own error messages), by InferTypeOpInterface (builders, shape
+// propagation) and is the single statement of the op's shape rules.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_DIALECT_CUVIL_IR_CUVILBASE_TD
+#define CUVIL_DIALECT_CUVIL_IR_CUVILBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
+def Cuvil_Dialect : Dialect {
+  let name = "cuvil";
+  let cppNamespace = "::mlir::cuvil";
+  let summary = "Cuvil's graph dialect: tensor ops with PyTorch semantics.";
+  let description = [{
+    The `cuvil` dialect holds imported models as a graph of typed tensor ops
+    whose semantics are PyTorch's (broadcasting, type promotion, NCHW layouts,
+    eval-mode normalisation). Ops are grouped in families whose names prefix
+    the mnemonic: `cuvil.act.*` activations, `cuvil.math.*` element-wise
+    arithmetic, `cuvil.logic.*` comparisons and selection, `cuvil.gemm.*`
+    matrix products, `cuvil.conv.*` convolutions, `cuvil.norm.*`
+    normalisation, `cuvil.pool.*` pooling, `cuvil.reduce.*` reductions,
+    `cuvil.shape.*` views and layout changes, `cuvil.tensor.*` data movement
+    and casts, plus `cuvil.constant`.
+
+    Conventions shared by every op:
+    * tensors are ranked; element types are `i1` (bool), `ui8`, `i8`, `i16`,
+      `i32`, `i64`, `f16`, `bf16`, `f32` and `f64`;
+    * dimension attributes are normalised: `0 <= dim < rank` (the importer
+      resolves PyTorch's negative dims);
+    * dynamic dimensions (`?`) are allowed wherever the rule does not need
+      the size, and compatible with any static size when a result type is
+      checked against the inferred one.
+  }];
+  let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+class Cuvil_TensorOf<list<Type> allowed, string summary>
+    : Type<RankedTensorOf<allowed>.predicate, summary, "::mlir::RankedTensorType">;
+
+def Cuvil_Tensor : Cuvil_TensorOf<
+    [I1, UI8, I8, I16, I32, I64, F16, BF16, F32, F64],
+    "ranked tensor of i1/ui8/i8/i16/i32/i64/f16/bf16/f32/f64">;
+def Cuvil_FloatTensor : Cuvil_TensorOf<[F16, BF16, F32, F64],
+    "ranked floating-point tensor (cast integer tensors with cuvil.tensor.cast)">;
+def Cuvil_IndexTensor : Cuvil_TensorOf<[I32, I64],
+    "ranked tensor of i32 or i64 indices">;
+def Cuvil_BoolTensor : Cuvil_TensorOf<[I1], "ranked tensor of i1">;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Cuvil_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU formulation", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Tanh", 1, "tanh">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_GeluApproximationAttr : EnumAttr<Cuvil_Dialect, Cuvil_GeluApproximation,
+                                           "gelu_approximation">;
+
+def Cuvil_RoundingMode : I32EnumAttr<"RoundingMode",
+    "rounding of a division result", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Trunc", 1, "trunc">,
+      I32EnumAttrCase<"Floor", 2, "floor">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_RoundingModeAttr : EnumAttr<Cuvil_Dialect, Cuvil_RoundingMode,
+                                      "rounding_mode">;
+
+def Cuvil_PadMode : I32EnumAttr<"PadMode", "how padding values are chosen", [
+      I32EnumAttrCase<"Constant", 0, "constant">,
+      I32EnumAttrCase<"Reflect", 1, "reflect">,
+      I32EnumAttrCase<"Replicate", 2, "replicate">,
+      I32EnumAttrCase<"Circular", 3, "circular">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_PadModeAttr : EnumAttr<Cuvil_Dialect, Cuvil_PadMode, "pad_mode">;
+
+//===----------------------------------------------------------------------===//
+// Base op classes
+//===----------------------------------------------------------------------===//
+
+// Every cuvil op. With `inferTypes` (the default) result types come from
+// `inferResultTypes`, shared by the verifier and InferTypeOpInterface; ops
+// whose result type is a free choice (casts) set it to 0 and write verify()
+// themselves. Ops add declarations and definitions through `cuvilExtraDecl` /
+// `cuvilExtraDef` so that the shared ones are never lost.
+class Cuvil_Op<string mnemonic, list<Trait> traits = [], bit inferTypes = 1>
+    : Op<Cuvil_Dialect, mnemonic,
+         !listconcat(traits, !if(inferTypes, [InferTypeOpAdaptorWithIsCompatible], []))> {
+  code cuvilExtraDecl = "";
+  code cuvilExtraDef = "";
+  // Results must equal the inferred types exactly (ops whose assembly does
+  // not print result types, so that printing and parsing round-trip).
+  bit cuvilExactResultTypes = 0;
+  let hasVerifier = 1;
+  let extraClassDeclaration = !if(inferTypes, [{
+    /// Checks operands and attributes against the op's rules and computes
+    /// its result types. Errors go through `emitError`.
+    static ::llvm::LogicalResult inferResultTypes(Adaptor adaptor,
+        ::mlir::cuvil::EmitErrorFn emitError,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types);
+  }], "") # cuvilExtraDecl;
+  let extraClassDefinition = !if(inferTypes, [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      auto emitError = [&]() {
+        return ::mlir::cuvil::emitOptionalOpError(loc, getOperationName());
+      };
+      return inferResultTypes(adaptor, emitError, types);
+    }
+    ::llvm::LogicalResult $cppClass::verify() {
+      ::llvm::SmallVector<::mlir::Type> types;
+      if (::mlir::failed(inferResultTypes(Adaptor(*this),
+                                          [this]() { return emitOpError(); }, types)))
+        return ::mlir::failure();
+      }] # !if(cuvilExactResultTypes, [{
+      if (::mlir::TypeRange(types) != getOperation()->getResultTypes())
+        return emitOpError() << "result type " << getOperation()->getResultTypes()
+                             << " must be " << ::mlir::TypeRange(types);
+      }], "") # [{
+      return ::mlir::success();
+    }
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                            ::mlir::TypeRange actual) {
+      return ::mlir::cuvil::areCompatibleResultTypes(inferred, actual);
+    }
+  }], "") # cuvilExtraDef;
+}
+
+// Element-wise op with one operand and a result of exactly the same type
+// (the assembly prints the operand type only).
+// `kind` names a cuvil::ElementKind (Any, Numeric, Float, IntegerOrBool)
+// that the operand's element type must satisfy; `check` is extra C++ run on
+// the adaptor (with `rank` and `emitError` in scope).
+class Cuvil_UnaryOp<string mnemonic, string kind, dag attrs = (ins),
+                    list<Trait> traits = [], code check = "">
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let arguments = !con((ins Cuvil_Tensor:$input), attrs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let cuvilExactResultTypes = 1;
+  let cuvilExtraDef = [{
+    ::llvm::LogicalResult $cppClass::inferResultTypes(Adaptor adaptor,
+        ::mlir::cuvil::EmitErrorFn emitError,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      auto inputType = ::llvm::cast<::mlir::RankedTensorType>(adaptor.getInput().getType());
+      [[maybe_unused]] int64_t rank = inputType.getRank();
+      if (::mlir::failed(::mlir::cuvil::checkElementKind(inputType,
+              ::mlir::cuvil::ElementKind::}] # kind # [{, "operand", emitError)))
+        return ::mlir::failure();
+      }] # check # [{
+      types.push_back(inputType);
+      return ::mlir::success();
+    }
+  }];
+}
+
+// Element-wise op with two broadcast operands. `resultRule` names a
+// cuvil::BinaryResultRule: Promote (PyTorch result_type), Bool (comparisons
+// and logical ops give i1), or a rule of its own.
+class Cuvil_BinaryOp<string mnemonic, string kind, string resultRule,
+                     dag attrs = (ins), list<Trait> traits = []>
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let arguments = !con((ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs), attrs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let cuvilExtraDef = [{
+    ::llvm::LogicalResult $cppClass::inferResultTypes(Adaptor adaptor,
+        ::mlir::cuvil::EmitErrorFn emitError,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::mlir::cuvil::inferBinaryResult(adaptor.getLhs(), adaptor.getRhs(),
+          ::mlir::cuvil::ElementKind::}] # kind # [{,
+          ::mlir::cuvil::BinaryResultRule::}] # resultRule # [{, emitError, types);
+    }
+  }];
+}
+
+#endif // CUVIL_DIALECT_CUVIL_IR_CUVILBASE_TD

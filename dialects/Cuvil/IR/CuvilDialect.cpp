@@ -1,0 +1,73 @@
+//===- CuvilDialect.cpp - The cuvil dialect -------------------------------===//
+#include "dialects/Cuvil/IR/CuvilDialect.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+#include "dialects/Cuvil/IR/CuvilDialect.cpp.inc"
+#include "dialects/Cuvil/IR/CuvilEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Cuvil/IR/CuvilAttrs.cpp.inc"
+
+void CuvilDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Cuvil/IR/CuvilAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/ActivationOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/MathOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/LogicOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/GemmOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/ConvOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/NormOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/PoolOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/ReduceOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/ShapeOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/TensorOps.cpp.inc"
+      >();
+}
+
+Operation *CuvilDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = llvm::dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, type, elements);
+}

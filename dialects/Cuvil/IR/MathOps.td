@@ -1,0 +1,115 @@
+//===- MathOps.td - cuvil.math.* element-wise arithmetic -*- tablegen -*-===//
+//
+// Unary math keeps its operand's type; transcendental functions need
+// floating-point operands (the importer casts integers to f32 first, as
+// PyTorch promotes them). Binary ops broadcast and promote their operands
+// with PyTorch's result_type rules: 0-d operands take part with a lower
+// priority than operands with dimensions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_DIALECT_CUVIL_IR_MATHOPS_TD
+#define CUVIL_DIALECT_CUVIL_IR_MATHOPS_TD
+
+include "dialects/Cuvil/IR/CuvilBase.td"
+
+// A unary math op whose description is just its formula.
+class Cuvil_MathUnaryOp<string name, string kind, string formula,
+                        list<Trait> traits = []>
+    : Cuvil_UnaryOp<"math." # name, kind, (ins), traits> {
+  let summary = "Element-wise " # formula # ".";
+  let description = "Element-wise `" # formula # "`, with PyTorch's "
+      # "semantics for NaN, infinities and signed zeros.\n\n"
+      # "```mlir\n%y = cuvil.math." # name # " %x : tensor<2x3xf32>\n```";
+}
+
+def Cuvil_NegOp : Cuvil_MathUnaryOp<"neg", "Numeric", "-x"> { let hasFolder = 1; }
+def Cuvil_AbsOp : Cuvil_MathUnaryOp<"abs", "Numeric", "|x|">;
+def Cuvil_SignOp : Cuvil_MathUnaryOp<"sign", "Numeric", "sign(x) in {-1, 0, 1}">;
+def Cuvil_ExpOp : Cuvil_MathUnaryOp<"exp", "Float", "exp(x)">;
+def Cuvil_Expm1Op : Cuvil_MathUnaryOp<"expm1", "Float", "exp(x) - 1">;
+def Cuvil_LogOp : Cuvil_MathUnaryOp<"log", "Float", "natural logarithm log(x)">;
+def Cuvil_Log1pOp : Cuvil_MathUnaryOp<"log1p", "Float", "log(1 + x)">;
+def Cuvil_SqrtOp : Cuvil_MathUnaryOp<"sqrt", "Float", "square root sqrt(x)">;
+def Cuvil_RsqrtOp : Cuvil_MathUnaryOp<"rsqrt", "Float", "1 / sqrt(x)">;
+def Cuvil_ReciprocalOp : Cuvil_MathUnaryOp<"reciprocal", "Float", "1 / x">;
+def Cuvil_SinOp : Cuvil_MathUnaryOp<"sin", "Float", "sine sin(x)">;
+def Cuvil_CosOp : Cuvil_MathUnaryOp<"cos", "Float", "cosine cos(x)">;
+def Cuvil_ErfOp : Cuvil_MathUnaryOp<"erf", "Float", "error function erf(x)">;
+def Cuvil_FloorOp : Cuvil_MathUnaryOp<"floor", "Float", "floor(x)">;
+def Cuvil_CeilOp : Cuvil_MathUnaryOp<"ceil", "Float", "ceil(x)">;
+def Cuvil_RoundOp : Cuvil_MathUnaryOp<"round", "Float",
+                                      "round half to even (torch.round)">;
+def Cuvil_BitwiseNotOp : Cuvil_MathUnaryOp<"bitwise_not", "IntegerOrBool",
+                                           "~x (logical not for i1)">;
+
+def Cuvil_ClampOp : Cuvil_UnaryOp<"math.clamp", "Numeric",
+    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max), [],
+    [{
+      if (!adaptor.getMin() && !adaptor.getMax())
+        return emitError() << "needs at least one of 'min' and 'max'";
+    }]> {
+  let summary = "Clamps to [min, max]; either bound may be absent.";
+  let description = [{
+    `torch.clamp` with scalar bounds: `min(max(x, min), max)`. When
+    `min > max` every element becomes `max`, as in PyTorch. Bounds are
+    converted to the operand's element type first (for integer tensors the
+    importer only emits integral bounds).
+
+    ```mlir
+    %y = cuvil.math.clamp %x {min = 0.0 : f64, max = 1.0 : f64} : tensor<4xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Binary arithmetic
+//===----------------------------------------------------------------------===//
+
+class Cuvil_MathBinaryOp<string name, string formula, string kind = "Any",
+                         dag attrs = (ins), string rule = "Promote">
+    : Cuvil_BinaryOp<"math." # name, kind, rule, attrs> {
+  let summary = "Element-wise " # formula # " with broadcasting and type promotion.";
+  let description = "Element-wise `" # formula # "`. Shapes broadcast as in "
+      # "NumPy; the result element type is PyTorch's `result_type` of the "
+      # "operands, which are converted to it before the operation.\n\n"
+      # "```mlir\n%z = cuvil.math." # name
+      # " %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>\n```";
+}
+
+def Cuvil_AddOp : Cuvil_MathBinaryOp<"add", "lhs + rhs"> { let hasFolder = 1; }
+def Cuvil_SubOp : Cuvil_MathBinaryOp<"sub", "lhs - rhs", "Numeric"> { let hasFolder = 1; }
+def Cuvil_MulOp : Cuvil_MathBinaryOp<"mul", "lhs * rhs"> { let hasFolder = 1; }
+def Cuvil_DivOp : Cuvil_MathBinaryOp<"div", "lhs / rhs", "Any",
+    (ins DefaultValuedAttr<Cuvil_RoundingModeAttr,
+                           "::mlir::cuvil::RoundingMode::None">:$rounding_mode),
+    "Promote"> {
+  // The rounding mode decides the result type: see DivOp::inferResultTypes.
+  let cuvilExtraDef = "";
+  let description = [{
+    `torch.div`. With `rounding_mode = none` this is true division and
+    integer operands give an `f32` result; `trunc` and `floor` round the
+    quotient and keep the promoted type. Integer division by zero is an
+    error at run time.
+
+    ```mlir
+    %q = cuvil.math.div %x, %y {rounding_mode = #cuvil<rounding_mode floor>}
+        : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+    ```
+  }];
+}
+def Cuvil_PowOp : Cuvil_MathBinaryOp<"pow", "lhs ^ rhs", "Numeric"> {
+  let description = [{
+    `torch.pow`. Integer bases with negative integer exponents are an error
+    at run time, as in PyTorch.
+
+    ```mlir
+    %z = cuvil.math.pow %x, %e : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    ```
+  }];
+}
+def Cuvil_MaximumOp : Cuvil_MathBinaryOp<"maximum", "max(lhs, rhs), NaN-propagating">;
+def Cuvil_MinimumOp : Cuvil_MathBinaryOp<"minimum", "min(lhs, rhs), NaN-propagating">;
+def Cuvil_RemainderOp : Cuvil_MathBinaryOp<"remainder",
+    "lhs - floor(lhs / rhs) * rhs (Python's %)", "Numeric">;
+
+#endif // CUVIL_DIALECT_CUVIL_IR_MATHOPS_TD

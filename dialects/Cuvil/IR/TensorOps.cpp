@@ -1,0 +1,258 @@
+//===- TensorOps.cpp - cuvil.constant and cuvil.tensor.* ------------------===//
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+#define GET_OP_CLASSES
+#include "dialects/Cuvil/IR/TensorOps.cpp.inc"
+
+namespace {
+RankedTensorType tensorType(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType());
+}
+bool isStatic(int64_t d) { return !ShapedType::isDynamic(d); }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                           SmallVectorImpl<Type> &types) {
+  auto value = adaptor.getValue();
+  if (!value)
+    return emitError() << "needs a 'value' attribute";
+  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return emitError() << "value must be a statically shaped tensor, got "
+                       << value.getType();
+  types.push_back(type);
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  auto in = tensorType(getInput());
+  if (!areCompatibleShapes(in.getShape(), getType().getShape()))
+    return emitOpError() << "changes the shape from "
+                         << formatShape(in.getShape()) << " to "
+                         << formatShape(getType().getShape())
+                         << "; a cast only converts elements";
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ConcatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                         SmallVectorImpl<Type> &types) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitError() << "needs at least one operand";
+  RankedTensorType first = tensorType(inputs.front());
+  int64_t rank = first.getRank(), dim = adaptor.getDim();
+  if (rank == 0)
+    return emitError() << "cannot concatenate 0-d tensors (unsqueeze them "
+                          "first)";
+  if (failed(checkDim(dim, rank, "dim", emitError)))
+    return failure();
+  SmallVector<int64_t> out(first.getShape());
+  for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
+    RankedTensorType t = tensorType(v);
+    if (t.getElementType() != first.getElementType())
+      return emitError() << "operand " << i + 1 << " has element type "
+                         << t.getElementType() << ", operand 0 has "
+                         << first.getElementType() << " (insert casts)";
+    if (t.getRank() != rank)
+      return emitError() << "operand " << i + 1 << " has rank " << t.getRank()
+                         << ", operand 0 has rank " << rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t a = out[d], b = t.getDimSize(d);
+      if (d == dim) {
+        out[d] = isStatic(a) && isStatic(b) ? a + b : ShapedType::kDynamic;
+      } else if (isStatic(a) && isStatic(b) && a != b) {
+        return emitError() << "operand " << i + 1 << " has size " << b
+                           << " in dimension " << d << ", expected " << a;
+      } else if (!isStatic(a)) {
+        out[d] = b;
+      }
+    }
+  }
+  types.push_back(RankedTensorType::get(out, first.getElementType()));
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp / SelectOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                        SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  int64_t dim = adaptor.getDim();
+  if (in.getRank() == 0)
+    return emitError() << "cannot slice a 0-d tensor";
+  if (failed(checkDim(dim, in.getRank(), "dim", emitError)))
+    return failure();
+  if (adaptor.getStep() < 1)
+    return emitError() << "step must be >= 1, got " << adaptor.getStep();
+  SmallVector<int64_t> out(in.getShape());
+  if (isStatic(out[dim]))
+    out[dim] = sliceLength(out[dim], adaptor.getStart(), adaptor.getEnd(),
+                           adaptor.getStep(), nullptr);
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  int64_t size = getInput().getType().getDimSize(getDim()), start = 0;
+  if (!isStatic(size) || getStep() != 1)
+    return {};
+  if (sliceLength(size, getStart(), getEnd(), 1, &start) == size && start == 0 &&
+      getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult SelectOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  int64_t dim = adaptor.getDim(), index = adaptor.getIndex();
+  if (in.getRank() == 0)
+    return emitError() << "cannot select from a 0-d tensor";
+  if (failed(checkDim(dim, in.getRank(), "dim", emitError)))
+    return failure();
+  int64_t size = in.getDimSize(dim);
+  if (isStatic(size) && (index < -size || index >= size))
+    return emitError() << "index " << index << " is out of range for "
+                       << "dimension " << dim << " of size " << size;
+  types.push_back(RankedTensorType::get(
+      reducedShape(in.getShape(), {dim}, false), in.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IndexSelectOp / GatherOp / EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IndexSelectOp::inferResultTypes(Adaptor adaptor,
+                                              EmitErrorFn emitError,
+                                              SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  RankedTensorType idx = tensorType(adaptor.getIndex());
+  int64_t dim = adaptor.getDim();
+  if (in.getRank() == 0)
+    return emitError() << "input must have rank >= 1";
+  if (failed(checkDim(dim, in.getRank(), "dim", emitError)))
+    return failure();
+  if (idx.getRank() > 1)
+    return emitError() << "index must be 0-d or 1-D, got " << idx;
+  SmallVector<int64_t> out(in.getShape());
+  out[dim] = idx.getRank() == 0 ? 1 : idx.getDimSize(0);
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  RankedTensorType idx = tensorType(adaptor.getIndex());
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(dim, in.getRank(), "dim", emitError)))
+    return failure();
+  if (idx.getRank() != in.getRank())
+    return emitError() << "index rank " << idx.getRank()
+                       << " differs from input rank " << in.getRank();
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    int64_t a = in.getDimSize(d), b = idx.getDimSize(d);
+    if (d != dim && isStatic(a) && isStatic(b) && b > a)
+      return emitError() << "index size " << b << " exceeds input size " << a
+                         << " in dimension " << d;
+  }
+  types.push_back(RankedTensorType::get(idx.getShape(), in.getElementType()));
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferResultTypes(Adaptor adaptor,
+                                            EmitErrorFn emitError,
+                                            SmallVectorImpl<Type> &types) {
+  RankedTensorType w = tensorType(adaptor.getWeight());
+  RankedTensorType idx = tensorType(adaptor.getIndices());
+  if (w.getRank() != 2)
+    return emitError() << "weight must be [num_embeddings, embedding_dim], got "
+                       << w;
+  if (std::optional<int64_t> p = adaptor.getPaddingIdx()) {
+    int64_t n = w.getDimSize(0);
+    if (isStatic(n) && (*p < -n || *p >= n))
+      return emitError() << "padding_idx " << *p << " is out of range for "
+                         << n << " embeddings";
+  }
+  SmallVector<int64_t> out(idx.getShape());
+  out.push_back(w.getDimSize(1));
+  types.push_back(RankedTensorType::get(out, w.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PadOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                      SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  ArrayRef<int64_t> pad = adaptor.getPad();
+  PadMode mode = adaptor.getMode();
+  if (pad.size() % 2 != 0)
+    return emitError() << "pad must hold (before, after) pairs, got "
+                       << pad.size() << " entries";
+  if (static_cast<int64_t>(pad.size() / 2) > in.getRank())
+    return emitError() << "pad covers " << pad.size() / 2
+                       << " dimensions, input has rank " << in.getRank();
+  if (mode != PadMode::Constant && adaptor.getValue().convertToDouble() != 0.0)
+    return emitError() << "value is only meaningful in constant mode";
+  SmallVector<int64_t> out(in.getShape());
+  for (size_t p = 0; p < pad.size() / 2; ++p) {
+    int64_t d = in.getRank() - 1 - p;
+    int64_t before = pad[2 * p], after = pad[2 * p + 1], size = out[d];
+    if (mode != PadMode::Constant && (before < 0 || after < 0))
+      return emitError() << "negative padding is only supported in constant "
+                            "mode";
+    if (isStatic(size)) {
+      if (mode == PadMode::Reflect && (before >= size || after >= size))
+        return emitError() << "reflect padding (" << before << ", " << after
+                           << ") must be smaller than dimension " << d
+                           << " (size " << size << ")";
+      if (mode == PadMode::Replicate && size == 0)
+        return emitError() << "replicate padding of empty dimension " << d;
+      if (mode == PadMode::Circular && (before > size || after > size))
+        return emitError() << "circular padding (" << before << ", " << after
+                           << ") may not exceed dimension " << d << " (size "
+                           << size << ")";
+      out[d] = size + before + after;
+      if (out[d] < 0)
+        return emitError() << "padding makes dimension " << d << " negative ("
+                           << out[d] << ")";
+    }
+  }
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}

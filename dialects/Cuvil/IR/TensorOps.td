@@ -1,0 +1,172 @@
+//===- TensorOps.td - constants, casts and data movement ---*- tablegen -*-===//
+//
+// `cuvil.constant` plus the `cuvil.tensor.*` family: casts, concatenation,
+// slicing, indexing, padding and embedding lookups.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_DIALECT_CUVIL_IR_TENSOROPS_TD
+#define CUVIL_DIALECT_CUVIL_IR_TENSOROPS_TD
+
+include "dialects/Cuvil/IR/CuvilBase.td"
+
+def Cuvil_ConstantOp : Cuvil_Op<"constant", [Pure, ConstantLike]> {
+  let summary = "A tensor constant (weights, buffers, literals).";
+  let description = [{
+    Holds a `DenseElementsAttr` (small literals) or a
+    `DenseResourceElementsAttr` (weights, stored as resource blobs so that the
+    IR stays small and the data is not uniqued).
+
+    ```mlir
+    %c = cuvil.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %w = cuvil.constant dense_resource<conv1.weight> : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Cuvil_CastOp : Cuvil_Op<"tensor.cast", [Pure], /*inferTypes=*/0> {
+  let summary = "Converts elements to the result's element type.";
+  let description = [{
+    `Tensor.to(dtype)`: floats to integers truncate toward zero, integers
+    narrow modulo 2^bits, anything to `i1` tests `!= 0`. Shapes are equal.
+
+    ```mlir
+    %y = cuvil.tensor.cast %x : tensor<4xi64> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  // The result element type is a free choice: no type inference; verify()
+  // checks that the shapes are compatible.
+}
+
+def Cuvil_ConcatOp : Cuvil_Op<"tensor.concat", [Pure]> {
+  let summary = "Concatenates tensors along `dim`.";
+  let description = [{
+    `torch.cat`: all operands have one rank and one element type and equal
+    sizes except along `dim`.
+
+    ```mlir
+    %y = cuvil.tensor.concat %a, %b {dim = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x48x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Cuvil_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasFolder = 1;
+}
+
+def Cuvil_SliceOp : Cuvil_Op<"tensor.slice", [Pure]> {
+  let summary = "x[start:end:step] along `dim`, with Python's index rules.";
+  let description = [{
+    Negative `start`/`end` count from the end; both are clamped to
+    `[0, size]` (so `end = 9223372036854775807` means "to the end"); `step`
+    is positive. The result size along `dim` is
+    `max(0, ceil((end - start) / step))`.
+
+    ```mlir
+    %y = cuvil.tensor.slice %x {dim = 1 : i64, start = 0 : i64, end = -1 : i64, step = 2 : i64}
+        : tensor<2x9xf32> -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim, I64Attr:$start,
+                       I64Attr:$end, DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Cuvil_SelectOp : Cuvil_Op<"tensor.select", [Pure]> {
+  let summary = "x.select(dim, index): removes `dim`, keeping one index.";
+  let description = [{
+    A negative `index` counts from the end; it must be in range.
+
+    ```mlir
+    %y = cuvil.tensor.select %x {dim = 0 : i64, index = -1 : i64} : tensor<4x8xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim, I64Attr:$index);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Cuvil_IndexSelectOp : Cuvil_Op<"tensor.index_select", [Pure]> {
+  let summary = "Picks entries along `dim` by a 1-D (or 0-d) index tensor.";
+  let description = [{
+    `torch.index_select`: result size along `dim` is the number of indices.
+    Negative indices count from the end; out-of-range ones are a run-time
+    error.
+
+    ```mlir
+    %y = cuvil.tensor.index_select %x, %i {dim = 0 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Cuvil_IndexTensor:$index, I64Attr:$dim);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $index attr-dict `:` type($input) `,` type($index) `->` type($result)
+  }];
+}
+
+def Cuvil_GatherOp : Cuvil_Op<"tensor.gather", [Pure]> {
+  let summary = "torch.gather: out[i][j] = input[index[i][j]][j] (dim 0).";
+  let description = [{
+    `index` has the rank of `input` and no size larger than the input's in
+    dimensions other than `dim`; the result has `index`'s shape.
+
+    ```mlir
+    %y = cuvil.tensor.gather %x, %i {dim = 1 : i64} : tensor<3x5xf32>, tensor<3x2xi64> -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Cuvil_IndexTensor:$index, I64Attr:$dim);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $index attr-dict `:` type($input) `,` type($index) `->` type($result)
+  }];
+}
+
+def Cuvil_PadOp : Cuvil_Op<"tensor.pad", [Pure]> {
+  let summary = "torch.nn.functional.pad with constant, reflect, replicate or circular mode.";
+  let description = [{
+    `pad` lists (before, after) pairs starting from the last dimension, as
+    PyTorch does. Constant padding may be negative (cropping). Reflect needs
+    pads smaller than the dimension; circular pads at most the dimension.
+
+    ```mlir
+    %y = cuvil.tensor.pad %x {pad = array<i64: 1, 1, 2, 0>, mode = #cuvil<pad_mode reflect>}
+        : tensor<1x3x8x8xf32> -> tensor<1x3x10x10xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$pad,
+                       DefaultValuedAttr<Cuvil_PadModeAttr,
+                                         "::mlir::cuvil::PadMode::Constant">:$mode,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Cuvil_EmbeddingOp : Cuvil_Op<"tensor.embedding", [Pure]> {
+  let summary = "Looks up rows of `weight` by integer `indices`.";
+  let description = [{
+    `torch.nn.functional.embedding`: `weight` is `[num, dim]`, the result is
+    `indices.shape + [dim]`. Out-of-range indices are a run-time error.
+    `padding_idx` only matters for training and is kept for reference.
+
+    ```mlir
+    %y = cuvil.tensor.embedding %w, %ids : tensor<1000x64xf32>, tensor<2x16xi64> -> tensor<2x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$weight, Cuvil_IndexTensor:$indices,
+                       OptionalAttr<I64Attr>:$padding_idx);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $weight `,` $indices attr-dict `:` type($weight) `,` type($indices) `->` type($result)
+  }];
+}
+
+#endif // CUVIL_DIALECT_CUVIL_IR_TENSOROPS_TD

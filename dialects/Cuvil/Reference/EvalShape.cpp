@@ -1,0 +1,345 @@
+//===- EvalShape.cpp - cuvil.shape/tensor and constant reference ----------===//
+//
+// Data movement: elements are copied bytewise, so every dtype is exact.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/Reference/EvalHelpers.h"
+
+#include <cstring>
+
+namespace mlir::cuvil::reference {
+namespace {
+
+/// out[i] = in[srcIndex(i)], bytewise.
+template <typename Fn>
+FailureOr<Tensor> gatherBytes(Operation *op, const Tensor &in, Shape outShape,
+                              Fn &&srcIndex) {
+  FailureOr<Tensor> out = allocate(op, in.dtype(), std::move(outShape));
+  if (failed(out))
+    return failure();
+  size_t esz = ::cuvil::dtypeSize(in.dtype());
+  forEachIndex(out->shape(), [&](const Shape &idx, int64_t flat) {
+    std::memcpy(out->data() + flat * esz, in.data() + srcIndex(idx) * esz, esz);
+  });
+  return out;
+}
+
+FailureOr<Tensor> permute(Operation *op, const Tensor &x, ArrayRef<int64_t> dims) {
+  Shape outShape, inStrides = stridesOf(x.shape());
+  for (int64_t d : dims)
+    outShape.push_back(x.dim(d));
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t src = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      src += idx[i] * inStrides[dims[i]];
+    return src;
+  });
+}
+
+FailureOr<Tensor> evalReshape(ReshapeOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  Shape shape(op.getShape().begin(), op.getShape().end());
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1)
+      inferred = i;
+    else
+      known *= shape[i];
+  }
+  if (inferred >= 0) {
+    if (known == 0 || x.numElements() % known != 0)
+      return op.emitOpError() << "cannot infer -1 for " << x.numElements()
+                              << " runtime elements";
+    shape[inferred] = x.numElements() / known;
+  } else if (known != x.numElements()) {
+    return op.emitOpError() << "runtime input " << x.describe()
+                            << " has a different element count than the "
+                               "target shape";
+  }
+  return x.reshaped(shape);
+}
+
+FailureOr<Tensor> evalSqueeze(SqueezeOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  if (x.rank() == 0)
+    return x;
+  for (int64_t d : op.getDims())
+    if (x.dim(d) != 1)
+      return op.emitOpError() << "runtime dimension " << d << " has size "
+                              << x.dim(d) << ", not 1";
+  return x.reshaped(Shape(reducedShape(x.shape(), op.getDims(), false).begin(),
+                          reducedShape(x.shape(), op.getDims(), false).end()));
+}
+
+FailureOr<Tensor> evalExpand(ExpandOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  ArrayRef<int64_t> target = op.getShape();
+  int64_t rank = target.size(), offset = rank - x.rank();
+  Shape outShape(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t j = i - offset;
+    int64_t size = j >= 0 ? x.dim(j) : 1;
+    outShape[i] = target[i] == -1 ? size : target[i];
+    if (j >= 0 && size != 1 && size != outShape[i])
+      return op.emitOpError() << "runtime dimension " << j << " of size "
+                              << size << " cannot expand to " << outShape[i];
+  }
+  std::vector<int64_t> map = broadcastIndexMap(outShape, x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t flat = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      flat = flat * outShape[i] + idx[i];
+    return map[flat];
+  });
+}
+
+FailureOr<Tensor> evalConcat(ConcatOp op, ArrayRef<Tensor> a) {
+  int64_t dim = op.getDim();
+  Shape outShape = a[0].shape();
+  outShape[dim] = 0;
+  for (const Tensor &t : a) {
+    for (int64_t d = 0; d < t.rank(); ++d)
+      if (d != dim && t.dim(d) != a[0].dim(d))
+        return op.emitOpError() << "runtime operand shapes " << a[0].describe()
+                                << " and " << t.describe()
+                                << " differ outside dimension " << dim;
+    outShape[dim] += t.dim(dim);
+  }
+  FailureOr<Tensor> out = allocate(op, a[0].dtype(), outShape);
+  if (failed(out))
+    return failure();
+  // Copy contiguous blocks: outer x (size_i * inner) per operand.
+  size_t esz = ::cuvil::dtypeSize(a[0].dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= outShape[d];
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(outShape.size()); ++d)
+    inner *= outShape[d];
+  int64_t rowOut = outShape[dim] * inner, offset = 0;
+  for (const Tensor &t : a) {
+    int64_t row = t.dim(dim) * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out->data() + (o * rowOut + offset) * esz,
+                  t.data() + o * row * esz, row * esz);
+    offset += row;
+  }
+  return out;
+}
+
+FailureOr<Tensor> evalSlice(SliceOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  int64_t dim = op.getDim(), step = op.getStep(), start = 0;
+  Shape outShape = x.shape();
+  outShape[dim] = sliceLength(x.dim(dim), op.getStart(), op.getEnd(), step, &start);
+  Shape strides = stridesOf(x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += (int64_t(d) == dim ? start + idx[d] * step : idx[d]) * strides[d];
+    return src;
+  });
+}
+
+FailureOr<Tensor> evalSelect(SelectOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  int64_t dim = op.getDim(), index = op.getIndex(), size = x.dim(dim);
+  if (index < -size || index >= size)
+    return op.emitOpError() << "index " << index << " is out of range for "
+                            << "runtime size " << size;
+  if (index < 0)
+    index += size;
+  Shape outShape = x.shape();
+  outShape.erase(outShape.begin() + dim);
+  Shape strides = stridesOf(x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t src = index * strides[dim];
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += idx[d] * strides[int64_t(d) < dim ? d : d + 1];
+    return src;
+  });
+}
+
+/// Resolves an index (negative counts from the end); fails when out of range.
+FailureOr<int64_t> resolveIndex(Operation *op, int64_t i, int64_t size,
+                                StringRef what) {
+  if (i < -size || i >= size)
+    return op->emitOpError() << what << " index " << i
+                             << " is out of range for size " << size;
+  return i < 0 ? i + size : i;
+}
+
+FailureOr<Tensor> evalIndexSelect(IndexSelectOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0], &index = a[1];
+  int64_t dim = op.getDim();
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < index.numElements(); ++i) {
+    FailureOr<int64_t> r = resolveIndex(op, index.getInt(i), x.dim(dim), "index_select");
+    if (failed(r))
+      return failure();
+    ids.push_back(*r);
+  }
+  Shape outShape = x.shape();
+  outShape[dim] = static_cast<int64_t>(ids.size());
+  Shape strides = stridesOf(x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += (int64_t(d) == dim ? ids[idx[d]] : idx[d]) * strides[d];
+    return src;
+  });
+}
+
+FailureOr<Tensor> evalGather(GatherOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0], &index = a[1];
+  int64_t dim = op.getDim();
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != dim && index.dim(d) > x.dim(d))
+      return op.emitOpError() << "runtime index size " << index.dim(d)
+                              << " exceeds input size " << x.dim(d)
+                              << " in dimension " << d;
+  Shape strides = stridesOf(x.shape());
+  bool ok = true;
+  FailureOr<Tensor> out =
+      gatherBytes(op, x, index.shape(), [&](const Shape &idx) -> int64_t {
+        int64_t flat = 0;
+        for (size_t d = 0; d < idx.size(); ++d)
+          flat = flat * index.dim(d) + idx[d];
+        int64_t i = index.getInt(flat), size = x.rank() == 0 ? 1 : x.dim(dim);
+        if (i < -size || i >= size) {
+          ok = false;
+          return 0;
+        }
+        if (i < 0)
+          i += size;
+        int64_t src = 0;
+        for (size_t d = 0; d < idx.size(); ++d)
+          src += (int64_t(d) == dim ? i : idx[d]) * strides[d];
+        return src;
+      });
+  if (!ok)
+    return op.emitOpError() << "gather index out of range for dimension "
+                            << dim;
+  return out;
+}
+
+FailureOr<Tensor> evalEmbedding(EmbeddingOp op, ArrayRef<Tensor> a) {
+  const Tensor &w = a[0], &ids = a[1];
+  int64_t num = w.dim(0), width = w.dim(1);
+  Shape outShape = ids.shape();
+  outShape.push_back(width);
+  FailureOr<Tensor> out = allocate(op, w.dtype(), outShape);
+  if (failed(out))
+    return failure();
+  size_t row = width * ::cuvil::dtypeSize(w.dtype());
+  for (int64_t i = 0; i < ids.numElements(); ++i) {
+    int64_t id = ids.getInt(i);
+    if (id < 0 || id >= num)
+      return op.emitOpError() << "embedding index " << id
+                              << " is out of range for " << num << " rows";
+    std::memcpy(out->data() + i * row, w.data() + id * row, row);
+  }
+  return out;
+}
+
+FailureOr<Tensor> evalPad(PadOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  ArrayRef<int64_t> pad = op.getPad();
+  PadMode mode = op.getMode();
+  int64_t rank = x.rank();
+  Shape before(rank, 0), outShape = x.shape();
+  for (size_t p = 0; p < pad.size() / 2; ++p) {
+    int64_t d = rank - 1 - p, size = x.dim(d);
+    int64_t lo = pad[2 * p], hi = pad[2 * p + 1];
+    if ((mode == PadMode::Reflect && (lo >= size || hi >= size)) ||
+        (mode == PadMode::Replicate && size == 0) ||
+        (mode == PadMode::Circular && (lo > size || hi > size)))
+      return op.emitOpError() << "padding (" << lo << ", " << hi
+                              << ") is invalid for runtime size " << size;
+    before[d] = lo;
+    outShape[d] = size + lo + hi;
+  }
+  FailureOr<Tensor> out = allocate(op, x.dtype(), outShape);
+  if (failed(out))
+    return failure();
+  Tensor fill = Tensor::fromDoubles(x.dtype(), {}, {op.getValue().convertToDouble()});
+  Shape strides = stridesOf(x.shape());
+  size_t esz = ::cuvil::dtypeSize(x.dtype());
+  forEachIndex(outShape, [&](const Shape &idx, int64_t flat) {
+    int64_t src = 0;
+    bool inside = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t i = idx[d] - before[d], size = x.dim(d);
+      if (i < 0 || i >= size) {
+        switch (mode) {
+        case PadMode::Constant:
+          inside = false;
+          break;
+        case PadMode::Reflect:
+          i = i < 0 ? -i : 2 * (size - 1) - i;
+          break;
+        case PadMode::Replicate:
+          i = i < 0 ? 0 : size - 1;
+          break;
+        case PadMode::Circular:
+          i = ((i % size) + size) % size;
+          break;
+        }
+      }
+      src += i * strides[d];
+    }
+    const uint8_t *from = inside ? x.data() + src * esz : fill.data();
+    std::memcpy(out->data() + flat * esz, from, esz);
+  });
+  return out;
+}
+
+} // namespace
+
+void registerShapeEvaluators(OpEvaluators &e) {
+  e.add<ConstantOp>([](ConstantOp op, ArrayRef<Tensor>) {
+    return tensorFromAttr(op.getValue(), op.getLoc());
+  });
+  e.add<CastOp>([](CastOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return a[0].cast(resultDType(op));
+  });
+  e.add<ReshapeOp>(evalReshape);
+  e.add<FlattenOp>([](FlattenOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    const Tensor &x = a[0];
+    if (x.rank() == 0)
+      return x.reshaped({1});
+    Shape out(x.shape().begin(), x.shape().begin() + op.getStartDim());
+    int64_t merged = 1;
+    for (int64_t d = op.getStartDim(); d <= int64_t(op.getEndDim()); ++d)
+      merged *= x.dim(d);
+    out.push_back(merged);
+    out.insert(out.end(), x.shape().begin() + op.getEndDim() + 1, x.shape().end());
+    return x.reshaped(out);
+  });
+  e.add<SqueezeOp>(evalSqueeze);
+  e.add<UnsqueezeOp>([](UnsqueezeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    Shape out = a[0].shape();
+    out.insert(out.begin() + op.getDim(), 1);
+    return a[0].reshaped(out);
+  });
+  e.add<PermuteOp>([](PermuteOp op, ArrayRef<Tensor> a) {
+    return permute(op, a[0], op.getDims());
+  });
+  e.add<TransposeOp>([](TransposeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    if (a[0].rank() == 0)
+      return a[0];
+    SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, a[0].rank()));
+    std::swap(dims[op.getDim0()], dims[op.getDim1()]);
+    return permute(op, a[0], dims);
+  });
+  e.add<ExpandOp>(evalExpand);
+  e.add<ConcatOp>(evalConcat);
+  e.add<SliceOp>(evalSlice);
+  e.add<SelectOp>(evalSelect);
+  e.add<IndexSelectOp>(evalIndexSelect);
+  e.add<GatherOp>(evalGather);
+  e.add<EmbeddingOp>(evalEmbedding);
+  e.add<PadOp>(evalPad);
+}
+
+} // namespace mlir::cuvil::reference

@@ -1,0 +1,341 @@
+//===- Evaluator.cpp - Reference semantics of the cuvil dialect -----------===//
+//
+// Dispatch, constants, function evaluation and the shared index helpers.
+// The op implementations live in the Eval*.cpp files, one per op family.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Cuvil/Reference/Evaluator.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/Reference/EvalHelpers.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstring>
+
+namespace mlir::cuvil::reference {
+
+//===----------------------------------------------------------------------===//
+// Types and constants
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> toDType(Type t) {
+  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
+    if (i.getWidth() == 1)
+      return DType::Bool;
+    if (i.isUnsigned())
+      return i.getWidth() == 8 ? std::optional<DType>(DType::UInt8) : std::nullopt;
+    switch (i.getWidth()) {
+    case 8: return DType::Int8;
+    case 16: return DType::Int16;
+    case 32: return DType::Int32;
+    case 64: return DType::Int64;
+    default: return std::nullopt;
+    }
+  }
+  if (t.isF16()) return DType::Float16;
+  if (t.isBF16()) return DType::BFloat16;
+  if (t.isF32()) return DType::Float32;
+  if (t.isF64()) return DType::Float64;
+  return std::nullopt;
+}
+
+Type toElementType(MLIRContext *ctx, DType d) {
+  switch (d) {
+  case DType::Bool: return IntegerType::get(ctx, 1);
+  case DType::UInt8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case DType::Int8: return IntegerType::get(ctx, 8);
+  case DType::Int16: return IntegerType::get(ctx, 16);
+  case DType::Int32: return IntegerType::get(ctx, 32);
+  case DType::Int64: return IntegerType::get(ctx, 64);
+  case DType::Float16: return Float16Type::get(ctx);
+  case DType::BFloat16: return BFloat16Type::get(ctx);
+  case DType::Float32: return Float32Type::get(ctx);
+  case DType::Float64: return Float64Type::get(ctx);
+  }
+  return {};
+}
+
+RankedTensorType tensorTypeOf(MLIRContext *ctx, const Tensor &t) {
+  return RankedTensorType::get(t.shape(), toElementType(ctx, t.dtype()));
+}
+
+FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc) {
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  std::optional<DType> dtype = toDType(type.getElementType());
+  if (!dtype)
+    return emitError(loc) << "unsupported constant element type "
+                          << type.getElementType();
+  Shape shape(type.getShape().begin(), type.getShape().end());
+  ::cuvil::Result<Tensor> created = Tensor::create(*dtype, shape);
+  if (!created)
+    return emitError(loc) << "constant: " << created.error().message;
+  Tensor t = std::move(*created);
+  size_t bytes = t.byteSize();
+
+  if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return emitError(loc) << "resource '" << resource.getRawHandle().getKey()
+                            << "' has no data (was the file's resource "
+                               "section dropped?)";
+    ArrayRef<char> data = blob->getData();
+    if (*dtype == DType::Bool) {
+      if (data.size() != static_cast<size_t>(t.numElements()))
+        return emitError(loc) << "resource '" << resource.getRawHandle().getKey()
+                              << "' holds " << data.size() << " bytes, "
+                              << t.numElements() << " expected";
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.setInt(i, data[i] != 0);
+      return t;
+    }
+    if (data.size() != bytes)
+      return emitError(loc) << "resource '" << resource.getRawHandle().getKey()
+                            << "' holds " << data.size() << " bytes, "
+                            << bytes << " expected for " << type;
+    if (bytes)
+      std::memcpy(t.data(), data.data(), bytes);
+    return t;
+  }
+
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return emitError(loc) << "unsupported constant attribute kind";
+  if (*dtype == DType::Bool) {
+    int64_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      t.setInt(i++, b);
+    return t;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  size_t elt = ::cuvil::dtypeSize(*dtype);
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      std::memcpy(t.data() + i * elt, raw.data(), elt);
+  } else if (bytes) {
+    std::memcpy(t.data(), raw.data(), bytes);
+  }
+  return t;
+}
+
+DenseElementsAttr attrFromTensor(const Tensor &t, RankedTensorType type) {
+  if (t.dtype() == DType::Bool) {
+    SmallVector<bool> values;
+    values.reserve(t.numElements());
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      values.push_back(t.getInt(i) != 0);
+    return DenseElementsAttr::get(type, values);
+  }
+  ArrayRef<char> raw(reinterpret_cast<const char *>(t.data()), t.byteSize());
+  return DenseElementsAttr::getFromRawBuffer(type, raw);
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+static const OpEvaluators &getOpEvaluators() {
+  static const OpEvaluators evaluators = [] {
+    OpEvaluators e;
+    registerElementwiseEvaluators(e);
+    registerLinalgEvaluators(e);
+    registerNormPoolEvaluators(e);
+    registerReduceEvaluators(e);
+    registerShapeEvaluators(e);
+    return e;
+  }();
+  return evaluators;
+}
+
+bool canEvaluate(Operation *op) { return getOpEvaluators().lookup(op); }
+
+FailureOr<SmallVector<Tensor>> evaluateOp(Operation *op,
+                                          ArrayRef<Tensor> operands) {
+  const OpEvaluators::Fn *fn = getOpEvaluators().lookup(op);
+  if (!fn)
+    return op->emitOpError()
+           << "has no reference implementation (the evaluator supports the "
+              "cuvil dialect and func.return)";
+  for (Type t : op->getResultTypes())
+    if (!llvm::isa<RankedTensorType>(t) ||
+        !toDType(llvm::cast<RankedTensorType>(t).getElementType()))
+      return op->emitOpError() << "has a result type the evaluator cannot "
+                                  "represent: "
+                               << t;
+  FailureOr<Tensor> result = (*fn)(op, operands);
+  if (failed(result))
+    return failure();
+  SmallVector<Tensor> results;
+  results.push_back(std::move(*result));
+  return results;
+}
+
+/// Checks a computed value against the declared type: the dtype must be the
+/// same and every static dimension equal.
+static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
+                                      StringRef what) {
+  auto tt = llvm::cast<RankedTensorType>(type);
+  bool ok = toDType(tt.getElementType()) == t.dtype() &&
+            tt.getRank() == t.rank();
+  for (int64_t i = 0; ok && i < t.rank(); ++i)
+    ok = tt.isDynamicDim(i) || tt.getDimSize(i) == t.dim(i);
+  if (ok)
+    return success();
+  return op->emitOpError() << what << " has runtime shape " << t.describe()
+                           << ", which does not match its type " << type;
+}
+
+FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
+                                                ArrayRef<Tensor> inputs,
+                                                const EvaluateOptions &options) {
+  if (func.isExternal())
+    return func.emitOpError() << "has no body to evaluate";
+  FunctionType fnType = func.getFunctionType();
+  if (inputs.size() != fnType.getNumInputs())
+    return func.emitError() << "function '" << func.getSymName() << "' takes "
+                            << fnType.getNumInputs() << " input(s), got "
+                            << inputs.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(inputs, fnType.getInputs()))) {
+    auto [tensor, type] = pair;
+    auto tt = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tt)
+      return func.emitError() << "input " << i << " has non-tensor type " << type;
+    bool ok = toDType(tt.getElementType()) == tensor.dtype() &&
+              tt.getRank() == tensor.rank();
+    for (int64_t d = 0; ok && d < tensor.rank(); ++d)
+      ok = tt.isDynamicDim(d) || tt.getDimSize(d) == tensor.dim(d);
+    if (!ok)
+      return func.emitError() << "input " << i << ": expected " << type
+                              << ", got " << tensor.describe();
+  }
+
+  Region &body = func.getBody();
+  if (!body.hasOneBlock())
+    return func.emitOpError() << "must have a single block to be evaluated";
+  Block &block = body.front();
+
+  // Free each value after its last use to bound memory on large models.
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(block.getOperations()))
+    position[&op] = i;
+  llvm::DenseMap<Value, unsigned> lastUse;
+  for (Operation &op : block)
+    for (Value v : op.getOperands())
+      lastUse[v] = position[&op];
+
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [arg, tensor] : llvm::zip(block.getArguments(), inputs))
+    values[arg] = tensor;
+
+  for (Operation &op : block) {
+    SmallVector<Tensor> operands;
+    for (Value v : op.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return op.emitOpError() << "uses a value the evaluator has not "
+                                   "computed";
+      operands.push_back(it->second);
+    }
+    if (auto ret = llvm::dyn_cast<func::ReturnOp>(op))
+      return SmallVector<Tensor>(operands.begin(), operands.end());
+    FailureOr<SmallVector<Tensor>> results = evaluateOp(&op, operands);
+    if (failed(results))
+      return failure();
+    for (auto [value, tensor] : llvm::zip(op.getResults(), *results)) {
+      if (options.checkResultTypes &&
+          failed(checkAgainstType(&op, tensor, value.getType(), "result")))
+        return failure();
+      values[value] = std::move(tensor);
+    }
+    for (Value v : op.getOperands())
+      if (lastUse[v] == position[&op])
+        values.erase(v);
+  }
+  return func.emitOpError() << "body has no func.return";
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+DType resultDType(Operation *op, unsigned i) {
+  auto type = llvm::cast<RankedTensorType>(op->getResult(i).getType());
+  return *toDType(type.getElementType());
+}
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+FailureOr<Shape> broadcastRuntime(Operation *op, const Shape &a,
+                                  const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return op->emitOpError() << "runtime shapes "
+                               << ::cuvil::formatShape(a, resultDType(op))
+                               << " and "
+                               << ::cuvil::formatShape(b, resultDType(op))
+                               << " do not broadcast";
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Shape stridesOf(const Shape &shape) { return ::cuvil::contiguousStrides(shape); }
+
+std::vector<int64_t> broadcastIndexMap(const Shape &outShape,
+                                       const Shape &inShape) {
+  size_t rank = outShape.size(), offset = rank - inShape.size();
+  Shape inStrides = stridesOf(inShape);
+  // Stride of each output dim in the input: 0 where the input broadcasts.
+  Shape strides(rank, 0);
+  for (size_t i = offset; i < rank; ++i)
+    strides[i] = inShape[i - offset] == 1 ? 0 : inStrides[i - offset];
+  int64_t n = numElements(outShape);
+  std::vector<int64_t> map(static_cast<size_t>(n));
+  Shape idx(rank, 0);
+  int64_t in = 0;
+  for (int64_t flat = 0; flat < n; ++flat) {
+    map[flat] = in;
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      in += strides[d];
+      if (++idx[d] < outShape[d])
+        break;
+      in -= strides[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+  return map;
+}
+
+FailureOr<Tensor> allocate(Operation *op, DType dtype, Shape shape) {
+  ::cuvil::Result<Tensor> t = Tensor::create(dtype, std::move(shape));
+  if (!t)
+    return op->emitOpError() << "result: " << t.error().message;
+  return std::move(*t);
+}
+
+void forEachIndex(const Shape &shape,
+                  const std::function<void(const Shape &, int64_t)> &fn) {
+  int64_t n = numElements(shape);
+  Shape idx(shape.size(), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    fn(idx, flat);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+} // namespace mlir::cuvil::reference

@@ -1,0 +1,78 @@
+//===- FoldConstants.cpp - Evaluate ops on constant operands --------------===//
+//
+// Folding reuses the reference evaluator rather than per-op folders, so a
+// folded constant always equals what the unfolded IR computes.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/Reference/Evaluator.h"
+#include "dialects/Cuvil/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILFOLDCONSTANTSPASS
+#include "dialects/Cuvil/Transforms/Passes.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+namespace {
+
+struct CuvilFoldConstantsPass final
+    : mlir::cuvil::impl::CuvilFoldConstantsPassBase<CuvilFoldConstantsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> candidates;
+    getOperation().walk([&](Operation *op) {
+      if (llvm::isa<CuvilDialect>(op->getDialect()) && !llvm::isa<ConstantOp>(op) &&
+          op->getNumResults() == 1 && isPure(op) && op->getNumOperands() > 0)
+        candidates.push_back(op);
+    });
+    // Program order: folding an op can make its users foldable.
+    for (Operation *op : candidates)
+      tryFold(op);
+  }
+
+  void tryFold(Operation *op) {
+    auto type = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() > maxElements)
+      return;
+    SmallVector<reference::Tensor> operands;
+    SmallVector<ConstantOp> producers;
+    for (Value v : op->getOperands()) {
+      auto c = v.getDefiningOp<ConstantOp>();
+      if (!c)
+        return;
+      producers.push_back(c);
+    }
+    // Evaluation failures (out-of-range indices, division by zero) are not
+    // compile errors: the op stays and fails at run time as it should.
+    ScopedDiagnosticHandler silence(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+    for (ConstantOp c : producers) {
+      FailureOr<reference::Tensor> t =
+          reference::tensorFromAttr(c.getValue(), c.getLoc());
+      if (failed(t))
+        return;
+      operands.push_back(std::move(*t));
+    }
+    FailureOr<SmallVector<reference::Tensor>> results =
+        reference::evaluateOp(op, operands);
+    if (failed(results))
+      return;
+    OpBuilder b(op);
+    auto folded = b.create<ConstantOp>(
+        op->getLoc(), type, reference::attrFromTensor(results->front(), type));
+    op->getResult(0).replaceAllUsesWith(folded.getResult());
+    op->erase();
+    for (ConstantOp c : producers)
+      if (c->use_empty())
+        c->erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,22 @@
+//===- InitAll.cpp - Register Cuvil's dialects and passes -----------------===//
+#include "passes/InitAll.h"
+
+#include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "dialects/Cuvil/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::cuvil::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<CuvilDialect, arith::ArithDialect, func::FuncDialect,
+                  scf::SCFDialect, tensor::TensorDialect>();
+}
+
+void mlir::cuvil::registerAllPasses() {
+  mlir::registerTransformsPasses();
+  registerCuvilTransformsPasses();
+}

@@ -1,0 +1,55 @@
+//===- ToolSupport.cpp - Shared pieces of the command-line tools ----------===//
+#include "support/Tool/ToolSupport.h"
+
+#include "support/Tool/Version.h"
+
+#include <cstdio>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace cuvil {
+
+std::string versionText() {
+  return std::string("cuvil ") + CUVIL_VERSION + " (LLVM " +
+         CUVIL_LLVM_VERSION + ")";
+}
+
+void addCommonOptions(CLI::App &app, LogOptions &log) {
+  app.set_version_flag("--version", versionText());
+  app.add_flag("-v,--verbose", log.verbosity,
+               "More log output (-v info, -vv debug)");
+  app.add_option("--log-level", log.level,
+                 "Log level: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+}
+
+void setupLogging(const std::string &tool, const LogOptions &log) {
+  auto logger = spdlog::stderr_color_st(tool);
+  logger->set_pattern("%n: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::level::level_enum level = spdlog::level::from_str(log.level);
+  if (log.verbosity >= 2)
+    level = std::min(level, spdlog::level::debug);
+  else if (log.verbosity == 1)
+    level = std::min(level, spdlog::level::info);
+  spdlog::set_level(level);
+}
+
+int reportError(const std::string &tool, const Error &error) {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.message.c_str());
+  return error.code;
+}
+
+int parseCommandLine(CLI::App &app, int argc, char **argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success &e) {
+    return app.exit(e); // --help / --version
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);
+    return kExitUsageError;
+  }
+  return -1;
+}
+
+} // namespace cuvil

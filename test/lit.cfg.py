@@ -1,0 +1,40 @@
+# Cuvil lit configuration. Configure-time facts come from lit.site.cfg.py.
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "CUVIL"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "unit", "reference", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cuvil_obj_root, "test")
+
+# As upstream MLIR: captures die at each CHECK-LABEL; unused prefixes are errors.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.cuvil_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = ["cuvil-opt", "cuvil-run"]
+# CIRCT's trick: CUVIL_OPT_VERIFY_ROUNDTRIP=1 turns every test into a
+# printer/parser test.
+if os.environ.get("CUVIL_OPT_VERIFY_ROUNDTRIP"):
+    tools[0] = ToolSubst("cuvil-opt", "cuvil-opt --verify-roundtrip", unresolved="fatal")
+llvm_config.add_tool_substitutions(tools, [config.cuvil_tools_dir, config.llvm_tools_dir])
+
+# Python with numpy (and torch) for tests that make .npy inputs.
+config.substitutions.append(("%torch_python", config.torch_python))
+def _has_module(module):
+    try:
+        return subprocess.run([config.torch_python, "-c", "import " + module],
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+if _has_module("numpy"):
+    config.available_features.add("numpy")
