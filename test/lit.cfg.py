@@ -30,6 +30,7 @@ llvm_config.add_tool_substitutions(tools, [config.cuvil_tools_dir, config.llvm_t
 
 # Python with numpy (and torch) for tests that make .npy inputs.
 config.substitutions.append(("%torch_python", config.torch_python))
+config.substitutions.append(("%cuvil_src_root", config.cuvil_src_root))
 def _has_module(module):
     try:
         return subprocess.run([config.torch_python, "-c", "import " + module],

@@ -25,10 +25,10 @@ def Cuvil_HardtanhOp : Cuvil_UnaryOp<"act.hardtanh", "Numeric",
     (ins DefaultValuedAttr<F64Attr, "-1.0">:$min_val,
          DefaultValuedAttr<F64Attr, "1.0">:$max_val), [],
     [{
-      if (adaptor.getMinVal().convertToDouble() > adaptor.getMaxVal().convertToDouble())
-        return emitError() << "min_val (" << adaptor.getMinVal().convertToDouble()
+      if (getMinVal().convertToDouble() > getMaxVal().convertToDouble())
+        return emitError() << "min_val (" << getMinVal().convertToDouble()
                            << ") must not exceed max_val ("
-                           << adaptor.getMaxVal().convertToDouble() << ")";
+                           << getMaxVal().convertToDouble() << ")";
     }]> {
   let summary = "Clamps to [min_val, max_val]; ReLU6 is min 0, max 6.";
   let description = [{
@@ -123,7 +123,7 @@ def Cuvil_SoftplusOp : Cuvil_UnaryOp<"act.softplus", "Float",
     (ins DefaultValuedAttr<F64Attr, "1.0">:$beta,
          DefaultValuedAttr<F64Attr, "20.0">:$threshold), [],
     [{
-      if (adaptor.getBeta().convertToDouble() == 0.0)
+      if (getBeta().convertToDouble() == 0.0)
         return emitError() << "beta must be non-zero";
     }]> {
   let summary = "log(1 + exp(beta * x)) / beta, linear above the threshold.";
@@ -147,7 +147,7 @@ def Cuvil_MishOp : Cuvil_UnaryOp<"act.mish", "Float"> {
 
 def Cuvil_SoftmaxOp : Cuvil_UnaryOp<"act.softmax", "Float", (ins I64Attr:$dim), [],
     [{
-      if (::mlir::failed(::mlir::cuvil::checkDim(adaptor.getDim(), rank, "dim", emitError)))
+      if (::mlir::failed(::mlir::cuvil::checkDim(getDim(), rank, "dim", emitError)))
         return ::mlir::failure();
     }]> {
   let summary = "exp(x) / sum(exp(x)) along `dim`, computed stably.";
@@ -163,7 +163,7 @@ def Cuvil_SoftmaxOp : Cuvil_UnaryOp<"act.softmax", "Float", (ins I64Attr:$dim), 
 
 def Cuvil_LogSoftmaxOp : Cuvil_UnaryOp<"act.log_softmax", "Float", (ins I64Attr:$dim), [],
     [{
-      if (::mlir::failed(::mlir::cuvil::checkDim(adaptor.getDim(), rank, "dim", emitError)))
+      if (::mlir::failed(::mlir::cuvil::checkDim(getDim(), rank, "dim", emitError)))
         return ::mlir::failure();
     }]> {
   let summary = "x - log(sum(exp(x))) along `dim`, computed stably.";

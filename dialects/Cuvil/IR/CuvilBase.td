@@ -116,6 +116,10 @@ class Cuvil_Op<string mnemonic, list<Trait> traits = [], bit inferTypes = 1>
   // Results must equal the inferred types exactly (ops whose assembly does
   // not print result types, so that printing and parsing round-trip).
   bit cuvilExactResultTypes = 0;
+  // Extra checks on an existing op (attributes are populated), run by
+  // verify() after inferResultTypes. Parsing may call inferResultTypes
+  // before attributes are attached, so attribute-only rules belong here.
+  code cuvilVerifyExtra = "";
   let hasVerifier = 1;
   let extraClassDeclaration = !if(inferTypes, [{
     /// Checks operands and attributes against the op's rules and computes
@@ -142,7 +146,16 @@ class Cuvil_Op<string mnemonic, list<Trait> traits = [], bit inferTypes = 1>
       if (::mlir::TypeRange(types) != getOperation()->getResultTypes())
         return emitOpError() << "result type " << getOperation()->getResultTypes()
                              << " must be " << ::mlir::TypeRange(types);
-      }], "") # [{
+      }], [{
+      // Checked here, before InferTypeOpInterface's own check, to report one
+      // precise error instead of two generic ones.
+      if (!::mlir::cuvil::areCompatibleResultTypes(types, getOperation()->getResultTypes()))
+        return emitOpError() << "result type " << getOperation()->getResultTypes()
+                             << " does not match the type its operands imply, "
+                             << ::mlir::TypeRange(types);
+      }]) # [{
+      [[maybe_unused]] auto emitError = [this]() { return emitOpError(); };
+      }] # cuvilVerifyExtra # [{
       return ::mlir::success();
     }
     bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange inferred,
@@ -155,8 +168,8 @@ class Cuvil_Op<string mnemonic, list<Trait> traits = [], bit inferTypes = 1>
 // Element-wise op with one operand and a result of exactly the same type
 // (the assembly prints the operand type only).
 // `kind` names a cuvil::ElementKind (Any, Numeric, Float, IntegerOrBool)
-// that the operand's element type must satisfy; `check` is extra C++ run on
-// the adaptor (with `rank` and `emitError` in scope).
+// that the operand's element type must satisfy; `check` is extra C++ run by
+// the verifier on the op (with `rank` and `emitError` in scope).
 class Cuvil_UnaryOp<string mnemonic, string kind, dag attrs = (ins),
                     list<Trait> traits = [], code check = "">
     : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
@@ -169,15 +182,16 @@ class Cuvil_UnaryOp<string mnemonic, string kind, dag attrs = (ins),
         ::mlir::cuvil::EmitErrorFn emitError,
         ::llvm::SmallVectorImpl<::mlir::Type> &types) {
       auto inputType = ::llvm::cast<::mlir::RankedTensorType>(adaptor.getInput().getType());
-      [[maybe_unused]] int64_t rank = inputType.getRank();
       if (::mlir::failed(::mlir::cuvil::checkElementKind(inputType,
               ::mlir::cuvil::ElementKind::}] # kind # [{, "operand", emitError)))
         return ::mlir::failure();
-      }] # check # [{
       types.push_back(inputType);
       return ::mlir::success();
     }
   }];
+  let cuvilVerifyExtra = [{
+      [[maybe_unused]] int64_t rank = getInput().getType().getRank();
+  }] # check;
 }
 
 // Element-wise op with two broadcast operands. `resultRule` names a

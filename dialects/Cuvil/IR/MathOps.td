@@ -45,7 +45,7 @@ def Cuvil_BitwiseNotOp : Cuvil_MathUnaryOp<"bitwise_not", "IntegerOrBool",
 def Cuvil_ClampOp : Cuvil_UnaryOp<"math.clamp", "Numeric",
     (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max), [],
     [{
-      if (!adaptor.getMin() && !adaptor.getMax())
+      if (!getMin() && !getMax())
         return emitError() << "needs at least one of 'min' and 'max'";
     }]> {
   let summary = "Clamps to [min, max]; either bound may be absent.";
@@ -97,10 +97,10 @@ def Cuvil_DivOp : Cuvil_MathBinaryOp<"div", "lhs / rhs", "Any",
     ```
   }];
 }
-def Cuvil_PowOp : Cuvil_MathBinaryOp<"pow", "lhs ^ rhs", "Numeric"> {
+def Cuvil_PowOp : Cuvil_MathBinaryOp<"pow", "lhs ^ rhs"> {
   let description = [{
-    `torch.pow`. Integer bases with negative integer exponents are an error
-    at run time, as in PyTorch.
+    `torch.pow`. For integers a negative exponent gives 0, except for the
+    bases 1 and -1 (PyTorch's integer power).
 
     ```mlir
     %z = cuvil.math.pow %x, %e : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
@@ -110,6 +110,6 @@ def Cuvil_PowOp : Cuvil_MathBinaryOp<"pow", "lhs ^ rhs", "Numeric"> {
 def Cuvil_MaximumOp : Cuvil_MathBinaryOp<"maximum", "max(lhs, rhs), NaN-propagating">;
 def Cuvil_MinimumOp : Cuvil_MathBinaryOp<"minimum", "min(lhs, rhs), NaN-propagating">;
 def Cuvil_RemainderOp : Cuvil_MathBinaryOp<"remainder",
-    "lhs - floor(lhs / rhs) * rhs (Python's %)", "Numeric">;
+    "lhs - floor(lhs / rhs) * rhs (Python's %)">;
 
 #endif // CUVIL_DIALECT_CUVIL_IR_MATHOPS_TD

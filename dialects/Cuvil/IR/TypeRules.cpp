@@ -248,10 +248,12 @@ LogicalResult inferBinaryResult(Value lhs, Value rhs, ElementKind kind,
     return emitError() << "operand shapes " << formatShape(lt.getShape())
                        << " and " << formatShape(rt.getShape())
                        << " do not broadcast";
+  // Each operand must satisfy the kind (PyTorch rejects `bool - int`, not
+  // just `bool - bool`).
+  if (failed(checkElementKind(lt, kind, "lhs", emitError)) ||
+      failed(checkElementKind(rt, kind, "rhs", emitError)))
+    return failure();
   Type promoted = resultElementType({lt, rt});
-  if (!satisfiesKind(promoted, kind))
-    return emitError() << "operands promote to " << promoted
-                       << ", but the op needs " << describeKind(kind);
   Type elt = promoted;
   MLIRContext *ctx = lhs.getContext();
   switch (rule) {

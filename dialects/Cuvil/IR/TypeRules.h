@@ -110,8 +110,8 @@ enum class BinaryResultRule {
   Logical, ///< i1, operands tested for non-zero
 };
 
-/// Broadcasts the operands and applies `rule`; `kind` constrains the
-/// promoted type (e.g. sub rejects two bools, as PyTorch does).
+/// Broadcasts the operands and applies `rule`; `kind` constrains each
+/// operand (e.g. sub rejects i1 operands, as PyTorch does).
 LogicalResult inferBinaryResult(Value lhs, Value rhs, ElementKind kind,
                                 BinaryResultRule rule, EmitErrorFn emitError,
                                 llvm::SmallVectorImpl<Type> &types);

@@ -68,8 +68,8 @@ FailureOr<Tensor> evalSqueeze(SqueezeOp op, ArrayRef<Tensor> a) {
     if (x.dim(d) != 1)
       return op.emitOpError() << "runtime dimension " << d << " has size "
                               << x.dim(d) << ", not 1";
-  return x.reshaped(Shape(reducedShape(x.shape(), op.getDims(), false).begin(),
-                          reducedShape(x.shape(), op.getDims(), false).end()));
+  SmallVector<int64_t> shape = reducedShape(x.shape(), op.getDims(), false);
+  return x.reshaped(Shape(shape.begin(), shape.end()));
 }
 
 FailureOr<Tensor> evalExpand(ExpandOp op, ArrayRef<Tensor> a) {

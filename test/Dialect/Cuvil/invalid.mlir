@@ -1,0 +1,729 @@
+// RUN: cuvil-opt %s -split-input-file -verify-diagnostics
+
+// Tests that each op's verifier states the broken rule precisely.
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+func.func @silu_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'cuvil.act.silu' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<4xi32>'}}
+  %0 = cuvil.act.silu %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @relu_bool(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'cuvil.act.relu' op operand must have a numeric (non-i1) element type}}
+  %0 = cuvil.act.relu %x : tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @unranked(%x: tensor<*xf32>) {
+  // expected-error @+1 {{'cuvil.act.tanh' op operand #0 must be ranked tensor of i1/ui8/i8/i16/i32/i64/f16/bf16/f32/f64}}
+  %0 = "cuvil.act.tanh"(%x) : (tensor<*xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @complex(%x: tensor<4xcomplex<f32>>) {
+  // expected-error @+1 {{'cuvil.math.neg' op operand #0 must be ranked tensor of i1/ui8/i8/i16/i32/i64/f16/bf16/f32/f64}}
+  %0 = cuvil.math.neg %x : tensor<4xcomplex<f32>>
+  return
+}
+
+// -----
+
+func.func @unary_result_differs(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.act.relu' op result type 'tensor<4xf64>' must be 'tensor<4xf32>'}}
+  %0 = "cuvil.act.relu"(%x) : (tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @hardtanh_bounds(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.act.hardtanh' op min_val (2.000000e+00) must not exceed max_val (1.000000e+00)}}
+  %0 = cuvil.act.hardtanh %x {min_val = 2.0 : f64, max_val = 1.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dim(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.act.softmax' op dim 2 is out of range for rank 2 (expected 0 <= dim < 2; negative dims are normalised by the importer)}}
+  %0 = cuvil.act.softmax %x {dim = 2 : i64} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_negative_dim(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.act.log_softmax' op dim -1 is out of range for rank 2}}
+  %0 = cuvil.act.log_softmax %x {dim = -1 : i64} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @softplus_beta(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.act.softplus' op beta must be non-zero}}
+  %0 = cuvil.act.softplus %x {beta = 0.0 : f64} : tensor<2xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Math and logic
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @clamp_no_bounds(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.math.clamp' op needs at least one of 'min' and 'max'}}
+  %0 = cuvil.math.clamp %x : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @add_broadcast(%x: tensor<2x3xf32>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.math.add' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = cuvil.math.add %x, %y : tensor<2x3xf32>, tensor<2xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @add_wrong_result_type(%x: tensor<3xi64>, %y: tensor<f64>) {
+  // expected-error @+1 {{'cuvil.math.add' op result type 'tensor<3xi64>' does not match the type its operands imply, 'tensor<3xf64>'}}
+  %0 = cuvil.math.add %x, %y : tensor<3xi64>, tensor<f64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @add_wrong_result_shape(%x: tensor<2x3xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.math.add' op result type 'tensor<3xf32>' does not match the type its operands imply, 'tensor<2x3xf32>'}}
+  %0 = cuvil.math.add %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @sub_bool(%x: tensor<3xi1>, %y: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.sub' op lhs must have a numeric (non-i1) element type, got 'tensor<3xi1>'}}
+  %0 = cuvil.math.sub %x, %y : tensor<3xi1>, tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @div_int_result(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.div' op result type 'tensor<3xi64>' does not match the type its operands imply, 'tensor<3xf32>'}}
+  %0 = cuvil.math.div %x, %x : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @div_floor_bool(%x: tensor<3xi1>) {
+  // expected-error @+1 {{'cuvil.math.div' op rounding division of two i1 tensors is not supported}}
+  %0 = cuvil.math.div %x, %x {rounding_mode = #cuvil<rounding_mode floor>} : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @bitwise_not_float(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.math.bitwise_not' op operand must have an integer or i1 element type, got 'tensor<3xf32>'}}
+  %0 = cuvil.math.bitwise_not %x : tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @compare_result(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.logic.lt' op result #0 must be ranked tensor of i1/ui8/i8/i16/i32/i64/f16/bf16/f32/f64, but got 'tensor<3xcomplex<f32>>'}}
+  %0 = "cuvil.logic.lt"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xcomplex<f32>>
+  return
+}
+
+// -----
+
+func.func @compare_not_bool(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.logic.lt' op result type 'tensor<3xf32>' does not match the type its operands imply, 'tensor<3xi1>'}}
+  %0 = cuvil.logic.lt %x, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @where_condition(%c: tensor<3xf32>, %x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.logic.where' op operand #0 must be ranked tensor of i1}}
+  %0 = cuvil.logic.where %c, %x, %x : tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @where_broadcast(%c: tensor<4xi1>, %x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.logic.where' op operand shapes 4, 3 and 3 do not broadcast}}
+  %0 = cuvil.logic.where %c, %x, %x : tensor<4xi1>, tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @linear_features(%x: tensor<2x8xf32>, %w: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.linear' op input features (8) do not match weight in_features (6)}}
+  %0 = cuvil.gemm.linear %x, %w : (tensor<2x8xf32>, tensor<4x6xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x8xf32>, %w: tensor<4x8x1xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.linear' op weight must be [out_features, in_features], got 'tensor<4x8x1xf32>'}}
+  %0 = cuvil.gemm.linear %x, %w : (tensor<2x8xf32>, tensor<4x8x1xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.linear' op bias must be [4], got 'tensor<5xf32>'}}
+  %0 = cuvil.gemm.linear %x, %w, %b : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<5xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_mixed_types(%x: tensor<2x8xf32>, %w: tensor<4x8xf16>) {
+  // expected-error @+1 {{'cuvil.gemm.linear' op weight element type 'f16' differs from input element type 'f32' (insert cuvil.tensor.cast)}}
+  %0 = cuvil.gemm.linear %x, %w : (tensor<2x8xf32>, tensor<4x8xf16>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.matmul' op contraction sizes differ: lhs 2x3 has 3, rhs 4x5 has 4}}
+  %0 = cuvil.gemm.matmul %a, %b : tensor<2x3xf32>, tensor<4x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x3x4xf32>, %b: tensor<3x4x5xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.matmul' op batch dimensions 2 and 3 do not broadcast}}
+  %0 = cuvil.gemm.matmul %a, %b : tensor<2x3x4xf32>, tensor<3x4x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.matmul' op operands must have rank >= 1}}
+  %0 = cuvil.gemm.matmul %a, %b : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bmm_rank(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.batch_matmul' op operands must be rank 3}}
+  %0 = cuvil.gemm.batch_matmul %a, %b : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @bmm_batch(%a: tensor<2x3x4xf32>, %b: tensor<3x4x5xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.batch_matmul' op batch sizes differ: 2 vs 3}}
+  %0 = cuvil.gemm.batch_matmul %a, %b : tensor<2x3x4xf32>, tensor<3x4x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+func.func @addmm_input(%i: tensor<3xf32>, %a: tensor<2x4xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{'cuvil.gemm.addmm' op input of shape 3 does not broadcast to the product's shape 2x5}}
+  %0 = cuvil.gemm.addmm %i, %a, %b : (tensor<3xf32>, tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Conv
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @conv_rank(%x: tensor<3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op input must be rank 4 ([N, C, spatial...]), got 'tensor<3x8x8xf32>'}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_stride_arity(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op stride needs 2 entries (one per spatial dimension), got 1}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1] padding [0, 0] dilation [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_stride_zero(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op stride entries must be >= 1, got [1, 0]}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 0] padding [0, 0] dilation [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_negative_padding(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op padding entries must be >= 0, got [-1, 0]}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [-1, 0] dilation [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x6x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op input channels (6) are not divisible by groups (4)}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 4 : (tensor<1x6x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_out_groups(%x: tensor<1x6x8x8xf32>, %w: tensor<5x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op output channels (5) are not divisible by groups (2)}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<1x6x8x8xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_kernel_too_big(%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x5x5xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op spatial dimension 0: input size 4 (padded by 0 on each side) is smaller than the dilated kernel (5)}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x3x4x4xf32>, tensor<4x3x5x5xf32>) -> tensor<1x4x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bias_size(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op bias has 3 entries, expected 4 (output channels)}}
+  %0 = cuvil.conv.conv2d %x, %w, %b stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_output_shape(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv2d' op result type 'tensor<1x4x6x6xf32>' does not match the type its operands imply, 'tensor<1x4x3x3xf32>'}}
+  %0 = cuvil.conv.conv2d %x, %w stride [2, 2] padding [0, 0] dilation [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_output_padding(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv_transpose2d' op output_padding (2) must be smaller than stride (2) or dilation (1)}}
+  %0 = cuvil.conv.conv_transpose2d %x, %w stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [2, 0] : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x11x9xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_channels(%x: tensor<1x4x5x5xf32>, %w: tensor<3x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv_transpose2d' op weight expects 3 input channels ([C_in, C_out / groups, k...]), input has 4}}
+  %0 = cuvil.conv.conv_transpose2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] output_padding [0, 0] : (tensor<1x4x5x5xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x7x7xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Norm
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<1x4x2x2xf32>, %m: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.norm.batch_norm' op mean must have shape 4, got 3}}
+  %0 = cuvil.norm.batch_norm %x, %m, %m : (tensor<1x4x2x2xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<4xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.norm.batch_norm' op input must have rank >= 2 ([N, C, ...]), got 'tensor<4xf32>'}}
+  %0 = cuvil.norm.batch_norm %x, %m, %m : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_eps(%x: tensor<1x4xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.norm.batch_norm' op eps must be non-negative, got -1.000000e+00}}
+  %0 = cuvil.norm.batch_norm %x, %m, %m {eps = -1.0 : f64} : (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_shape(%x: tensor<2x5x16xf32>) {
+  // expected-error @+1 {{'cuvil.norm.layer_norm' op the trailing dimensions of input 2x5x16 must equal normalized_shape [8]}}
+  %0 = cuvil.norm.layer_norm %x {normalized_shape = array<i64: 8>} : (tensor<2x5x16xf32>) -> tensor<2x5x16xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_weight(%x: tensor<2x5x16xf32>, %w: tensor<5x16xf32>) {
+  // expected-error @+1 {{'cuvil.norm.layer_norm' op weight must have shape 16, got 5x16}}
+  %0 = cuvil.norm.layer_norm %x weight %w {normalized_shape = array<i64: 16>} : (tensor<2x5x16xf32>, tensor<5x16xf32>) -> tensor<2x5x16xf32>
+  return
+}
+
+// -----
+
+func.func @group_norm_groups(%x: tensor<2x6x4xf32>) {
+  // expected-error @+1 {{'cuvil.norm.group_norm' op channels (6) are not divisible by num_groups (4)}}
+  %0 = cuvil.norm.group_norm %x {num_groups = 4 : i64} : (tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Pool
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @max_pool_padding(%x: tensor<1x1x8x8xf32>) {
+  // expected-error @+1 {{'cuvil.pool.max_pool2d' op padding (2) must be at most half the effective kernel size (3)}}
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3] stride [1, 1] padding [2, 2] dilation [1, 1] : tensor<1x1x8x8xf32> -> tensor<1x1x10x10xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_too_small(%x: tensor<1x1x2x8xf32>) {
+  // expected-error @+1 {{'cuvil.pool.max_pool2d' op spatial dimension 0: input size 2 is too small for the pooling window (3 with padding 0)}}
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3] stride [1, 1] padding [0, 0] dilation [1, 1] : tensor<1x1x2x8xf32> -> tensor<1x1x1x6xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_kernel_arity(%x: tensor<1x1x8x8xf32>) {
+  // expected-error @+1 {{'cuvil.pool.max_pool2d' op kernel_size needs 2 entries (one per spatial dimension), got 3}}
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3, 3] stride [1, 1] padding [0, 0] dilation [1, 1] : tensor<1x1x8x8xf32> -> tensor<1x1x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_ceil_shape(%x: tensor<1x1x5x5xf32>) {
+  // expected-error @+1 {{'cuvil.pool.max_pool2d' op result type 'tensor<1x1x2x2xf32>' does not match the type its operands imply, 'tensor<1x1x3x3xf32>'}}
+  %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] ceil_mode : tensor<1x1x5x5xf32> -> tensor<1x1x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_int(%x: tensor<1x1x4x4xi32>) {
+  // expected-error @+1 {{'cuvil.pool.avg_pool2d' op operand #0 must be ranked floating-point tensor (cast integer tensors with cuvil.tensor.cast)}}
+  %0 = cuvil.pool.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x1x4x4xi32> -> tensor<1x1x2x2xi32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_divisor(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.pool.avg_pool2d' op divisor_override must be >= 1, got 0}}
+  %0 = cuvil.pool.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] divisor 0 : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @adaptive_output(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.pool.adaptive_avg_pool2d' op output_size entries must be >= 1, got [0, 1]}}
+  %0 = cuvil.pool.adaptive_avg_pool2d %x output_size [0, 1] : tensor<1x1x4x4xf32> -> tensor<1x1x0x1xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Reduce
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reduce_dims_order(%x: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.sum' op dims must be sorted and distinct, got [2, 1]}}
+  %0 = cuvil.reduce.sum %x dims [2, 1] : tensor<2x3x4xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_dims_range(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.max' op dims 2 is out of range for rank 2}}
+  %0 = cuvil.reduce.max %x dims [2] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @sum_int_result(%x: tensor<2x3xi32>) {
+  // expected-error @+1 {{'cuvil.reduce.sum' op result type 'tensor<2xi32>' does not match the type its operands imply, 'tensor<2xi64>'}}
+  %0 = cuvil.reduce.sum %x dims [1] : tensor<2x3xi32> -> tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @mean_int(%x: tensor<2x3xi32>) {
+  // expected-error @+1 {{'cuvil.reduce.mean' op operand must have a floating-point element type}}
+  %0 = cuvil.reduce.mean %x dims [1] : tensor<2x3xi32> -> tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @argmax_result(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.argmax' op result type 'tensor<2xi32>' does not match the type its operands imply, 'tensor<2xi64>'}}
+  %0 = cuvil.reduce.argmax %x dim 1 : tensor<2x3xf32> -> tensor<2xi32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.reshape' op shape [4, 2] has 8 elements, input 2x3 has 6}}
+  %0 = cuvil.shape.reshape %x {shape = array<i64: 4, 2>} : tensor<2x3xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_two_inferred(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.reshape' op shape [-1, -1] has more than one -1}}
+  %0 = cuvil.shape.reshape %x {shape = array<i64: -1, -1>} : tensor<2x3xf32> -> tensor<6x1xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_indivisible(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.reshape' op cannot infer the -1 in [4, -1] for 6 elements}}
+  %0 = cuvil.shape.reshape %x {shape = array<i64: 4, -1>} : tensor<2x3xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @flatten_order(%x: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'cuvil.shape.flatten' op start_dim (2) must not exceed end_dim (1)}}
+  %0 = cuvil.shape.flatten %x {start_dim = 2 : i64, end_dim = 1 : i64} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_non_one(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.squeeze' op dimension 0 has size 2; only size-1 dimensions can be squeezed}}
+  %0 = cuvil.shape.squeeze %x {dims = array<i64: 0>} : tensor<2x3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @unsqueeze_range(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.unsqueeze' op dim 3 is out of range for rank 2 (expected 0 <= dim <= 2)}}
+  %0 = cuvil.shape.unsqueeze %x {dim = 3 : i64} : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  return
+}
+
+// -----
+
+func.func @permute_not_permutation(%x: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'cuvil.shape.permute' op dims [0, 0, 1] is not a permutation of the 3 input dimensions}}
+  %0 = cuvil.shape.permute %x {dims = array<i64: 0, 0, 1>} : tensor<2x3x4xf32> -> tensor<2x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_range(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.transpose' op dim1 5 is out of range for rank 2}}
+  %0 = cuvil.shape.transpose %x {dim0 = 0 : i64, dim1 = 5 : i64} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @expand_non_one(%x: tensor<3x2xf32>) {
+  // expected-error @+1 {{'cuvil.shape.expand' op input dimension 1 of size 2 cannot expand to 4 (only size-1 dimensions expand)}}
+  %0 = cuvil.shape.expand %x {shape = array<i64: 3, 4>} : tensor<3x2xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @expand_new_dim(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.shape.expand' op new leading dimension 0 needs an explicit size, got -1}}
+  %0 = cuvil.shape.expand %x {shape = array<i64: -1, 3>} : tensor<3xf32> -> tensor<1x3xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @constant_dynamic() {
+  // expected-error @+1 {{'cuvil.constant' op result type 'tensor<3xf32>' does not match the type its operands imply, 'tensor<2xf32>'}}
+  %0 = "cuvil.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.cast' op changes the shape from 2x3 to 3x2; a cast only converts elements}}
+  %0 = cuvil.tensor.cast %x : tensor<2x3xf32> -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+func.func @concat_types(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) {
+  // expected-error @+1 {{'cuvil.tensor.concat' op operand 1 has element type 'f16', operand 0 has 'f32' (insert casts)}}
+  %0 = cuvil.tensor.concat %a, %b {dim = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf16>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_sizes(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.concat' op operand 1 has size 4 in dimension 1, expected 3}}
+  %0 = cuvil.tensor.concat %a, %b {dim = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_scalars(%a: tensor<f32>) {
+  // expected-error @+1 {{'cuvil.tensor.concat' op cannot concatenate 0-d tensors (unsqueeze them first)}}
+  %0 = cuvil.tensor.concat %a, %a {dim = 0 : i64} : (tensor<f32>, tensor<f32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_step(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.slice' op step must be >= 1, got 0}}
+  %0 = cuvil.tensor.slice %x {dim = 0 : i64, start = 0 : i64, end = 4 : i64, step = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_shape(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.slice' op result type 'tensor<4xf32>' does not match the type its operands imply, 'tensor<3xf32>'}}
+  %0 = cuvil.tensor.slice %x {dim = 0 : i64, start = -3 : i64, end = 100 : i64} : tensor<8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @select_index(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.select' op index -5 is out of range for dimension 0 of size 4}}
+  %0 = cuvil.tensor.select %x {dim = 0 : i64, index = -5 : i64} : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @index_select_rank(%x: tensor<4x8xf32>, %i: tensor<2x2xi64>) {
+  // expected-error @+1 {{'cuvil.tensor.index_select' op index must be 0-d or 1-D, got 'tensor<2x2xi64>'}}
+  %0 = cuvil.tensor.index_select %x, %i {dim = 0 : i64} : tensor<4x8xf32>, tensor<2x2xi64> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @index_float(%x: tensor<4x8xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.index_select' op operand #1 must be ranked tensor of i32 or i64 indices}}
+  %0 = cuvil.tensor.index_select %x, %i {dim = 0 : i64} : tensor<4x8xf32>, tensor<2xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_size(%x: tensor<3x5xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @+1 {{'cuvil.tensor.gather' op index size 4 exceeds input size 3 in dimension 0}}
+  %0 = cuvil.tensor.gather %x, %i {dim = 1 : i64} : tensor<3x5xf32>, tensor<4x2xi64> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @pad_odd(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.pad' op pad must hold (before, after) pairs, got 3 entries}}
+  %0 = cuvil.tensor.pad %x {pad = array<i64: 1, 1, 1>} : tensor<4x6xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @pad_reflect_large(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.pad' op reflect padding (6, 0) must be smaller than dimension 1 (size 6)}}
+  %0 = cuvil.tensor.pad %x {pad = array<i64: 6, 0>, mode = #cuvil<pad_mode reflect>} : tensor<4x6xf32> -> tensor<4x12xf32>
+  return
+}
+
+// -----
+
+func.func @pad_negative_reflect(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.pad' op negative padding is only supported in constant mode}}
+  %0 = cuvil.tensor.pad %x {pad = array<i64: -1, 0>, mode = #cuvil<pad_mode replicate>} : tensor<4x6xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @pad_crop_too_much(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.pad' op padding makes dimension 1 negative (-1)}}
+  %0 = cuvil.tensor.pad %x {pad = array<i64: -4, -3>} : tensor<4x6xf32> -> tensor<4x0xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_weight(%w: tensor<10xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.tensor.embedding' op weight must be [num_embeddings, embedding_dim], got 'tensor<10xf32>'}}
+  %0 = cuvil.tensor.embedding %w, %i : tensor<10xf32>, tensor<3xi64> -> tensor<3xf32>
+  return
+}

@@ -1,0 +1,282 @@
+// RUN: cuvil-opt %s | cuvil-opt | FileCheck %s
+// RUN: cuvil-opt %s --mlir-print-op-generic | cuvil-opt | FileCheck %s
+// RUN: cuvil-opt %s --verify-roundtrip > /dev/null
+
+// Tests that every cuvil op parses, prints and parses back to the same IR,
+// in both the custom and the generic form, and through bytecode.
+
+// CHECK-LABEL: func.func @activations
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[I:.*]]: tensor<4xi64>)
+func.func @activations(%x: tensor<2x3xf32>, %i: tensor<4xi64>) {
+  // CHECK: cuvil.act.relu %[[X]] : tensor<2x3xf32>
+  %0 = cuvil.act.relu %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.relu %[[I]] : tensor<4xi64>
+  %1 = cuvil.act.relu %i : tensor<4xi64>
+  // CHECK: cuvil.act.hardtanh %[[X]] {max_val = 6.000000e+00 : f64, min_val = 0.000000e+00 : f64} : tensor<2x3xf32>
+  %2 = cuvil.act.hardtanh %x {min_val = 0.0 : f64, max_val = 6.0 : f64} : tensor<2x3xf32>
+  // CHECK: cuvil.act.leaky_relu %[[X]] {negative_slope = 2.000000e-01 : f64} : tensor<2x3xf32>
+  %3 = cuvil.act.leaky_relu %x {negative_slope = 0.2 : f64} : tensor<2x3xf32>
+  // CHECK: cuvil.act.elu %[[X]] {alpha = 5.000000e-01 : f64} : tensor<2x3xf32>
+  %4 = cuvil.act.elu %x {alpha = 0.5 : f64} : tensor<2x3xf32>
+  // CHECK: cuvil.act.gelu %[[X]] : tensor<2x3xf32>
+  %5 = cuvil.act.gelu %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.gelu %[[X]] {approximate = #cuvil<gelu_approximation tanh>} : tensor<2x3xf32>
+  %6 = cuvil.act.gelu %x {approximate = #cuvil<gelu_approximation tanh>} : tensor<2x3xf32>
+  // CHECK: cuvil.act.silu %[[X]] : tensor<2x3xf32>
+  %7 = cuvil.act.silu %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.sigmoid %[[X]] : tensor<2x3xf32>
+  %8 = cuvil.act.sigmoid %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.tanh %[[X]] : tensor<2x3xf32>
+  %9 = cuvil.act.tanh %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.hardswish %[[X]] : tensor<2x3xf32>
+  %10 = cuvil.act.hardswish %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.hardsigmoid %[[X]] : tensor<2x3xf32>
+  %11 = cuvil.act.hardsigmoid %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.softplus %[[X]] {beta = 2.000000e+00 : f64} : tensor<2x3xf32>
+  %12 = cuvil.act.softplus %x {beta = 2.0 : f64} : tensor<2x3xf32>
+  // CHECK: cuvil.act.mish %[[X]] : tensor<2x3xf32>
+  %13 = cuvil.act.mish %x : tensor<2x3xf32>
+  // CHECK: cuvil.act.softmax %[[X]] {dim = 1 : i64} : tensor<2x3xf32>
+  %14 = cuvil.act.softmax %x {dim = 1 : i64} : tensor<2x3xf32>
+  // CHECK: cuvil.act.log_softmax %[[X]] {dim = 0 : i64} : tensor<2x3xf32>
+  %15 = cuvil.act.log_softmax %x {dim = 0 : i64} : tensor<2x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @math
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<3xf32>, %[[I:.*]]: tensor<3xi64>, %[[S:.*]]: tensor<f64>, %[[B:.*]]: tensor<3xi1>)
+func.func @math(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>, %s: tensor<f64>, %b: tensor<3xi1>) {
+  // CHECK: cuvil.math.neg %[[X]] : tensor<2x3xf32>
+  %0 = cuvil.math.neg %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.abs %[[I]] : tensor<3xi64>
+  %1 = cuvil.math.abs %i : tensor<3xi64>
+  // CHECK: cuvil.math.sign %[[X]] : tensor<2x3xf32>
+  %2 = cuvil.math.sign %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.exp %[[X]] : tensor<2x3xf32>
+  %3 = cuvil.math.exp %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.expm1 %[[X]] : tensor<2x3xf32>
+  %4 = cuvil.math.expm1 %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.log %[[X]] : tensor<2x3xf32>
+  %5 = cuvil.math.log %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.log1p %[[X]] : tensor<2x3xf32>
+  %6 = cuvil.math.log1p %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.sqrt %[[X]] : tensor<2x3xf32>
+  %7 = cuvil.math.sqrt %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.rsqrt %[[X]] : tensor<2x3xf32>
+  %8 = cuvil.math.rsqrt %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.reciprocal %[[X]] : tensor<2x3xf32>
+  %9 = cuvil.math.reciprocal %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.sin %[[X]] : tensor<2x3xf32>
+  %10 = cuvil.math.sin %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.cos %[[X]] : tensor<2x3xf32>
+  %11 = cuvil.math.cos %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.erf %[[X]] : tensor<2x3xf32>
+  %12 = cuvil.math.erf %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.floor %[[X]] : tensor<2x3xf32>
+  %13 = cuvil.math.floor %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.ceil %[[X]] : tensor<2x3xf32>
+  %14 = cuvil.math.ceil %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.round %[[X]] : tensor<2x3xf32>
+  %15 = cuvil.math.round %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.bitwise_not %[[B]] : tensor<3xi1>
+  %16 = cuvil.math.bitwise_not %b : tensor<3xi1>
+  // CHECK: cuvil.math.clamp %[[X]] {max = 1.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<2x3xf32>
+  %17 = cuvil.math.clamp %x {min = 0.0 : f64, max = 1.0 : f64} : tensor<2x3xf32>
+  // CHECK: cuvil.math.add %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %18 = cuvil.math.add %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.sub %[[I]], %[[S]] : tensor<3xi64>, tensor<f64> -> tensor<3xf64>
+  %19 = cuvil.math.sub %i, %s : tensor<3xi64>, tensor<f64> -> tensor<3xf64>
+  // CHECK: cuvil.math.mul %[[X]], %[[S]] : tensor<2x3xf32>, tensor<f64> -> tensor<2x3xf32>
+  %20 = cuvil.math.mul %x, %s : tensor<2x3xf32>, tensor<f64> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.div %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xf32>
+  %21 = cuvil.math.div %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xf32>
+  // CHECK: cuvil.math.div %[[I]], %[[I]] {rounding_mode = #cuvil<rounding_mode floor>} : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %22 = cuvil.math.div %i, %i {rounding_mode = #cuvil<rounding_mode floor>} : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  // CHECK: cuvil.math.pow %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %23 = cuvil.math.pow %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.maximum %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %24 = cuvil.math.maximum %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.minimum %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %25 = cuvil.math.minimum %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.remainder %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %26 = cuvil.math.remainder %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// CHECK-LABEL: func.func @logic
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<3xi64>, %[[C:.*]]: tensor<2x3xi1>)
+func.func @logic(%x: tensor<2x3xf32>, %y: tensor<3xi64>, %c: tensor<2x3xi1>) {
+  // CHECK: cuvil.logic.eq %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  %0 = cuvil.logic.eq %x, %y : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.ne
+  %1 = cuvil.logic.ne %x, %y : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.lt
+  %2 = cuvil.logic.lt %x, %y : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.le
+  %3 = cuvil.logic.le %x, %y : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.gt
+  %4 = cuvil.logic.gt %x, %y : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.ge
+  %5 = cuvil.logic.ge %x, %y : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.logical_and %[[C]], %[[X]] : tensor<2x3xi1>, tensor<2x3xf32> -> tensor<2x3xi1>
+  %6 = cuvil.logic.logical_and %c, %x : tensor<2x3xi1>, tensor<2x3xf32> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.logical_or
+  %7 = cuvil.logic.logical_or %c, %x : tensor<2x3xi1>, tensor<2x3xf32> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.logical_xor
+  %8 = cuvil.logic.logical_xor %c, %x : tensor<2x3xi1>, tensor<2x3xf32> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.logical_not %[[X]] : tensor<2x3xf32> -> tensor<2x3xi1>
+  %9 = cuvil.logic.logical_not %x : tensor<2x3xf32> -> tensor<2x3xi1>
+  // CHECK: cuvil.logic.where %[[C]], %[[X]], %[[Y]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xf32>
+  %10 = cuvil.logic.where %c, %x, %y : tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @gemm
+//  CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[W:.*]]: tensor<4x16xf32>, %[[B:.*]]: tensor<4xf32>, %[[A3:.*]]: tensor<2x8x16xf32>, %[[B3:.*]]: tensor<2x16x4xf32>)
+func.func @gemm(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4xf32>, %a3: tensor<2x8x16xf32>, %b3: tensor<2x16x4xf32>) {
+  // CHECK: cuvil.gemm.linear %[[X]], %[[W]], %[[B]] : (tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %0 = cuvil.gemm.linear %x, %w, %b : (tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  // CHECK: cuvil.gemm.linear %[[X]], %[[W]] : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+  %1 = cuvil.gemm.linear %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+  // CHECK: cuvil.gemm.matmul %[[A3]], %[[B3]] : tensor<2x8x16xf32>, tensor<2x16x4xf32> -> tensor<2x8x4xf32>
+  %2 = cuvil.gemm.matmul %a3, %b3 : tensor<2x8x16xf32>, tensor<2x16x4xf32> -> tensor<2x8x4xf32>
+  // CHECK: cuvil.gemm.batch_matmul %[[A3]], %[[B3]] : tensor<2x8x16xf32>, tensor<2x16x4xf32> -> tensor<2x8x4xf32>
+  %3 = cuvil.gemm.batch_matmul %a3, %b3 : tensor<2x8x16xf32>, tensor<2x16x4xf32> -> tensor<2x8x4xf32>
+  %wt = cuvil.shape.transpose %w {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<4x16xf32> -> tensor<16x4xf32>
+  // CHECK: cuvil.gemm.addmm %[[B]], %[[X]], %{{.*}} {alpha = 2.000000e+00 : f64} : (tensor<4xf32>, tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %4 = cuvil.gemm.addmm %b, %x, %wt {alpha = 2.0 : f64} : (tensor<4xf32>, tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @conv
+//  CHECK-SAME: (%[[X:.*]]: tensor<1x3x224x224xf32>, %[[W:.*]]: tensor<64x3x7x7xf32>, %[[B:.*]]: tensor<64xf32>, %[[X1:.*]]: tensor<2x4x16xf32>, %[[W1:.*]]: tensor<8x2x3xf32>, %[[WT:.*]]: tensor<16x8x3x3xf32>, %[[XT:.*]]: tensor<1x16x8x8xf32>)
+func.func @conv(%x: tensor<1x3x224x224xf32>, %w: tensor<64x3x7x7xf32>, %b: tensor<64xf32>, %x1: tensor<2x4x16xf32>, %w1: tensor<8x2x3xf32>, %wt: tensor<16x8x3x3xf32>, %xt: tensor<1x16x8x8xf32>) {
+  // CHECK: cuvil.conv.conv2d %[[X]], %[[W]], %[[B]] stride [2, 2] padding [3, 3] dilation [1, 1] : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
+  %0 = cuvil.conv.conv2d %x, %w, %b stride [2, 2] padding [3, 3] dilation [1, 1] : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
+  // CHECK: cuvil.conv.conv1d %[[X1]], %[[W1]] stride [1] padding [1] dilation [1] groups 2 : (tensor<2x4x16xf32>, tensor<8x2x3xf32>) -> tensor<2x8x16xf32>
+  %1 = cuvil.conv.conv1d %x1, %w1 stride [1] padding [1] dilation [1] groups 2 : (tensor<2x4x16xf32>, tensor<8x2x3xf32>) -> tensor<2x8x16xf32>
+  // CHECK: cuvil.conv.conv_transpose2d %[[XT]], %[[WT]] stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [1, 1] : (tensor<1x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %2 = cuvil.conv.conv_transpose2d %xt, %wt stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [1, 1] : (tensor<1x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %w1t = cuvil.tensor.slice %w1 {dim = 0 : i64, start = 0 : i64, end = 4 : i64} : tensor<8x2x3xf32> -> tensor<4x2x3xf32>
+  // CHECK: cuvil.conv.conv_transpose1d %[[X1]], %{{.*}} stride [2] padding [0] dilation [1] output_padding [1] : (tensor<2x4x16xf32>, tensor<4x2x3xf32>) -> tensor<2x2x34xf32>
+  %3 = cuvil.conv.conv_transpose1d %x1, %w1t stride [2] padding [0] dilation [1] output_padding [1] : (tensor<2x4x16xf32>, tensor<4x2x3xf32>) -> tensor<2x2x34xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @norm
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x8x4x4xf32>, %[[C:.*]]: tensor<8xf32>, %[[T:.*]]: tensor<2x5x16xf32>, %[[N:.*]]: tensor<16xf32>)
+func.func @norm(%x: tensor<2x8x4x4xf32>, %c: tensor<8xf32>, %t: tensor<2x5x16xf32>, %n: tensor<16xf32>) {
+  // CHECK: cuvil.norm.batch_norm %[[X]], %[[C]], %[[C]] weight %[[C]] bias %[[C]] {eps = 1.000000e-03 : f64} : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  %0 = cuvil.norm.batch_norm %x, %c, %c weight %c bias %c {eps = 1.0e-03 : f64} : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  // CHECK: cuvil.norm.batch_norm %[[X]], %[[C]], %[[C]] bias %[[C]] : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  %1 = cuvil.norm.batch_norm %x, %c, %c bias %c : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  // CHECK: cuvil.norm.layer_norm %[[T]] weight %[[N]] bias %[[N]] {normalized_shape = array<i64: 16>} : (tensor<2x5x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x5x16xf32>
+  %2 = cuvil.norm.layer_norm %t weight %n bias %n {normalized_shape = array<i64: 16>} : (tensor<2x5x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x5x16xf32>
+  // CHECK: cuvil.norm.group_norm %[[X]] weight %[[C]] {num_groups = 4 : i64} : (tensor<2x8x4x4xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  %3 = cuvil.norm.group_norm %x weight %c {num_groups = 4 : i64} : (tensor<2x8x4x4xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @pool
+//  CHECK-SAME: (%[[X:.*]]: tensor<1x64x112x112xf32>, %[[Y:.*]]: tensor<2x3x10xf32>)
+func.func @pool(%x: tensor<1x64x112x112xf32>, %y: tensor<2x3x10xf32>) {
+  // CHECK: cuvil.pool.max_pool2d %[[X]] kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
+  // CHECK: cuvil.pool.max_pool1d %[[Y]] kernel [3] stride [2] padding [0] dilation [1] ceil_mode : tensor<2x3x10xf32> -> tensor<2x3x5xf32>
+  %1 = cuvil.pool.max_pool1d %y kernel [3] stride [2] padding [0] dilation [1] ceil_mode : tensor<2x3x10xf32> -> tensor<2x3x5xf32>
+  // CHECK: cuvil.pool.avg_pool2d %[[X]] kernel [2, 2] stride [2, 2] padding [0, 0] count_include_pad divisor 3 : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
+  %2 = cuvil.pool.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] count_include_pad divisor 3 : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
+  // CHECK: cuvil.pool.avg_pool1d %[[Y]] kernel [4] stride [3] padding [2] ceil_mode : tensor<2x3x10xf32> -> tensor<2x3x4xf32>
+  %3 = cuvil.pool.avg_pool1d %y kernel [4] stride [3] padding [2] ceil_mode : tensor<2x3x10xf32> -> tensor<2x3x4xf32>
+  // CHECK: cuvil.pool.adaptive_avg_pool2d %[[X]] output_size [1, 1] : tensor<1x64x112x112xf32> -> tensor<1x64x1x1xf32>
+  %4 = cuvil.pool.adaptive_avg_pool2d %x output_size [1, 1] : tensor<1x64x112x112xf32> -> tensor<1x64x1x1xf32>
+  // CHECK: cuvil.pool.adaptive_avg_pool1d %[[Y]] output_size [4] : tensor<2x3x10xf32> -> tensor<2x3x4xf32>
+  %5 = cuvil.pool.adaptive_avg_pool1d %y output_size [4] : tensor<2x3x10xf32> -> tensor<2x3x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @reduce
+//  CHECK-SAME: (%[[X:.*]]: tensor<3x4x5xf32>, %[[I:.*]]: tensor<3x4xi32>)
+func.func @reduce(%x: tensor<3x4x5xf32>, %i: tensor<3x4xi32>) {
+  // CHECK: cuvil.reduce.sum %[[X]] dims [1] : tensor<3x4x5xf32> -> tensor<3x5xf32>
+  %0 = cuvil.reduce.sum %x dims [1] : tensor<3x4x5xf32> -> tensor<3x5xf32>
+  // CHECK: cuvil.reduce.sum %[[I]] dims [0, 1] keepdim : tensor<3x4xi32> -> tensor<1x1xi64>
+  %1 = cuvil.reduce.sum %i dims [0, 1] keepdim : tensor<3x4xi32> -> tensor<1x1xi64>
+  // CHECK: cuvil.reduce.prod %[[X]] dims [2] : tensor<3x4x5xf32> -> tensor<3x4xf32>
+  %2 = cuvil.reduce.prod %x dims [2] : tensor<3x4x5xf32> -> tensor<3x4xf32>
+  // CHECK: cuvil.reduce.mean %[[X]] dims [1, 2] keepdim : tensor<3x4x5xf32> -> tensor<3x1x1xf32>
+  %3 = cuvil.reduce.mean %x dims [1, 2] keepdim : tensor<3x4x5xf32> -> tensor<3x1x1xf32>
+  // CHECK: cuvil.reduce.max %[[I]] dims [1] : tensor<3x4xi32> -> tensor<3xi32>
+  %4 = cuvil.reduce.max %i dims [1] : tensor<3x4xi32> -> tensor<3xi32>
+  // CHECK: cuvil.reduce.min %[[X]] dims [0] : tensor<3x4x5xf32> -> tensor<4x5xf32>
+  %5 = cuvil.reduce.min %x dims [0] : tensor<3x4x5xf32> -> tensor<4x5xf32>
+  // CHECK: cuvil.reduce.any %[[X]] dims [0] : tensor<3x4x5xf32> -> tensor<4x5xi1>
+  %6 = cuvil.reduce.any %x dims [0] : tensor<3x4x5xf32> -> tensor<4x5xi1>
+  // CHECK: cuvil.reduce.all %[[I]] dims [1] : tensor<3x4xi32> -> tensor<3xi1>
+  %7 = cuvil.reduce.all %i dims [1] : tensor<3x4xi32> -> tensor<3xi1>
+  // CHECK: cuvil.reduce.var %[[X]] dims [2] {correction = 0 : i64} : tensor<3x4x5xf32> -> tensor<3x4xf32>
+  %8 = cuvil.reduce.var %x dims [2] {correction = 0 : i64} : tensor<3x4x5xf32> -> tensor<3x4xf32>
+  // CHECK: cuvil.reduce.std %[[X]] dims [2] : tensor<3x4x5xf32> -> tensor<3x4xf32>
+  %9 = cuvil.reduce.std %x dims [2] : tensor<3x4x5xf32> -> tensor<3x4xf32>
+  // CHECK: cuvil.reduce.argmax %[[X]] dim 2 keepdim : tensor<3x4x5xf32> -> tensor<3x4x1xi64>
+  %10 = cuvil.reduce.argmax %x dim 2 keepdim : tensor<3x4x5xf32> -> tensor<3x4x1xi64>
+  // CHECK: cuvil.reduce.argmin %[[X]] : tensor<3x4x5xf32> -> tensor<i64>
+  %11 = cuvil.reduce.argmin %x : tensor<3x4x5xf32> -> tensor<i64>
+  return
+}
+
+// CHECK-LABEL: func.func @shape
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[O:.*]]: tensor<1x3x1xf32>)
+func.func @shape(%x: tensor<2x3x4xf32>, %o: tensor<1x3x1xf32>) {
+  // CHECK: cuvil.shape.reshape %[[X]] {shape = array<i64: 6, -1>} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %0 = cuvil.shape.reshape %x {shape = array<i64: 6, -1>} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  // CHECK: cuvil.shape.flatten %[[X]] {end_dim = 2 : i64, start_dim = 1 : i64} : tensor<2x3x4xf32> -> tensor<2x12xf32>
+  %1 = cuvil.shape.flatten %x {start_dim = 1 : i64, end_dim = 2 : i64} : tensor<2x3x4xf32> -> tensor<2x12xf32>
+  // CHECK: cuvil.shape.squeeze %[[O]] {dims = array<i64: 0, 2>} : tensor<1x3x1xf32> -> tensor<3xf32>
+  %2 = cuvil.shape.squeeze %o {dims = array<i64: 0, 2>} : tensor<1x3x1xf32> -> tensor<3xf32>
+  // CHECK: cuvil.shape.unsqueeze %[[X]] {dim = 3 : i64} : tensor<2x3x4xf32> -> tensor<2x3x4x1xf32>
+  %3 = cuvil.shape.unsqueeze %x {dim = 3 : i64} : tensor<2x3x4xf32> -> tensor<2x3x4x1xf32>
+  // CHECK: cuvil.shape.permute %[[X]] {dims = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %4 = cuvil.shape.permute %x {dims = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  // CHECK: cuvil.shape.transpose %[[X]] {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  %5 = cuvil.shape.transpose %x {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  // CHECK: cuvil.shape.expand %[[O]] {shape = array<i64: 5, 2, -1, 7>} : tensor<1x3x1xf32> -> tensor<5x2x3x7xf32>
+  %6 = cuvil.shape.expand %o {shape = array<i64: 5, 2, -1, 7>} : tensor<1x3x1xf32> -> tensor<5x2x3x7xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @tensor
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x6xf32>, %[[I:.*]]: tensor<3xi64>, %[[G:.*]]: tensor<4x2xi32>, %[[D:.*]]: tensor<?x6xf32>)
+func.func @tensor(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %g: tensor<4x2xi32>, %d: tensor<?x6xf32>) {
+  // CHECK: cuvil.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  %c = cuvil.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  // CHECK: cuvil.constant dense_resource<blob1> : tensor<2xi32>
+  %r = cuvil.constant dense_resource<blob1> : tensor<2xi32>
+  // CHECK: cuvil.tensor.cast %[[X]] : tensor<4x6xf32> -> tensor<4x6xi64>
+  %0 = cuvil.tensor.cast %x : tensor<4x6xf32> -> tensor<4x6xi64>
+  // CHECK: cuvil.tensor.concat %[[X]], %[[D]] {dim = 0 : i64} : (tensor<4x6xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  %1 = cuvil.tensor.concat %x, %d {dim = 0 : i64} : (tensor<4x6xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  // CHECK: cuvil.tensor.slice %[[X]] {dim = 1 : i64, end = -1 : i64, start = 1 : i64, step = 2 : i64} : tensor<4x6xf32> -> tensor<4x2xf32>
+  %2 = cuvil.tensor.slice %x {dim = 1 : i64, start = 1 : i64, end = -1 : i64, step = 2 : i64} : tensor<4x6xf32> -> tensor<4x2xf32>
+  // CHECK: cuvil.tensor.select %[[X]] {dim = 0 : i64, index = -1 : i64} : tensor<4x6xf32> -> tensor<6xf32>
+  %3 = cuvil.tensor.select %x {dim = 0 : i64, index = -1 : i64} : tensor<4x6xf32> -> tensor<6xf32>
+  // CHECK: cuvil.tensor.index_select %[[X]], %[[I]] {dim = 1 : i64} : tensor<4x6xf32>, tensor<3xi64> -> tensor<4x3xf32>
+  %4 = cuvil.tensor.index_select %x, %i {dim = 1 : i64} : tensor<4x6xf32>, tensor<3xi64> -> tensor<4x3xf32>
+  // CHECK: cuvil.tensor.gather %[[X]], %[[G]] {dim = 1 : i64} : tensor<4x6xf32>, tensor<4x2xi32> -> tensor<4x2xf32>
+  %5 = cuvil.tensor.gather %x, %g {dim = 1 : i64} : tensor<4x6xf32>, tensor<4x2xi32> -> tensor<4x2xf32>
+  // CHECK: cuvil.tensor.pad %[[X]] {mode = #cuvil<pad_mode reflect>, pad = array<i64: 1, 2>} : tensor<4x6xf32> -> tensor<4x9xf32>
+  %6 = cuvil.tensor.pad %x {pad = array<i64: 1, 2>, mode = #cuvil<pad_mode reflect>} : tensor<4x6xf32> -> tensor<4x9xf32>
+  // CHECK: cuvil.tensor.pad %[[X]] {pad = array<i64: -1, 0, 1, 1>, value = 5.000000e-01 : f64} : tensor<4x6xf32> -> tensor<6x5xf32>
+  %7 = cuvil.tensor.pad %x {pad = array<i64: -1, 0, 1, 1>, value = 0.5 : f64} : tensor<4x6xf32> -> tensor<6x5xf32>
+  // CHECK: cuvil.tensor.embedding %[[X]], %[[G]] {padding_idx = 0 : i64} : tensor<4x6xf32>, tensor<4x2xi32> -> tensor<4x2x6xf32>
+  %8 = cuvil.tensor.embedding %x, %g {padding_idx = 0 : i64} : tensor<4x6xf32>, tensor<4x2xi32> -> tensor<4x2x6xf32>
+  return
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      blob1: "0x040000000100000002000000"
+    }
+  }
+#-}
