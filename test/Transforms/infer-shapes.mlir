@@ -123,3 +123,150 @@ func.func @partial(%d: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x?xf32>) {
   %dim = tensor.dim %1, %c1 : tensor<?x?xf32>
   return %0, %1 : tensor<?x4xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// Tests inference through the remaining element-wise ops: each takes the
+// refined operand type.
+// CHECK-LABEL: func.func @unary_chain
+//  CHECK-SAME: -> tensor<2x3xf32>
+func.func @unary_chain(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %d = cuvil.shape.reshape %x {shape = array<i64: 2, 3>} : tensor<2x3xf32> -> tensor<?x?xf32>
+  // CHECK: cuvil.act.elu{{.*}} : tensor<2x3xf32>
+  %u0 = cuvil.act.elu %d : tensor<?x?xf32>
+  // CHECK: cuvil.act.gelu{{.*}} : tensor<2x3xf32>
+  %u1 = cuvil.act.gelu %u0 : tensor<?x?xf32>
+  // CHECK: cuvil.act.hardsigmoid{{.*}} : tensor<2x3xf32>
+  %u2 = cuvil.act.hardsigmoid %u1 : tensor<?x?xf32>
+  // CHECK: cuvil.act.hardswish{{.*}} : tensor<2x3xf32>
+  %u3 = cuvil.act.hardswish %u2 : tensor<?x?xf32>
+  // CHECK: cuvil.act.hardtanh{{.*}} : tensor<2x3xf32>
+  %u4 = cuvil.act.hardtanh %u3 : tensor<?x?xf32>
+  // CHECK: cuvil.act.leaky_relu{{.*}} : tensor<2x3xf32>
+  %u5 = cuvil.act.leaky_relu %u4 : tensor<?x?xf32>
+  // CHECK: cuvil.act.log_softmax{{.*}} : tensor<2x3xf32>
+  %u6 = cuvil.act.log_softmax %u5 {dim = 1 : i64} : tensor<?x?xf32>
+  // CHECK: cuvil.act.mish{{.*}} : tensor<2x3xf32>
+  %u7 = cuvil.act.mish %u6 : tensor<?x?xf32>
+  // CHECK: cuvil.act.sigmoid{{.*}} : tensor<2x3xf32>
+  %u8 = cuvil.act.sigmoid %u7 : tensor<?x?xf32>
+  // CHECK: cuvil.act.silu{{.*}} : tensor<2x3xf32>
+  %u9 = cuvil.act.silu %u8 : tensor<?x?xf32>
+  // CHECK: cuvil.act.softplus{{.*}} : tensor<2x3xf32>
+  %u10 = cuvil.act.softplus %u9 : tensor<?x?xf32>
+  // CHECK: cuvil.act.tanh{{.*}} : tensor<2x3xf32>
+  %u11 = cuvil.act.tanh %u10 : tensor<?x?xf32>
+  // CHECK: cuvil.math.abs{{.*}} : tensor<2x3xf32>
+  %u12 = cuvil.math.abs %u11 : tensor<?x?xf32>
+  // CHECK: cuvil.math.ceil{{.*}} : tensor<2x3xf32>
+  %u13 = cuvil.math.ceil %u12 : tensor<?x?xf32>
+  // CHECK: cuvil.math.cos{{.*}} : tensor<2x3xf32>
+  %u14 = cuvil.math.cos %u13 : tensor<?x?xf32>
+  // CHECK: cuvil.math.erf{{.*}} : tensor<2x3xf32>
+  %u15 = cuvil.math.erf %u14 : tensor<?x?xf32>
+  // CHECK: cuvil.math.exp{{.*}} : tensor<2x3xf32>
+  %u16 = cuvil.math.exp %u15 : tensor<?x?xf32>
+  // CHECK: cuvil.math.expm1{{.*}} : tensor<2x3xf32>
+  %u17 = cuvil.math.expm1 %u16 : tensor<?x?xf32>
+  // CHECK: cuvil.math.floor{{.*}} : tensor<2x3xf32>
+  %u18 = cuvil.math.floor %u17 : tensor<?x?xf32>
+  // CHECK: cuvil.math.log{{.*}} : tensor<2x3xf32>
+  %u19 = cuvil.math.log %u18 : tensor<?x?xf32>
+  // CHECK: cuvil.math.log1p{{.*}} : tensor<2x3xf32>
+  %u20 = cuvil.math.log1p %u19 : tensor<?x?xf32>
+  // CHECK: cuvil.math.neg{{.*}} : tensor<2x3xf32>
+  %u21 = cuvil.math.neg %u20 : tensor<?x?xf32>
+  // CHECK: cuvil.math.reciprocal{{.*}} : tensor<2x3xf32>
+  %u22 = cuvil.math.reciprocal %u21 : tensor<?x?xf32>
+  // CHECK: cuvil.math.round{{.*}} : tensor<2x3xf32>
+  %u23 = cuvil.math.round %u22 : tensor<?x?xf32>
+  // CHECK: cuvil.math.rsqrt{{.*}} : tensor<2x3xf32>
+  %u24 = cuvil.math.rsqrt %u23 : tensor<?x?xf32>
+  // CHECK: cuvil.math.sign{{.*}} : tensor<2x3xf32>
+  %u25 = cuvil.math.sign %u24 : tensor<?x?xf32>
+  // CHECK: cuvil.math.sin{{.*}} : tensor<2x3xf32>
+  %u26 = cuvil.math.sin %u25 : tensor<?x?xf32>
+  // CHECK: cuvil.math.sqrt{{.*}} : tensor<2x3xf32>
+  %u27 = cuvil.math.sqrt %u26 : tensor<?x?xf32>
+  return %u27 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @binary_and_reductions
+func.func @binary_and_reductions(%x: tensor<2x3xf32>, %i: tensor<3xi64>, %b: tensor<2x1xi1>) {
+  %d = cuvil.shape.reshape %x {shape = array<i64: 2, 3>} : tensor<2x3xf32> -> tensor<?x?xf32>
+  %n = cuvil.constant dense<[1, 2, 3]> : tensor<3xi64>
+  // CHECK: cuvil.math.sub {{.*}} -> tensor<2x3xf32>
+  %b0 = cuvil.math.sub %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.math.mul {{.*}} -> tensor<2x3xf32>
+  %b1 = cuvil.math.mul %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.math.div {{.*}} -> tensor<2x3xf32>
+  %b2 = cuvil.math.div %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.math.pow {{.*}} -> tensor<2x3xf32>
+  %b3 = cuvil.math.pow %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.math.maximum {{.*}} -> tensor<2x3xf32>
+  %b4 = cuvil.math.maximum %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.math.minimum {{.*}} -> tensor<2x3xf32>
+  %b5 = cuvil.math.minimum %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.math.remainder {{.*}} -> tensor<2x3xf32>
+  %b6 = cuvil.math.remainder %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xf32>
+  // CHECK: cuvil.logic.eq {{.*}} -> tensor<2x3xi1>
+  %b7 = cuvil.logic.eq %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.ne {{.*}} -> tensor<2x3xi1>
+  %b8 = cuvil.logic.ne %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.le {{.*}} -> tensor<2x3xi1>
+  %b9 = cuvil.logic.le %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.gt {{.*}} -> tensor<2x3xi1>
+  %b10 = cuvil.logic.gt %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.ge {{.*}} -> tensor<2x3xi1>
+  %b11 = cuvil.logic.ge %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.logical_and {{.*}} -> tensor<2x3xi1>
+  %b12 = cuvil.logic.logical_and %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.logical_or {{.*}} -> tensor<2x3xi1>
+  %b13 = cuvil.logic.logical_or %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.logical_xor {{.*}} -> tensor<2x3xi1>
+  %b14 = cuvil.logic.logical_xor %d, %i : tensor<?x?xf32>, tensor<3xi64> -> tensor<?x?xi1>
+  // CHECK: cuvil.logic.logical_not {{.*}} -> tensor<2x3xi1>
+  %not = cuvil.logic.logical_not %d : tensor<?x?xf32> -> tensor<?x?xi1>
+  // CHECK: cuvil.math.bitwise_not {{.*}} : tensor<3xi64>
+  %bn = cuvil.math.bitwise_not %n : tensor<3xi64>
+  // CHECK: cuvil.reduce.sum {{.*}} -> tensor<2xf32>
+  %r15 = cuvil.reduce.sum %d dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  // CHECK: cuvil.reduce.prod {{.*}} -> tensor<2xf32>
+  %r16 = cuvil.reduce.prod %d dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  // CHECK: cuvil.reduce.max {{.*}} -> tensor<2xf32>
+  %r17 = cuvil.reduce.max %d dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  // CHECK: cuvil.reduce.min {{.*}} -> tensor<2xf32>
+  %r18 = cuvil.reduce.min %d dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  // CHECK: cuvil.reduce.any {{.*}} -> tensor<2xi1>
+  %r19 = cuvil.reduce.any %d dims [1] : tensor<?x?xf32> -> tensor<?xi1>
+  // CHECK: cuvil.reduce.all {{.*}} -> tensor<2xi1>
+  %r20 = cuvil.reduce.all %d dims [1] : tensor<?x?xf32> -> tensor<?xi1>
+  // CHECK: cuvil.reduce.var {{.*}} -> tensor<2xf32>
+  %r21 = cuvil.reduce.var %d dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  // CHECK: cuvil.reduce.std {{.*}} -> tensor<2xf32>
+  %r22 = cuvil.reduce.std %d dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  // CHECK: cuvil.reduce.argmin {{.*}} -> tensor<1x3xi64>
+  %am = cuvil.reduce.argmin %d dim 0 keepdim : tensor<?x?xf32> -> tensor<?x?xi64>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_dim_spatial
+func.func @one_dim_spatial(%x: tensor<2x4x16xf32>, %w: tensor<8x4x3xf32>, %wt: tensor<4x2x4xf32>, %img: tensor<1x2x8x8xf32>) {
+  // CHECK: cuvil.conv.conv1d {{.*}} -> tensor<2x8x8xf32>
+  %0 = cuvil.conv.conv1d %x, %w stride [2] padding [1] dilation [1] : (tensor<2x4x16xf32>, tensor<8x4x3xf32>) -> tensor<?x?x?xf32>
+  // CHECK: cuvil.conv.conv_transpose1d {{.*}} -> tensor<2x2x34xf32>
+  %1 = cuvil.conv.conv_transpose1d %x, %wt stride [2] padding [0] dilation [1] output_padding [0] : (tensor<2x4x16xf32>, tensor<4x2x4xf32>) -> tensor<?x?x?xf32>
+  // CHECK: cuvil.pool.max_pool1d {{.*}} -> tensor<2x4x8xf32>
+  %2 = cuvil.pool.max_pool1d %x kernel [2] stride [2] padding [0] dilation [1] : tensor<2x4x16xf32> -> tensor<?x?x?xf32>
+  // CHECK: cuvil.pool.adaptive_avg_pool1d {{.*}} -> tensor<2x4x5xf32>
+  %3 = cuvil.pool.adaptive_avg_pool1d %x output_size [5] : tensor<2x4x16xf32> -> tensor<?x?x?xf32>
+  // CHECK: cuvil.pool.avg_pool2d {{.*}} -> tensor<1x2x4x4xf32>
+  %4 = cuvil.pool.avg_pool2d %img kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x2x8x8xf32> -> tensor<?x?x?x?xf32>
+  // CHECK: cuvil.constant dense<1.000000e+00> : tensor<2xf32>
+  %5 = cuvil.constant dense<1.0> : tensor<2xf32>
+  return
+}

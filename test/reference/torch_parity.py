@@ -553,6 +553,10 @@ def define_tensor():
          [y], lambda t: F.pad(t, (2, 3, 5, 1), mode="circular"))
     case("tensor", "pad_reflect_1d", PAD.format(p="3, 3", m=", mode = #cuvil<pad_mode reflect>"),
          [randn(2, 3, 5)], lambda t: F.pad(t, (3, 3), mode="reflect"))
+    case("tensor", "constant", "cuvil.constant dense<[[1.5, -2.0], [0.0, 3.25]]> : {R}", [],
+         lambda: torch.tensor([[1.5, -2.0], [0.0, 3.25]]))
+    case("tensor", "constant_i1", "cuvil.constant dense<[true, false, true]> : {R}", [],
+         lambda: torch.tensor([True, False, True]))
     case("tensor", "embedding",
          "cuvil.tensor.embedding {a0}, {a1} : {T0}, {T1} -> {R}",
          [randn(10, 4), randint(0, 10, 2, 3)], lambda w, i: F.embedding(i, w))

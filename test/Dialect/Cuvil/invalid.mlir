@@ -727,3 +727,399 @@ func.func @embedding_weight(%w: tensor<10xf32>, %i: tensor<3xi64>) {
   %0 = cuvil.tensor.embedding %w, %i : tensor<10xf32>, tensor<3xi64> -> tensor<3xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// One case for every remaining op
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @act_elu_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.elu' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.elu %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @act_gelu_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.gelu' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.gelu %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @act_hardsigmoid_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.hardsigmoid' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.hardsigmoid %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @act_hardswish_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.hardswish' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.hardswish %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @act_leaky_relu_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.leaky_relu' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.leaky_relu %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @act_mish_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.mish' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.mish %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @act_sigmoid_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.act.sigmoid' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.act.sigmoid %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_exp_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.exp' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.exp %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_expm1_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.expm1' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.expm1 %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_log_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.log' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.log %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_log1p_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.log1p' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.log1p %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_sqrt_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.sqrt' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.sqrt %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_rsqrt_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.rsqrt' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.rsqrt %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_reciprocal_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.reciprocal' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.reciprocal %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_sin_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.sin' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.sin %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_cos_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.cos' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.cos %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_erf_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.erf' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.erf %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_floor_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.floor' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.floor %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_ceil_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.ceil' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.ceil %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_round_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.round' op operand must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.round %x : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @math_abs_bool(%x: tensor<3xi1>) {
+  // expected-error @+1 {{'cuvil.math.abs' op operand must have a numeric (non-i1) element type, got 'tensor<3xi1>'}}
+  %0 = cuvil.math.abs %x : tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @math_sign_bool(%x: tensor<3xi1>) {
+  // expected-error @+1 {{'cuvil.math.sign' op operand must have a numeric (non-i1) element type, got 'tensor<3xi1>'}}
+  %0 = cuvil.math.sign %x : tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @math_mul_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.math.mul' op operand shapes 2x3 and 4 do not broadcast}}
+  %0 = cuvil.math.mul %x, %y : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @math_pow_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.math.pow' op operand shapes 2x3 and 4 do not broadcast}}
+  %0 = cuvil.math.pow %x, %y : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @math_maximum_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.math.maximum' op operand shapes 2x3 and 4 do not broadcast}}
+  %0 = cuvil.math.maximum %x, %y : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @math_minimum_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.math.minimum' op operand shapes 2x3 and 4 do not broadcast}}
+  %0 = cuvil.math.minimum %x, %y : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @math_remainder_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.math.remainder' op operand shapes 2x3 and 4 do not broadcast}}
+  %0 = cuvil.math.remainder %x, %y : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @logic_eq_broadcast(%x: tensor<2x3xf32>, %y: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.logic.eq' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = cuvil.logic.eq %x, %y : tensor<2x3xf32>, tensor<2xi64> -> tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @logic_ne_broadcast(%x: tensor<2x3xf32>, %y: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.logic.ne' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = cuvil.logic.ne %x, %y : tensor<2x3xf32>, tensor<2xi64> -> tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @logic_le_broadcast(%x: tensor<2x3xf32>, %y: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.logic.le' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = cuvil.logic.le %x, %y : tensor<2x3xf32>, tensor<2xi64> -> tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @logic_gt_broadcast(%x: tensor<2x3xf32>, %y: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.logic.gt' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = cuvil.logic.gt %x, %y : tensor<2x3xf32>, tensor<2xi64> -> tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @logic_ge_broadcast(%x: tensor<2x3xf32>, %y: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.logic.ge' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = cuvil.logic.ge %x, %y : tensor<2x3xf32>, tensor<2xi64> -> tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @logic_logical_and_result(%x: tensor<3xf32>, %y: tensor<3xi1>) {
+  // expected-error @+1 {{'cuvil.logic.logical_and' op result type 'tensor<3xf32>' does not match the type its operands imply, 'tensor<3xi1>'}}
+  %0 = cuvil.logic.logical_and %x, %y : tensor<3xf32>, tensor<3xi1> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @logic_logical_or_result(%x: tensor<3xf32>, %y: tensor<3xi1>) {
+  // expected-error @+1 {{'cuvil.logic.logical_or' op result type 'tensor<3xf32>' does not match the type its operands imply, 'tensor<3xi1>'}}
+  %0 = cuvil.logic.logical_or %x, %y : tensor<3xf32>, tensor<3xi1> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @logic_logical_xor_result(%x: tensor<3xf32>, %y: tensor<3xi1>) {
+  // expected-error @+1 {{'cuvil.logic.logical_xor' op result type 'tensor<3xf32>' does not match the type its operands imply, 'tensor<3xi1>'}}
+  %0 = cuvil.logic.logical_xor %x, %y : tensor<3xf32>, tensor<3xi1> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @logical_not_result(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.logic.logical_not' op result #0 must be ranked tensor of i1, but got 'tensor<3xf32>'}}
+  %0 = cuvil.logic.logical_not %x : tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @conv1d_weight_rank(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv1d' op weight must be rank 3, got 'tensor<4x3x3x3xf32>'}}
+  %0 = cuvil.conv.conv1d %x, %w stride [1] padding [0] dilation [1] : (tensor<1x3x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose1d_output_padding(%x: tensor<1x4x5xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv.conv_transpose1d' op output_padding needs 1 entries (one per spatial dimension), got 2}}
+  %0 = cuvil.conv.conv_transpose1d %x, %w stride [2] padding [1] dilation [1] output_padding [1, 1] : (tensor<1x4x5xf32>, tensor<4x3x3xf32>) -> tensor<1x3x10xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool1d_rank(%x: tensor<1x1x8x8xf32>) {
+  // expected-error @+1 {{'cuvil.pool.max_pool1d' op input must be rank 3 ([N, C, spatial...]), got 'tensor<1x1x8x8xf32>'}}
+  %0 = cuvil.pool.max_pool1d %x kernel [2] stride [2] padding [0] dilation [1] : tensor<1x1x8x8xf32> -> tensor<1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool1d_padding(%x: tensor<1x1x8xf32>) {
+  // expected-error @+1 {{'cuvil.pool.avg_pool1d' op padding (2) must be at most half the effective kernel size (2)}}
+  %0 = cuvil.pool.avg_pool1d %x kernel [2] stride [2] padding [2] : tensor<1x1x8xf32> -> tensor<1x1x6xf32>
+  return
+}
+
+// -----
+
+func.func @adaptive_avg_pool1d_arity(%x: tensor<1x1x8xf32>) {
+  // expected-error @+1 {{'cuvil.pool.adaptive_avg_pool1d' op output_size needs 1 entries (one per spatial dimension), got 2}}
+  %0 = cuvil.pool.adaptive_avg_pool1d %x output_size [2, 2] : tensor<1x1x8xf32> -> tensor<1x1x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @prod_int_result(%x: tensor<2x3xi8>) {
+  // expected-error @+1 {{'cuvil.reduce.prod' op result type 'tensor<2xi8>' does not match the type its operands imply, 'tensor<2xi64>'}}
+  %0 = cuvil.reduce.prod %x dims [1] : tensor<2x3xi8> -> tensor<2xi8>
+  return
+}
+
+// -----
+
+func.func @min_dims_range(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.min' op dims -1 is out of range for rank 2}}
+  %0 = cuvil.reduce.min %x dims [-1] : tensor<2x3xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @any_result(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.any' op result type 'tensor<2xf32>' does not match the type its operands imply, 'tensor<2xi1>'}}
+  %0 = cuvil.reduce.any %x dims [1] : tensor<2x3xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @all_keepdim(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.all' op result type 'tensor<2xi1>' does not match the type its operands imply, 'tensor<2x1xi1>'}}
+  %0 = cuvil.reduce.all %x dims [1] keepdim : tensor<2x3xf32> -> tensor<2xi1>
+  return
+}
+
+// -----
+
+func.func @var_int(%x: tensor<2x3xi32>) {
+  // expected-error @+1 {{'cuvil.reduce.var' op operand must have a floating-point element type}}
+  %0 = cuvil.reduce.var %x dims [1] : tensor<2x3xi32> -> tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @std_dims_duplicate(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.std' op dims must be sorted and distinct, got [1, 1]}}
+  %0 = cuvil.reduce.std %x dims [1, 1] : tensor<2x3xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @argmin_dim(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.argmin' op dim 2 is out of range for rank 2}}
+  %0 = cuvil.reduce.argmin %x dim 2 : tensor<2x3xf32> -> tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @argmin_bool(%x: tensor<2x3xi1>) {
+  // expected-error @+1 {{'cuvil.reduce.argmin' op operand must have a numeric (non-i1) element type}}
+  %0 = cuvil.reduce.argmin %x dim 1 : tensor<2x3xi1> -> tensor<2xi64>
+  return
+}
