@@ -189,6 +189,8 @@ def define_act():
               lambda t, d=dim: torch.softmax(t, d), [x], f"{{dim = {dim} : i64}}")
     unary("act", "softmax_size1", "cuvil.act.softmax", lambda t: torch.softmax(t, 1),
           [randn(3, 1)], "{dim = 1 : i64}")
+    unary("act", "softmax_empty", "cuvil.act.softmax", lambda t: torch.softmax(t, 1),
+          [randn(0, 4)], "{dim = 1 : i64}")
     unary("act", "softmax_0d", "cuvil.act.softmax", lambda t: torch.softmax(t, 0),
           [np.array(2.5, dtype=np.float32)], "{dim = 0 : i64}")
     unary("act", "softmax_large", "cuvil.act.softmax", lambda t: torch.softmax(t, 1),
@@ -323,6 +325,7 @@ def define_gemm():
     case("gemm", "matmul_mm", MM, [randn(3, 7), randn(7, 4)], torch.matmul)
     case("gemm", "matmul_batch_broadcast", MM, [randn(2, 1, 3, 7), randn(5, 7, 4)], torch.matmul)
     case("gemm", "matmul_batched_vec", MM, [randn(2, 3, 7), randn(7)], torch.matmul)
+    case("gemm", "matmul_k0", MM, [randn(3, 0), randn(0, 4)], torch.matmul)
     case("gemm", "matmul_i64", MM, [randint(-5, 5, 3, 4), randint(-5, 5, 4, 2)], torch.matmul)
     case("gemm", "batch_matmul", "cuvil.gemm.batch_matmul {a0}, {a1} : {T0}, {T1} -> {R}",
          [randn(3, 4, 5), randn(3, 5, 6)], torch.bmm)
@@ -363,6 +366,9 @@ def define_conv():
          lambda x, w, b: F.conv2d(x, w, b, (1, 2), (2, 0), (2, 1), 2))
     case("conv", "conv2d_1x1", conv_op("conv2d", [1, 1], [0, 0], [1, 1]),
          [randn(1, 16, 5, 5), randn(8, 16, 1, 1), randn(8)], F.conv2d)
+    case("conv", "conv2d_empty_batch", conv_op("conv2d", [1, 1], [1, 1], [1, 1]),
+         [randn(0, 3, 5, 5), randn(4, 3, 3, 3), randn(4)],
+         lambda x, w, b: F.conv2d(x, w, b, 1, 1))
     case("conv", "conv1d", conv_op("conv1d", [2], [1], [1]),
          [randn(2, 3, 17), randn(5, 3, 4), randn(5)],
          lambda x, w, b: F.conv1d(x, w, b, 2, 1))
@@ -461,6 +467,7 @@ def define_reduce():
     case("reduce", "sum_bool", red("sum", [1]), [randn(3, 4) > 0], lambda t: t.sum(1))
     case("reduce", "sum_empty", red("sum", [0]), [randn(0, 3)], lambda t: t.sum(0))
     case("reduce", "prod", red("prod", [2]), [x], lambda t: t.prod(2))
+    case("reduce", "mean_empty", red("mean", [1]), [randn(2, 0)], lambda t: t.mean(1))
     case("reduce", "mean", red("mean", [1, 2], True), [x], lambda t: t.mean((1, 2), keepdim=True))
     case("reduce", "max", red("max", [1]), [with_specials(x)], lambda t: t.amax(1))
     case("reduce", "min_i64", red("min", [0]), [randint(-9, 9, 5, 2)], lambda t: t.amin(0))
@@ -490,6 +497,8 @@ def define_shape():
     SH = "cuvil.shape.{n} {{a0}} {attrs} : {{T0}} -> {{R}}"
     case("shape", "reshape", SH.format(n="reshape", attrs="{{shape = array<i64: 4, -1>}}"),
          [x], lambda t: t.reshape(4, -1))
+    case("shape", "reshape_empty", SH.format(n="reshape", attrs="{{shape = array<i64: 3, 0, 2>}}"),
+         [randn(0, 6)], lambda t: t.reshape(3, 0, 2))
     case("shape", "reshape_i1", SH.format(n="reshape", attrs="{{shape = array<i64: 6>}}"),
          [randn(2, 3) > 0], lambda t: t.reshape(6))
     case("shape", "flatten", SH.format(n="flatten", attrs="{{start_dim = 1 : i64, end_dim = 2 : i64}}"),
