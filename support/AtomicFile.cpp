@@ -141,6 +141,60 @@ Status writeFileAtomically(const std::string &path, std::string_view bytes) {
   return Status::ok();
 }
 
+Result<AtomicOutput> AtomicOutput::create(const std::string &path) {
+  if (Status s = checkOutputPath(path); !s)
+    return s.error();
+  size_t slash = path.find_last_of('/');
+  std::string dir = parentDir(path);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmpl = dir + "/." + base + ".tmp.XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = ::mkstemp(buf.data());
+  if (fd < 0)
+    return ioError("cannot create a temporary file next to '" + path + "': " + errnoText(errno));
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  AtomicOutput out;
+  out.path_ = path;
+  out.tmp_ = buf.data();
+  out.fd_ = fd;
+  return out;
+}
+
+AtomicOutput::AtomicOutput(AtomicOutput &&o) noexcept
+    : path_(std::move(o.path_)), tmp_(std::move(o.tmp_)), fd_(o.fd_),
+      committed_(o.committed_) {
+  o.fd_ = -1;
+  o.tmp_.clear();
+}
+
+AtomicOutput::~AtomicOutput() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (!committed_ && !tmp_.empty())
+    ::unlink(tmp_.c_str());
+}
+
+Status AtomicOutput::commit() {
+  if (::fsync(fd_) != 0)
+    return ioError("cannot flush '" + path_ + "': " + errnoText(errno));
+  int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0)
+    return ioError("cannot close '" + path_ + "': " + errnoText(errno));
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+    return ioError("cannot rename temporary file to '" + path_ + "': " + errnoText(errno));
+  committed_ = true;
+  int dfd = ::open(parentDir(path_).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::ok();
+}
+
 Result<std::string> readFile(const std::string &path, uint64_t maxBytes) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0)

@@ -27,6 +27,28 @@ Status prepareOutputDir(const std::string &dir);
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename).
 Status writeFileAtomically(const std::string &path, std::string_view bytes);
 
+/// A file written through a file descriptor and published atomically:
+/// created as a unique temporary next to `path`, renamed into place by
+/// commit(); destroyed without commit, it leaves no trace. Lets large
+/// outputs stream to disk instead of being built in memory first.
+class AtomicOutput {
+public:
+  static Result<AtomicOutput> create(const std::string &path);
+  AtomicOutput(AtomicOutput &&other) noexcept;
+  AtomicOutput &operator=(AtomicOutput &&) = delete;
+  ~AtomicOutput();
+
+  int fd() const { return fd_; }
+  /// Flushes, closes and renames the temporary file to the final path.
+  Status commit();
+
+private:
+  AtomicOutput() = default;
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
 /// Reads a whole file into memory, with a size cap. I/O failures map to
 /// kExitIOError, an over-size file to kExitInputError.
 Result<std::string> readFile(const std::string &path,

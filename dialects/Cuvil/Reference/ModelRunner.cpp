@@ -50,8 +50,11 @@ Result<ModelRunner> ModelRunner::load(const std::string &path,
   impl->context.appendDialectRegistry(registry);
   impl->context.loadAllAvailableDialects();
 
+  // Bytecode resources (weights) are 64-byte aligned; the reader needs the
+  // buffer at least as aligned.
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/true);
+                                            /*RequiresNullTerminator=*/true,
+                                            /*IsVolatile=*/false, llvm::Align(64));
   if (std::error_code ec = buffer.getError())
     return ::cuvil::ioError("cannot read '" + path + "': " + ec.message());
   impl->sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());

@@ -1,0 +1,170 @@
+//===- cuvil-import.cpp - TorchScript .pt to cuvil IR ---------------------===//
+//
+// cuvil-import MODEL.pt [-o OUT.mlir|OUT.mlirbc] [--input-shape SPEC]...
+//              [--unsupported-report FILE.json] [--list-supported-ops]
+//
+// Reads the archive with Cuvil's own readers (no libtorch); writes MLIR text
+// or bytecode atomically. Unsupported operators are reported all at once
+// (exit status 1, no output file).
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/torchscript/Importer.h"
+#include "support/AtomicFile.h"
+#include "support/Tool/ToolSupport.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+
+using namespace cuvil;
+
+namespace {
+
+const char *kTool = "cuvil-import";
+
+struct Options {
+  std::string model;
+  std::string output;
+  std::vector<std::string> inputShapes;
+  std::string unsupportedReport;
+  std::string method = "forward";
+  bool listOps = false;
+  LogOptions log;
+};
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run(const Options &opt) {
+  if (opt.listOps) {
+    for (const std::string &op : torchscript::supportedOperators())
+      std::printf("%s\n", op.c_str());
+    return kExitSuccess;
+  }
+  if (opt.model.empty())
+    return reportError(kTool, usageError("no model given (cuvil-import MODEL.pt ...)"));
+  torchscript::ImportOptions options;
+  options.method = opt.method;
+  for (const std::string &spec : opt.inputShapes) {
+    Result<torchscript::InputSpec> parsed = torchscript::parseInputShape(spec);
+    if (!parsed)
+      return reportError(kTool, parsed.error());
+    options.inputs.push_back(*parsed);
+  }
+  // Fail before any work if an output cannot be written.
+  if (!opt.output.empty() && opt.output != "-") {
+    if (sameFile(opt.output, opt.model))
+      return reportError(kTool, usageError("the output '" + opt.output + "' is the input model"));
+    if (Status s = checkOutputPath(opt.output); !s)
+      return reportError(kTool, s.error());
+  }
+  if (!opt.unsupportedReport.empty())
+    if (Status s = checkOutputPath(opt.unsupportedReport); !s)
+      return reportError(kTool, s.error());
+
+  auto start = std::chrono::steady_clock::now();
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  Result<torchscript::ImportResult> result =
+      torchscript::importTorchScript(context, opt.model, options);
+  if (!result)
+    return reportError(kTool, result.error());
+  for (const std::string &w : result->warnings)
+    spdlog::warn("{}", w);
+  if (!result->unsupported.empty()) {
+    size_t count = 0;
+    for (const auto &item : result->unsupported)
+      count += item.locations.size();
+    std::fprintf(stderr, "%s: error: '%s' uses %zu unsupported operator(s) or construct(s) (%zu use(s)):\n",
+                 kTool, opt.model.c_str(), result->unsupported.size(), count);
+    for (const auto &item : result->unsupported) {
+      std::fprintf(stderr, "  %s (%zu use%s)\n", item.what.c_str(), item.locations.size(),
+                   item.locations.size() == 1 ? "" : "s");
+      for (const std::string &loc : item.locations)
+        std::fprintf(stderr, "    at %s\n", loc.c_str());
+    }
+    if (!opt.unsupportedReport.empty())
+      if (Status s = writeFileAtomically(opt.unsupportedReport,
+                                         torchscript::unsupportedReportJson(opt.model, result->unsupported));
+          !s)
+        return reportError(kTool, s.error());
+    return kExitInputError;
+  }
+  if (!opt.unsupportedReport.empty())
+    if (Status s = writeFileAtomically(opt.unsupportedReport,
+                                       torchscript::unsupportedReportJson(opt.model, {}));
+        !s)
+      return reportError(kTool, s.error());
+  auto imported = std::chrono::steady_clock::now();
+  spdlog::info("imported '{}' in {:.1f} ms", opt.model,
+               std::chrono::duration<double, std::milli>(imported - start).count());
+
+  bool bytecode = endsWith(opt.output, ".mlirbc");
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(true, /*prettyForm=*/false);
+  if (opt.output.empty() || opt.output == "-") {
+    if (bytecode)
+      return reportError(kTool, usageError("bytecode cannot go to stdout; use -o FILE.mlirbc"));
+    result->module->print(llvm::outs(), flags);
+    llvm::outs().flush();
+    return kExitSuccess;
+  }
+  // Stream into a temporary file, then rename: complete or absent.
+  Result<AtomicOutput> out = AtomicOutput::create(opt.output);
+  if (!out)
+    return reportError(kTool, out.error());
+  {
+    llvm::raw_fd_ostream os(out->fd(), /*shouldClose=*/false);
+    if (bytecode) {
+      mlir::BytecodeWriterConfig config;
+      if (mlir::failed(mlir::writeBytecodeToFile(result->module->getOperation(), os, config)))
+        return reportError(kTool, ioError("cannot write bytecode to '" + opt.output + "'"));
+    } else {
+      result->module->print(os, flags);
+    }
+    os.flush();
+    if (os.has_error()) {
+      std::string msg = os.error().message();
+      os.clear_error();
+      return reportError(kTool, ioError("cannot write '" + opt.output + "': " + msg));
+    }
+  }
+  if (Status s = out->commit(); !s)
+    return reportError(kTool, s.error());
+  spdlog::info("wrote '{}' in {:.1f} ms", opt.output,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - imported).count());
+  return kExitSuccess;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt;
+  CLI::App app{"Imports a TorchScript model (.pt, from torch.jit.save) into Cuvil's graph IR.\n\n"
+               "The archive is read by Cuvil's own hardened readers: nothing in it is "
+               "executed and libtorch is not needed. Tensor inputs need shapes "
+               "(--input-shape). Unsupported operators are all reported at once. Exit "
+               "status: 0 success, 1 the model cannot be imported, 2 usage error, 3 I/O error.",
+               kTool};
+  app.add_option("model", opt.model, "TorchScript archive (.pt)");
+  app.add_option("-o,--output", opt.output,
+                 "Output: .mlir (text) or .mlirbc (bytecode); stdout when absent");
+  app.add_option("--input-shape", opt.inputShapes,
+                 "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE, e.g. 0=1x3x224x224xf32 or "
+                 "x=f32 (0-d); '?' marks a dynamic dimension. Repeat per input.");
+  app.add_option("--unsupported-report", opt.unsupportedReport,
+                 "Write the unsupported operators (with locations) as JSON here");
+  app.add_option("--method", opt.method, "The method to import (default: forward)");
+  app.add_flag("--list-supported-ops", opt.listOps, "Print the operators the importer translates");
+  addCommonOptions(app, opt.log);
+  if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
+    return rc;
+  setupLogging(kTool, opt.log);
+  return run(opt);
+}

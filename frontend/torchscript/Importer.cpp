@@ -1,0 +1,316 @@
+//===- Importer.cpp - TorchScript archive to cuvil IR ---------------------===//
+//
+// Opens the archive, builds `func.func @forward` from the root module's
+// forward signature and the --input-shape specs, runs the partial evaluator
+// on it, returns the outputs, removes dead code and verifies the result.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/torchscript/Importer.h"
+
+#include "frontend/torchscript/Interpreter.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <sstream>
+
+namespace cir = mlir::cuvil;
+
+namespace cuvil::torchscript {
+
+void registerImporterDialects(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  registry.insert<cir::CuvilDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::tensor::TensorDialect, mlir::scf::SCFDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+Result<InputSpec> parseInputShape(const std::string &spec) {
+  auto bad = [&](const std::string &why) {
+    return usageError("--input-shape '" + spec + "': " + why +
+                      " (expected INDEX_OR_NAME=DIMxDIM...xDTYPE, e.g. 0=1x3x224x224xf32)");
+  };
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return bad("missing 'INDEX_OR_NAME='");
+  InputSpec out;
+  out.key = spec.substr(0, eq);
+  std::string rest = spec.substr(eq + 1);
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t x = rest.find('x', start);
+    parts.push_back(rest.substr(start, x == std::string::npos ? std::string::npos : x - start));
+    if (x == std::string::npos)
+      break;
+    start = x + 1;
+  }
+  std::optional<DType> dtype = parseDType(parts.back());
+  if (!dtype)
+    return bad("unknown element type '" + parts.back() + "' (use f32 f64 f16 bf16 i1 i8 ui8 i16 i32 i64)");
+  out.dtype = *dtype;
+  parts.pop_back();
+  for (const std::string &p : parts) {
+    if (p == "?") {
+      out.shape.push_back(-1);
+      continue;
+    }
+    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos || p.size() > 12)
+      return bad("dimension '" + p + "' is not a non-negative integer or '?'");
+    out.shape.push_back(std::stoll(p));
+  }
+  if (out.shape.size() > 16)
+    return bad("rank above 16");
+  return out;
+}
+
+std::vector<std::string> supportedOperators() {
+  std::vector<std::string> names;
+  for (auto &kv : opHandlers())
+    names.push_back(kv.first);
+  return names;
+}
+
+static std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string unsupportedReportJson(const std::string &model,
+                                  const std::vector<UnsupportedItem> &items) {
+  std::ostringstream os;
+  os << "{\n  \"model\": " << jsonString(model) << ",\n  \"unsupported\": [";
+  for (size_t k = 0; k < items.size(); ++k) {
+    os << (k ? ",\n" : "\n") << "    {\"op\": " << jsonString(items[k].what)
+       << ", \"count\": " << items[k].locations.size() << ", \"locations\": [";
+    for (size_t l = 0; l < items[k].locations.size(); ++l)
+      os << (l ? ", " : "") << jsonString(items[k].locations[l]);
+    os << "]}";
+  }
+  os << (items.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  return os.str();
+}
+
+namespace {
+
+mlir::Type elementType(mlir::MLIRContext *ctx, DType d) {
+  switch (d) {
+  case DType::Bool: return mlir::IntegerType::get(ctx, 1);
+  case DType::UInt8: return mlir::IntegerType::get(ctx, 8, mlir::IntegerType::Unsigned);
+  case DType::Int8: return mlir::IntegerType::get(ctx, 8);
+  case DType::Int16: return mlir::IntegerType::get(ctx, 16);
+  case DType::Int32: return mlir::IntegerType::get(ctx, 32);
+  case DType::Int64: return mlir::IntegerType::get(ctx, 64);
+  case DType::Float16: return mlir::Float16Type::get(ctx);
+  case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
+  case DType::Float32: return mlir::Float32Type::get(ctx);
+  case DType::Float64: return mlir::Float64Type::get(ctx);
+  }
+  return {};
+}
+
+std::string typeText(const Expr *e) {
+  if (!e)
+    return "";
+  const SourceFile *f = e->range.file;
+  return f->text.substr(e->range.start, e->range.end - e->range.start);
+}
+
+/// Flattens a returned value into tensors: nested tuples and lists are
+/// walked depth-first; numbers become 0-d constants.
+void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &out, int depth) {
+  if (depth > 64)
+    in.fail("CUVIL-E-IMPORT-OUTPUT", "the returned value nests too deeply");
+  switch (v.kind) {
+  case IValue::Kind::Tensor:
+    out.push_back(v.tensor->value);
+    return;
+  case IValue::Kind::Tuple:
+  case IValue::Kind::List:
+    for (const IValue &x : *v.list)
+      flattenOutputs(in, x, out, depth + 1);
+    return;
+  case IValue::Kind::Int:
+    out.push_back(in.scalarConstant(v, DType::Int64));
+    return;
+  case IValue::Kind::Float:
+    out.push_back(in.scalarConstant(v, DType::Float64));
+    return;
+  case IValue::Kind::Bool:
+    out.push_back(in.scalarConstant(v, DType::Bool));
+    return;
+  default:
+    in.fail("CUVIL-E-IMPORT-OUTPUT", "the model returns a " + v.typeName() +
+                                         ", which cannot be an output (return tensors, "
+                                         "tuples or lists of tensors)");
+  }
+}
+
+/// Removes pure ops whose results are unused (weights read but not used,
+/// values computed on discarded paths).
+void removeDeadOps(mlir::func::FuncOp func) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    llvm::SmallVector<mlir::Operation *> dead;
+    func.walk([&](mlir::Operation *op) {
+      if (op != func.getOperation() && op->use_empty() && mlir::isPure(op) &&
+          !op->hasTrait<mlir::OpTrait::IsTerminator>())
+        dead.push_back(op);
+    });
+    for (mlir::Operation *op : dead) {
+      op->erase();
+      changed = true;
+    }
+  }
+}
+
+} // namespace
+
+Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::string &path,
+                                       const ImportOptions &options) {
+  Result<std::unique_ptr<TorchScriptArchive>> archiveOr = TorchScriptArchive::open(path);
+  if (!archiveOr)
+    return archiveOr.error();
+  TorchScriptArchive &archive = **archiveOr;
+  registerImporterDialects(context);
+
+  // The root module's class and its entry method.
+  const PValue *root = archive.root();
+  size_t dot = root->str.rfind('.');
+  Result<const SourceFile *> rootFile =
+      archive.codeFile(dot == std::string::npos ? root->str : root->str.substr(0, dot));
+  if (!rootFile)
+    return rootFile.error();
+  const ClassDef *cls = *rootFile ? (*rootFile)->findClass(root->str.substr(dot + 1)) : nullptr;
+  if (!cls)
+    return inputError(path + ": CUVIL-E-IMPORT-CLASS: the root module's class '" + root->str +
+                      "' has no code in the archive");
+  const FuncDef *method = cls->method(options.method);
+  if (!method)
+    return inputError(path + ": CUVIL-E-IMPORT-METHOD: the model has no method '" + options.method + "'");
+
+  // Signature: every parameter after self needs a shape (tensors) or has a
+  // default (other types).
+  std::vector<const Param *> params;
+  for (size_t k = 1; k < method->params.size(); ++k)
+    params.push_back(&method->params[k]);
+  for (const InputSpec &spec : options.inputs) {
+    bool known = false;
+    for (size_t k = 0; k < params.size(); ++k)
+      known |= spec.key == std::to_string(k) || spec.key == params[k]->name;
+    if (!known) {
+      std::string names;
+      for (size_t k = 0; k < params.size(); ++k)
+        names += (k ? ", " : "") + std::to_string(k) + "=" + params[k]->name;
+      return usageError("--input-shape names input '" + spec.key + "', but " + options.method +
+                        " takes (" + names + ")");
+    }
+  }
+  mlir::OpBuilder b(&context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::FileLineColLoc::get(&context, path, 0, 0));
+  llvm::SmallVector<mlir::Type> argTypes;
+  std::vector<int> argOfParam(params.size(), -1);
+  for (size_t k = 0; k < params.size(); ++k) {
+    const InputSpec *spec = nullptr;
+    for (const InputSpec &s : options.inputs)
+      if (s.key == std::to_string(k) || s.key == params[k]->name)
+        spec = &s;
+    std::string type = typeText(params[k]->type);
+    bool isTensor = type == "Tensor" || type == "Optional[Tensor]";
+    if (!spec) {
+      if (isTensor && !params[k]->defaultValue)
+        return usageError("input '" + params[k]->name + "' (argument " + std::to_string(k) + " of " +
+                          options.method + ") needs a shape: pass --input-shape " +
+                          std::to_string(k) + "=DIMxDIM...xf32 (or " + params[k]->name + "=...)");
+      if (!params[k]->defaultValue)
+        return usageError("input '" + params[k]->name + "' of type " + type +
+                          " has no default; only tensor inputs can be given at run time");
+      continue;
+    }
+    if (!isTensor)
+      return usageError("input '" + params[k]->name + "' has type " + type +
+                        ", not Tensor; it cannot take --input-shape");
+    llvm::SmallVector<int64_t> shape;
+    for (int64_t d : spec->shape)
+      shape.push_back(d < 0 ? mlir::ShapedType::kDynamic : d);
+    argOfParam[k] = static_cast<int>(argTypes.size());
+    argTypes.push_back(mlir::RankedTensorType::get(shape, elementType(&context, spec->dtype)));
+  }
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<mlir::func::FuncOp>(mlir::FileLineColLoc::get(&context, path, 0, 0),
+                                           options.method, b.getFunctionType(argTypes, {}));
+  mlir::Block *entry = func.addEntryBlock();
+  for (size_t k = 0; k < params.size(); ++k)
+    if (argOfParam[k] >= 0)
+      func.setArgAttr(argOfParam[k], "cuvil.name", b.getStringAttr(params[k]->name));
+
+  ImportResult result;
+  Interpreter in(archive, context, func);
+  try {
+    std::vector<std::pair<std::string, IValue>> kwargs;
+    for (size_t k = 0; k < params.size(); ++k)
+      if (argOfParam[k] >= 0)
+        kwargs.emplace_back(params[k]->name, IValue::ofTensor(entry->getArgument(argOfParam[k])));
+    IValue forward = in.getAttr(in.rootModule(), options.method);
+    IValue out = in.call(forward, {}, kwargs);
+    if (in.unsupportedItems().empty()) {
+      std::vector<mlir::Value> outputs;
+      flattenOutputs(in, out, outputs, 0);
+      if (outputs.empty())
+        in.fail("CUVIL-E-IMPORT-OUTPUT", "the model returns no tensors");
+      in.builder().create<mlir::func::ReturnOp>(func.getLoc(), outputs);
+      llvm::SmallVector<mlir::Type> resultTypes;
+      for (mlir::Value v : outputs)
+        resultTypes.push_back(v.getType());
+      func.setType(b.getFunctionType(argTypes, resultTypes));
+    }
+  } catch (const ImportError &e) {
+    return inputError(path + ": " + e.what());
+  } catch (const StopImport &) {
+    // The unsupported items explain why evaluation stopped.
+  } catch (const std::bad_alloc &) {
+    return inputError(path + ": CUVIL-E-IMPORT-MEMORY: out of memory while importing");
+  } catch (const std::exception &e) {
+    return inputError(path + ": CUVIL-E-IMPORT-INTERNAL: " + e.what());
+  }
+  result.warnings = in.warnings();
+  result.unsupported = in.unsupportedItems();
+  if (!result.unsupported.empty())
+    return result;
+  removeDeadOps(func);
+  std::string diag;
+  {
+    mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
+      diag += (diag.empty() ? "" : "; ") + d.str();
+      return mlir::success();
+    });
+    if (mlir::failed(mlir::verify(*module)))
+      return inputError(path + ": CUVIL-E-IMPORT-VERIFY: the imported IR does not verify "
+                               "(an importer bug): " + diag);
+  }
+  result.module = std::move(module);
+  return result;
+}
+
+} // namespace cuvil::torchscript

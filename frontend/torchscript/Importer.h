@@ -1,0 +1,69 @@
+//===- Importer.h - TorchScript archive to cuvil IR -------------*- C++ -*-===//
+//
+// The public entry point of the TorchScript frontend: reads a .pt archive
+// with Cuvil's own readers (no libtorch), partially evaluates its forward
+// method with the given input shapes, and returns a module holding
+// `func.func @forward` in the cuvil dialect, weights as resource blobs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_FRONTEND_TORCHSCRIPT_IMPORTER_H
+#define CUVIL_FRONTEND_TORCHSCRIPT_IMPORTER_H
+
+#include "support/DType.h"
+#include "support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <vector>
+
+namespace cuvil::torchscript {
+
+/// --input-shape INDEX_OR_NAME=DIMxDIM...xDTYPE (ARCHITECTURE.md §3).
+struct InputSpec {
+  std::string key;             ///< argument index ("0") or name ("x")
+  std::vector<int64_t> shape;  ///< -1 for a dynamic dimension
+  DType dtype = DType::Float32;
+};
+Result<InputSpec> parseInputShape(const std::string &spec);
+
+struct ImportOptions {
+  std::vector<InputSpec> inputs;
+  std::string method = "forward";
+};
+
+/// An operator or construct the importer does not support, with every place
+/// it was met (original Python file:line where the archive says).
+struct UnsupportedItem {
+  std::string what;
+  std::vector<std::string> locations;
+};
+
+struct ImportResult {
+  mlir::OwningOpRef<mlir::ModuleOp> module; ///< null when unsupported is non-empty
+  std::vector<UnsupportedItem> unsupported;
+  std::vector<std::string> warnings;
+};
+
+/// Imports `path`. Errors (malformed archive, bad input shapes, a raised
+/// exception in the model, verifier failures) are returned as Error;
+/// unsupported operators are collected and returned all at once.
+Result<ImportResult> importTorchScript(mlir::MLIRContext &context,
+                                       const std::string &path,
+                                       const ImportOptions &options);
+
+/// The aten/prim operators the importer can translate.
+std::vector<std::string> supportedOperators();
+
+/// The unsupported-construct report as JSON.
+std::string unsupportedReportJson(const std::string &model,
+                                  const std::vector<UnsupportedItem> &items);
+
+/// The dialects an imported module uses (register them in the context).
+void registerImporterDialects(mlir::MLIRContext &context);
+
+} // namespace cuvil::torchscript
+
+#endif // CUVIL_FRONTEND_TORCHSCRIPT_IMPORTER_H

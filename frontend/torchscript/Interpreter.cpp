@@ -1,0 +1,1314 @@
+//===- Interpreter.cpp - Partial evaluation of TorchScript code -----------===//
+#include "frontend/torchscript/Interpreter.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace cir = mlir::cuvil;
+
+namespace cuvil::torchscript {
+
+IValue callRawBuiltin(Interpreter &in, const std::string &name,
+                      std::vector<IValue> &args,
+                      std::vector<std::pair<std::string, IValue>> &kwargs,
+                      bool &handled);
+
+//===----------------------------------------------------------------------===//
+// IValue printing
+//===----------------------------------------------------------------------===//
+
+std::string IValue::typeName() const {
+  switch (kind) {
+  case Kind::None: return "None";
+  case Kind::Bool: return "bool";
+  case Kind::Int: return "int";
+  case Kind::Float: return "float";
+  case Kind::Str: return "str";
+  case Kind::Device: return "Device";
+  case Kind::Tensor: return "Tensor";
+  case Kind::List: return list->empty() ? "List" : "List[" + list->front().typeName() + "]";
+  case Kind::Tuple: {
+    std::string s = "Tuple[";
+    for (size_t k = 0; k < list->size(); ++k)
+      s += (k ? ", " : "") + (*list)[k].typeName();
+    return s + "]";
+  }
+  case Kind::Dict: return "Dict";
+  case Kind::Object: return object->className;
+  case Kind::Function: return "function";
+  case Kind::Method: return "method";
+  case Kind::Builtin: return "builtin";
+  case Kind::Namespace: return "namespace";
+  case Kind::Type: return "type";
+  case Kind::Uninitialized: return "uninitialized";
+  case Kind::Poison: return "<unsupported>";
+  }
+  return "?";
+}
+
+std::string IValue::repr() const {
+  std::ostringstream os;
+  switch (kind) {
+  case Kind::None: return "None";
+  case Kind::Bool: return b ? "True" : "False";
+  case Kind::Int: return std::to_string(i);
+  case Kind::Float: {
+    os.precision(17);
+    os << f;
+    return os.str();
+  }
+  case Kind::Str: return s;
+  case Kind::Device: return s;
+  case Kind::List:
+  case Kind::Tuple: {
+    os << (kind == Kind::List ? "[" : "(");
+    for (size_t k = 0; k < list->size(); ++k)
+      os << (k ? ", " : "") << (*list)[k].repr();
+    if (kind == Kind::Tuple && list->size() == 1)
+      os << ",";
+    os << (kind == Kind::List ? "]" : ")");
+    return os.str();
+  }
+  default:
+    return "<" + typeName() + ">";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Bound arguments
+//===----------------------------------------------------------------------===//
+
+const IValue &BoundArgs::get(const std::string &name) const {
+  for (size_t k = 0; k < schema->args.size(); ++k)
+    if (schema->args[k].name == name)
+      return values[k];
+  static const IValue none;
+  return none;
+}
+
+bool BoundArgs::has(const std::string &name) const {
+  for (const SchemaArg &a : schema->args)
+    if (a.name == name)
+      return true;
+  return false;
+}
+
+std::map<std::string, OpHandler> &opHandlers() {
+  static std::map<std::string, OpHandler> table = [] {
+    std::map<std::string, OpHandler> t;
+    registerBuiltinHandlers(t);
+    registerTensorHandlers(t);
+    registerCompositeHandlers(t);
+    return t;
+  }();
+  return table;
+}
+
+std::optional<DType> dtypeFromScalarType(int64_t code) {
+  switch (code) {
+  case 0: return DType::UInt8;
+  case 1: return DType::Int8;
+  case 2: return DType::Int16;
+  case 3: return DType::Int32;
+  case 4: return DType::Int64;
+  case 5: return DType::Float16;
+  case 6: return DType::Float32;
+  case 7: return DType::Float64;
+  case 11: return DType::Bool;
+  case 15: return DType::BFloat16;
+  default: return std::nullopt;
+  }
+}
+
+int64_t scalarTypeFromDType(DType d) {
+  switch (d) {
+  case DType::UInt8: return 0;
+  case DType::Int8: return 1;
+  case DType::Int16: return 2;
+  case DType::Int32: return 3;
+  case DType::Int64: return 4;
+  case DType::Float16: return 5;
+  case DType::Float32: return 6;
+  case DType::Float64: return 7;
+  case DType::Bool: return 11;
+  case DType::BFloat16: return 15;
+  }
+  return 6;
+}
+
+//===----------------------------------------------------------------------===//
+// Construction, errors, locations
+//===----------------------------------------------------------------------===//
+
+Interpreter::Interpreter(TorchScriptArchive &archive, mlir::MLIRContext &ctx,
+                         mlir::func::FuncOp func)
+    : archive_(archive), ctx_(&ctx), func_(func), builder_(&ctx), constants_(&ctx) {
+  mlir::Block &entry = func.getBody().front();
+  builder_.setInsertionPointToEnd(&entry);
+  constants_.setInsertionPointToStart(&entry);
+  frames_.emplace_back(); // the import's own frame (no site)
+}
+
+std::string Interpreter::siteDescription() {
+  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+    if (!it->site || !it->file)
+      continue;
+    auto [line, col] = it->file->lineCol(it->site->range.start);
+    std::string s = it->file->name + ":" + std::to_string(line) + ":" + std::to_string(col);
+    // The outermost frame with an original location is the user's code.
+    std::string user;
+    for (const Frame &f : frames_)
+      if (f.site && f.file)
+        if (auto orig = archive_.originalLocation(*f.file, f.site->range.start)) {
+          user = orig->file + ":" + std::to_string(orig->line);
+          break;
+        }
+    std::string inner;
+    if (auto orig = archive_.originalLocation(*it->file, it->site->range.start))
+      inner = orig->file + ":" + std::to_string(orig->line);
+    if (!inner.empty() && inner != user)
+      s += " (" + inner + (user.empty() ? "" : ", called from " + user) + ")";
+    else if (!user.empty())
+      s += " (" + user + ")";
+    return s;
+  }
+  return "the model";
+}
+
+void Interpreter::fail(const std::string &code, const std::string &msg) {
+  throw ImportError(siteDescription() + ": " + code + ": " + msg);
+}
+
+void Interpreter::warn(const std::string &msg) {
+  warnings_.push_back(siteDescription() + ": " + msg);
+}
+
+IValue Interpreter::unsupported(const std::string &what) {
+  // The user's own line: the outermost frame with an original location.
+  std::string where;
+  for (const Frame &f : frames_)
+    if (f.site && f.file)
+      if (auto orig = archive_.originalLocation(*f.file, f.site->range.start)) {
+        where = orig->file + ":" + std::to_string(orig->line);
+        break;
+      }
+  if (where.empty())
+    where = siteDescription();
+  for (UnsupportedItem &item : unsupported_)
+    if (item.what == what) {
+      item.locations.push_back(where);
+      return IValue::poison();
+    }
+  unsupported_.push_back({what, {where}});
+  return IValue::poison();
+}
+
+mlir::Location Interpreter::locationOf(const Frame &f) {
+  auto [line, col] = f.file->lineCol(f.site->range.start);
+  if (auto orig = archive_.originalLocation(*f.file, f.site->range.start))
+    return mlir::FileLineColLoc::get(ctx_, orig->file, orig->line, 0);
+  return mlir::FileLineColLoc::get(ctx_, f.file->name, line, col);
+}
+
+mlir::Location Interpreter::location() {
+  std::optional<mlir::Location> loc;
+  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+    if (!it->site || !it->file)
+      continue;
+    mlir::Location here = locationOf(*it);
+    loc = loc ? mlir::Location(mlir::CallSiteLoc::get(*loc, here)) : here;
+  }
+  return loc ? *loc : mlir::UnknownLoc::get(ctx_);
+}
+
+mlir::Value Interpreter::finishBuild(mlir::Operation *op) {
+  std::string diag;
+  {
+    mlir::ScopedDiagnosticHandler capture(ctx_, [&](mlir::Diagnostic &d) {
+      if (!diag.empty())
+        diag += "; ";
+      diag += d.str();
+      return mlir::success();
+    });
+    bool ok = true;
+    if (auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(op)) {
+      llvm::SmallVector<mlir::Type> types;
+      ok = mlir::succeeded(infer.inferReturnTypes(
+          ctx_, op->getLoc(), op->getOperands(), op->getAttrDictionary(),
+          op->getPropertiesStorage(), op->getRegions(), types));
+      if (ok)
+        for (auto [r, t] : llvm::zip(op->getResults(), types))
+          r.setType(t);
+    }
+    if (ok)
+      ok = mlir::succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+    if (ok)
+      return op->getResult(0);
+  }
+  std::string name = op->getName().getStringRef().str();
+  op->erase();
+  fail("CUVIL-E-IMPORT-OP", "cannot build '" + name + "': " +
+                                (diag.empty() ? std::string("invalid operands") : diag));
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+static mlir::Type elementTypeOf(mlir::MLIRContext *ctx, DType d) {
+  switch (d) {
+  case DType::Bool: return mlir::IntegerType::get(ctx, 1);
+  case DType::UInt8: return mlir::IntegerType::get(ctx, 8, mlir::IntegerType::Unsigned);
+  case DType::Int8: return mlir::IntegerType::get(ctx, 8);
+  case DType::Int16: return mlir::IntegerType::get(ctx, 16);
+  case DType::Int32: return mlir::IntegerType::get(ctx, 32);
+  case DType::Int64: return mlir::IntegerType::get(ctx, 64);
+  case DType::Float16: return mlir::Float16Type::get(ctx);
+  case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
+  case DType::Float32: return mlir::Float32Type::get(ctx);
+  case DType::Float64: return mlir::Float64Type::get(ctx);
+  }
+  return {};
+}
+
+IValue Interpreter::weight(const PValue &t, bool fromConstants, const std::string &name) {
+  auto it = weights_.find(&t);
+  if (it != weights_.end())
+    return it->second;
+  Result<TensorData> data = archive_.tensorData(t, fromConstants);
+  if (!data)
+    throw ImportError(data.error().message);
+  auto type = mlir::RankedTensorType::get(data->shape, elementTypeOf(ctx_, data->dtype));
+  mlir::ElementsAttr attr;
+  if (data->size == 0) {
+    attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<mlir::Attribute>{});
+  } else {
+    std::shared_ptr<char> keep = data->bytes;
+    mlir::AsmResourceBlob blob(
+        llvm::ArrayRef<char>(keep.get(), data->size), /*alignment=*/64,
+        [keep](void *, size_t, size_t) mutable { keep.reset(); },
+        /*dataIsMutable=*/false);
+    attr = mlir::DenseResourceElementsAttr::get(type, name, std::move(blob));
+  }
+  mlir::Value v = constants_.create<cir::ConstantOp>(
+      mlir::NameLoc::get(mlir::StringAttr::get(ctx_, name)), type, attr);
+  IValue result = IValue::ofTensor(v);
+  weights_[&t] = result;
+  return result;
+}
+
+mlir::Value Interpreter::scalarConstant(const IValue &v, DType dtype) {
+  auto type = mlir::RankedTensorType::get({}, elementTypeOf(ctx_, dtype));
+  mlir::Attribute value;
+  if (isFloat(dtype)) {
+    double x = v.is(IValue::Kind::Float) ? v.f : v.is(IValue::Kind::Bool) ? double(v.b) : double(v.i);
+    auto ft = llvm::cast<mlir::FloatType>(type.getElementType());
+    bool lossy;
+    llvm::APFloat ap(x);
+    ap.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lossy);
+    value = mlir::FloatAttr::get(ft, ap);
+  } else {
+    int64_t x = v.is(IValue::Kind::Float) ? static_cast<int64_t>(v.f)
+                : v.is(IValue::Kind::Bool) ? int64_t(v.b) : v.i;
+    auto it = llvm::cast<mlir::IntegerType>(type.getElementType());
+    llvm::APInt wide(64, static_cast<uint64_t>(x), /*isSigned=*/true);
+    value = mlir::IntegerAttr::get(it, it.getWidth() < 64 ? wide.trunc(it.getWidth()) : wide);
+  }
+  auto attr = mlir::DenseElementsAttr::get(type, value);
+  return builder_.create<cir::ConstantOp>(location(), type, attr);
+}
+
+//===----------------------------------------------------------------------===//
+// Module objects and pickled values
+//===----------------------------------------------------------------------===//
+
+IValue Interpreter::rootModule() { return objectFor(archive_.root()); }
+
+IValue Interpreter::objectFor(const PValue *obj) {
+  auto it = objects_.find(obj);
+  if (it == objects_.end()) {
+    auto inst = std::make_shared<ObjectInst>();
+    inst->className = obj->str;
+    size_t dot = obj->str.rfind('.');
+    std::string module = dot == std::string::npos ? obj->str : obj->str.substr(0, dot);
+    std::string cls = dot == std::string::npos ? obj->str : obj->str.substr(dot + 1);
+    Result<const SourceFile *> file = archive_.codeFile(module);
+    if (!file)
+      throw ImportError(file.error().message);
+    if (*file)
+      inst->cls = (*file)->findClass(cls);
+    if (!inst->cls)
+      fail("CUVIL-E-IMPORT-CLASS", "class '" + obj->str + "' has no code in the archive");
+    inst->file = *file;
+    if (obj->state && !obj->state->is(PValue::Kind::Dict))
+      fail("CUVIL-E-IMPORT-CLASS", "object of class '" + obj->str +
+                                       "' has a state that is not a dict (custom "
+                                       "__setstate__ is not supported)");
+    inst->state = obj->state;
+    it = objects_.emplace(obj, inst).first;
+  }
+  IValue v;
+  v.kind = IValue::Kind::Object;
+  v.object = it->second;
+  return v;
+}
+
+IValue Interpreter::fromPickle(const PValue *v, const std::string &path, int depth) {
+  if (depth > kMaxPickleDepth)
+    fail("CUVIL-E-IMPORT-DEPTH", "module state nests too deeply (or is cyclic) at " + path);
+  switch (v->kind) {
+  case PValue::Kind::None: return IValue::none();
+  case PValue::Kind::Bool: return IValue::boolean(v->b);
+  case PValue::Kind::Int: return IValue::integer(v->i);
+  case PValue::Kind::Float: return IValue::floating(v->f);
+  case PValue::Kind::String: return IValue::string(v->str);
+  case PValue::Kind::Tensor: {
+    bool fromConstants = path.rfind("constants.", 0) == 0;
+    return weight(*v, fromConstants, path);
+  }
+  case PValue::Kind::Tuple:
+  case PValue::Kind::List: {
+    IValueList items;
+    for (size_t k = 0; k < v->items.size(); ++k)
+      items.push_back(fromPickle(v->items[k], path + "." + std::to_string(k), depth + 1));
+    return v->kind == PValue::Kind::Tuple ? IValue::makeTuple(std::move(items))
+                                          : IValue::makeList(std::move(items));
+  }
+  case PValue::Kind::Dict: {
+    IValue d;
+    d.kind = IValue::Kind::Dict;
+    d.dict = std::make_shared<IValueDict>();
+    for (auto &[k, val] : v->dict) {
+      IValue key = fromPickle(k, path, depth + 1);
+      d.dict->emplace_back(key, fromPickle(val, path + "." + key.repr(), depth + 1));
+    }
+    return d;
+  }
+  case PValue::Kind::Object: {
+    IValue o = objectFor(v);
+    if (o.object->path.empty())
+      o.object->path = path;
+    return o;
+  }
+  default:
+    fail("CUVIL-E-IMPORT-STATE",
+         std::string("module state '") + path + "' holds a " + v->kindName() +
+             ", which a model cannot use");
+  }
+}
+
+IValue Interpreter::resolveQualified(const std::string &path) {
+  size_t dot = path.rfind('.');
+  if (dot != std::string::npos) {
+    std::string module = path.substr(0, dot), name = path.substr(dot + 1);
+    Result<const SourceFile *> file = archive_.codeFile(module);
+    if (!file)
+      throw ImportError(file.error().message);
+    if (*file) {
+      if (const FuncDef *fn = (*file)->findFunction(name)) {
+        IValue f;
+        f.kind = IValue::Kind::Function;
+        f.func = fn;
+        f.file = *file;
+        return f;
+      }
+      if ((*file)->findClass(name)) {
+        IValue t;
+        t.kind = IValue::Kind::Type;
+        t.s = path;
+        return t;
+      }
+    }
+  }
+  return IValue::ns(path);
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
+  switch (base.kind) {
+  case IValue::Kind::Poison:
+    return base;
+  case IValue::Kind::Object: {
+    ObjectInst &obj = *base.object;
+    auto it = obj.attrs.find(name);
+    if (it != obj.attrs.end())
+      return it->second;
+    if (obj.state)
+      if (const PValue *v = obj.state->get(name)) {
+        // Weights and submodules are named after their attribute path
+        // ("layer1.0.conv1.weight") for readable IR.
+        IValue value = fromPickle(v, obj.path.empty() ? name : obj.path + "." + name, 0);
+        obj.attrs[name] = value;
+        return value;
+      }
+    if (const FuncDef *m = obj.cls->method(name)) {
+      IValue f;
+      f.kind = IValue::Kind::Method;
+      f.func = m;
+      f.file = obj.file;
+      f.object = base.object;
+      return f;
+    }
+    if (const ClassAttr *a = obj.cls->attr(name)) {
+      if (a->value) {
+        frames_.emplace_back();
+        frames_.back().file = obj.file;
+        IValue v;
+        try {
+          v = eval(a->value);
+        } catch (...) {
+          frames_.pop_back();
+          throw;
+        }
+        frames_.pop_back();
+        obj.attrs[name] = v;
+        return v;
+      }
+      fail("CUVIL-E-IMPORT-ATTR", "attribute '" + name + "' of '" + obj.className +
+                                      "' is declared but has no value in the archive");
+    }
+    fail("CUVIL-E-IMPORT-ATTR", "'" + obj.className + "' has no attribute '" + name + "'");
+  }
+  case IValue::Kind::Namespace: {
+    const std::string &p = base.s;
+    if (p == "torch") {
+      static const char *const subs[] = {"_C", "_nn", "nn", "functional", "jit", "linalg",
+                                         "special", "fft", "_VF", "_jit_internal", "autograd"};
+      for (const char *s : subs)
+        if (name == s)
+          return IValue::ns("torch." + name);
+      return IValue::builtin("aten::" + name);
+    }
+    if (p == "torch.linalg")
+      return IValue::builtin("aten::linalg_" + name);
+    if (p == "torch.special")
+      return IValue::builtin("aten::special_" + name);
+    if (p == "torch.fft")
+      return IValue::builtin("aten::fft_" + name);
+    if (p.rfind("torch.", 0) == 0)
+      return IValue::builtin("aten::" + name);
+    if (p == "ops")
+      return IValue::ns("ops." + name);
+    if (p.rfind("ops.", 0) == 0)
+      return IValue::builtin(p.substr(4) + "::" + name);
+    if (p == "math")
+      return IValue::builtin("aten::" + name);
+    if (p == "CONSTANTS") {
+      if (name.size() < 2 || name[0] != 'c')
+        fail("CUVIL-E-IMPORT-ATTR", "unknown constant CONSTANTS." + name);
+      char *end = nullptr;
+      long long idx = std::strtoll(name.c_str() + 1, &end, 10);
+      const PValue *c = *end == '\0' && idx >= 0 ? archive_.constant(static_cast<size_t>(idx)) : nullptr;
+      if (!c)
+        fail("CUVIL-E-IMPORT-ATTR", "CONSTANTS." + name + " is not in constants.pkl (" +
+                                        std::to_string(archive_.numConstants()) + " constants)");
+      return fromPickle(c, "constants." + name, 0);
+    }
+    return resolveQualified(p + "." + name);
+  }
+  case IValue::Kind::Tensor: {
+    if (name == "shape")
+      return callOperator("aten::size", {base}, {});
+    if (name == "dtype")
+      return callOperator("prim::dtype", {base}, {});
+    if (name == "device")
+      return IValue::device("cpu");
+    if (name == "ndim")
+      return callOperator("aten::dim", {base}, {});
+    if (name == "is_cuda" || name == "is_nested" || name == "is_quantized" ||
+        name == "is_sparse" || name == "requires_grad" || name == "is_mkldnn")
+      return IValue::boolean(false);
+    if (name == "T")
+      return callOperator("aten::numpy_T", {base}, {});
+    IValue bound = IValue::builtin("aten::" + name);
+    bound.list = std::make_shared<IValueList>(IValueList{base});
+    return bound;
+  }
+  case IValue::Kind::Device:
+    if (name == "type")
+      return IValue::string(base.s.substr(0, base.s.find(':')));
+    if (name == "index")
+      return IValue::none();
+    break;
+  case IValue::Kind::List:
+  case IValue::Kind::Str:
+  case IValue::Kind::Dict: {
+    IValue bound = IValue::builtin("aten::" + name);
+    bound.list = std::make_shared<IValueList>(IValueList{base});
+    return bound;
+  }
+  default:
+    break;
+  }
+  fail("CUVIL-E-IMPORT-ATTR", "a " + base.typeName() + " has no attribute '" + name + "'");
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool matchesBase(SchemaType::Base base, const IValue &v) {
+  using B = SchemaType::Base;
+  using K = IValue::Kind;
+  switch (base) {
+  case B::Tensor: return v.isTensor();
+  case B::Int: return v.is(K::Int);
+  case B::Float: return v.is(K::Float) || v.is(K::Int);
+  case B::Bool: return v.is(K::Bool);
+  case B::Str: return v.is(K::Str);
+  case B::Scalar: return v.isScalar();
+  case B::Generic:
+  case B::Any: return true;
+  case B::Device: return v.is(K::Device) || v.is(K::Str);
+  case B::ScalarType:
+  case B::Layout:
+  case B::MemoryFormat: return v.is(K::Int);
+  case B::Generator: return false;
+  case B::Complex: return false;
+  case B::Dict: return v.is(K::Dict);
+  case B::Tuple: return v.is(K::Tuple);
+  case B::Other: return false;
+  }
+  return false;
+}
+
+/// Whether `v` can be passed as `t`, and the value as the callee sees it.
+bool matchArg(const SchemaType &t, const IValue &v, IValue &out) {
+  out = v;
+  if (v.isNone())
+    return t.optional || (!t.list && (t.base == SchemaType::Base::Any ||
+                                      t.base == SchemaType::Base::Generic));
+  if (t.list) {
+    if (v.isSequence()) {
+      for (const IValue &item : *v.list)
+        if (!(item.isNone() && t.elemOptional) && !matchesBase(t.base, item))
+          return false;
+      if (v.is(IValue::Kind::Tuple)) // tuples pass as lists
+        out = IValue::makeList(*v.list);
+      if (t.base == SchemaType::Base::Float)
+        for (IValue &item : *out.list)
+          if (item.is(IValue::Kind::Int))
+            item = IValue::floating(double(item.i));
+      return true;
+    }
+    // int[2] takes a single int and repeats it.
+    if (t.fixedSize > 0 && matchesBase(t.base, v) && !v.isSequence()) {
+      out = IValue::makeList(IValueList(static_cast<size_t>(t.fixedSize), v));
+      return true;
+    }
+    return false;
+  }
+  if (!matchesBase(t.base, v))
+    return false;
+  if (t.base == SchemaType::Base::Float && v.is(IValue::Kind::Int))
+    out = IValue::floating(double(v.i));
+  return true;
+}
+
+IValue fromLiteral(const SchemaLiteral &lit) {
+  switch (lit.kind) {
+  case SchemaLiteral::Kind::None: return IValue::none();
+  case SchemaLiteral::Kind::Bool: return IValue::boolean(lit.b);
+  case SchemaLiteral::Kind::Int: return IValue::integer(lit.i);
+  case SchemaLiteral::Kind::Float: return IValue::floating(lit.f);
+  case SchemaLiteral::Kind::Str: return IValue::string(lit.s);
+  case SchemaLiteral::Kind::List: {
+    IValueList items;
+    for (const SchemaLiteral &x : lit.items)
+      items.push_back(fromLiteral(x));
+    return IValue::makeList(std::move(items));
+  }
+  }
+  return IValue::none();
+}
+
+bool bindArgs(const Schema &s, const std::vector<IValue> &args,
+          const std::vector<std::pair<std::string, IValue>> &kwargs, BoundArgs &out) {
+  out.schema = &s;
+  out.values.assign(s.args.size(), IValue());
+  std::vector<bool> filled(s.args.size(), false);
+  size_t positional = 0;
+  for (const IValue &a : args) {
+    if (positional >= s.args.size() || s.args[positional].kwOnly) {
+      if (!s.varargs)
+        return false;
+      out.values.push_back(a);
+      continue;
+    }
+    if (!matchArg(s.args[positional].type, a, out.values[positional]))
+      return false;
+    filled[positional++] = true;
+  }
+  for (auto &[name, v] : kwargs) {
+    size_t k = 0;
+    while (k < s.args.size() && s.args[k].name != name)
+      ++k;
+    if (k == s.args.size() || filled[k])
+      return false;
+    if (!matchArg(s.args[k].type, v, out.values[k]))
+      return false;
+    filled[k] = true;
+  }
+  for (size_t k = 0; k < s.args.size(); ++k) {
+    if (filled[k])
+      continue;
+    if (!s.args[k].hasDefault)
+      return false;
+    IValue d = fromLiteral(s.args[k].defaultValue);
+    IValue converted;
+    if (!d.isNone() && matchArg(s.args[k].type, d, converted))
+      d = converted;
+    out.values[k] = d;
+  }
+  return true;
+}
+
+} // namespace
+
+IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> args,
+                                 std::vector<std::pair<std::string, IValue>> kwargs) {
+  for (const IValue &a : args)
+    if (a.is(IValue::Kind::Poison))
+      return a;
+  for (auto &kv : kwargs)
+    if (kv.second.is(IValue::Kind::Poison))
+      return kv.second;
+  bool handled = false;
+  IValue raw = callRawBuiltin(*this, name, args, kwargs, handled);
+  if (handled)
+    return raw;
+  std::vector<const Schema *> candidates = SchemaTable::get().overloads(name);
+  if (candidates.empty())
+    return unsupported(name);
+  BoundArgs bound;
+  const Schema *match = nullptr;
+  for (const Schema *s : candidates)
+    if (bindArgs(*s, args, kwargs, bound)) {
+      match = s;
+      break;
+    }
+  if (!match) {
+    std::string got;
+    for (const IValue &a : args)
+      got += (got.empty() ? "" : ", ") + a.typeName();
+    for (auto &[k, v] : kwargs)
+      got += (got.empty() ? "" : ", ") + k + "=" + v.typeName();
+    std::string options;
+    for (const Schema *s : candidates)
+      options += "\n  " + s->signature();
+    fail("CUVIL-E-IMPORT-SCHEMA",
+         "no overload of " + name + " takes (" + got + "); candidates:" + options);
+  }
+  auto &table = opHandlers();
+  auto it = table.find(name);
+  if (it == table.end())
+    return unsupported(name);
+  return it->second(*this, bound);
+}
+
+IValue Interpreter::call(const IValue &callee, std::vector<IValue> args,
+                         std::vector<std::pair<std::string, IValue>> kwargs) {
+  switch (callee.kind) {
+  case IValue::Kind::Poison:
+    return callee;
+  case IValue::Kind::Function:
+    return callFunction(callee.func, callee.file, nullptr, std::move(args), std::move(kwargs));
+  case IValue::Kind::Method: {
+    IValue self;
+    self.kind = IValue::Kind::Object;
+    self.object = callee.object;
+    return callFunction(callee.func, callee.file, &self, std::move(args), std::move(kwargs));
+  }
+  case IValue::Kind::Object:
+    return call(getAttr(callee, "forward"), std::move(args), std::move(kwargs));
+  case IValue::Kind::Builtin: {
+    if (callee.list) // a bound method of a tensor, list or string
+      args.insert(args.begin(), callee.list->begin(), callee.list->end());
+    return callOperator(callee.s, std::move(args), std::move(kwargs));
+  }
+  case IValue::Kind::Type:
+    fail("CUVIL-E-IMPORT-UNSUPPORTED",
+         "constructing objects of class '" + callee.s + "' is not supported");
+  default:
+    fail("CUVIL-E-IMPORT-CALL", "a " + callee.typeName() + " is not callable");
+  }
+}
+
+/// Pushes a frame for the duration of a call.
+class FrameScope {
+public:
+  FrameScope(Interpreter &in, const SourceFile *file) : in_(in) {
+    if (in.frames_.size() > 200)
+      in.fail("CUVIL-E-IMPORT-RECURSION",
+              "calls nest more than 200 deep (recursive functions are not supported)");
+    in.frames_.emplace_back();
+    in.frames_.back().file = file;
+  }
+  ~FrameScope() { in_.frames_.pop_back(); }
+
+private:
+  Interpreter &in_;
+};
+
+IValue Interpreter::callFunction(const FuncDef *fn, const SourceFile *file,
+                                 const IValue *self, std::vector<IValue> args,
+                                 std::vector<std::pair<std::string, IValue>> kwargs) {
+  if (self)
+    args.insert(args.begin(), *self);
+  std::map<std::string, IValue> locals;
+  std::vector<bool> filled(fn->params.size(), false);
+  if (args.size() > fn->params.size())
+    fail("CUVIL-E-IMPORT-CALL", "'" + fn->name + "' takes " +
+                                    std::to_string(fn->params.size()) + " arguments, got " +
+                                    std::to_string(args.size()));
+  for (size_t k = 0; k < args.size(); ++k) {
+    locals[fn->params[k].name] = args[k];
+    filled[k] = true;
+  }
+  for (auto &[name, v] : kwargs) {
+    size_t k = 0;
+    while (k < fn->params.size() && fn->params[k].name != name)
+      ++k;
+    if (k == fn->params.size())
+      fail("CUVIL-E-IMPORT-CALL", "'" + fn->name + "' has no parameter '" + name + "'");
+    locals[name] = v;
+    filled[k] = true;
+  }
+  FrameScope scope(*this, file);
+  for (size_t k = 0; k < fn->params.size(); ++k) {
+    if (filled[k])
+      continue;
+    if (!fn->params[k].defaultValue)
+      fail("CUVIL-E-IMPORT-CALL", "'" + fn->name + "' is missing argument '" +
+                                      fn->params[k].name + "'");
+    locals[fn->params[k].name] = eval(fn->params[k].defaultValue);
+  }
+  frames_.back().locals = std::move(locals);
+  IValue ret;
+  exec(fn->body, ret);
+  return ret;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+Interpreter::Flow Interpreter::exec(const std::vector<Stmt *> &body, IValue &ret) {
+  for (const Stmt *s : body) {
+    Flow f = execStmt(s, ret);
+    if (f != Flow::Normal)
+      return f;
+  }
+  return Flow::Normal;
+}
+
+bool Interpreter::truthy(const IValue &v) {
+  switch (v.kind) {
+  case IValue::Kind::Bool: return v.b;
+  case IValue::Kind::Int: return v.i != 0;
+  case IValue::Kind::Float: return v.f != 0.0;
+  case IValue::Kind::None: return false;
+  case IValue::Kind::Str: return !v.s.empty();
+  case IValue::Kind::List:
+  case IValue::Kind::Tuple: return !v.list->empty();
+  case IValue::Kind::Dict: return !v.dict->empty();
+  case IValue::Kind::Object:
+  case IValue::Kind::Device: return true;
+  case IValue::Kind::Tensor:
+    unsupported("control flow that depends on tensor values (a condition computed from tensor data)");
+    throw StopImport();
+  case IValue::Kind::Poison:
+    // A condition computed from an unsupported op: nothing more can be
+    // learned on this path; report what was found.
+    throw StopImport();
+  default:
+    fail("CUVIL-E-IMPORT-TYPE", "a " + v.typeName() + " has no truth value");
+  }
+}
+
+std::vector<IValue> Interpreter::iterate(const IValue &v) {
+  switch (v.kind) {
+  case IValue::Kind::List:
+  case IValue::Kind::Tuple:
+    return *v.list;
+  case IValue::Kind::Dict: {
+    std::vector<IValue> keys;
+    for (auto &kv : *v.dict)
+      keys.push_back(kv.first);
+    return keys;
+  }
+  case IValue::Kind::Str: {
+    std::vector<IValue> chars;
+    for (char c : v.s)
+      chars.push_back(IValue::string(std::string(1, c)));
+    return chars;
+  }
+  case IValue::Kind::Poison:
+    throw StopImport();
+  case IValue::Kind::Tensor:
+    unsupported("iterating over a tensor");
+    throw StopImport();
+  default:
+    fail("CUVIL-E-IMPORT-TYPE", "a " + v.typeName() + " is not iterable");
+  }
+}
+
+Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
+  Frame &frame = frames_.back();
+  switch (s->kind) {
+  case Stmt::Kind::Expr:
+    eval(s->value);
+    return Flow::Normal;
+  case Stmt::Kind::Assign: {
+    IValue v = eval(s->value);
+    for (const Expr *t : s->targets)
+      assign(t, v);
+    return Flow::Normal;
+  }
+  case Stmt::Kind::AnnAssign:
+    if (s->value)
+      assign(s->targets[0], eval(s->value));
+    return Flow::Normal;
+  case Stmt::Kind::AugAssign: {
+    IValue cur = eval(s->targets[0]);
+    IValue rhs = eval(s->value);
+    frame.site = s->value;
+    if (cur.is(IValue::Kind::List) && s->op == "+") { // in place, as Python
+      for (const IValue &x : iterate(rhs))
+        cur.list->push_back(x);
+      return Flow::Normal;
+    }
+    assign(s->targets[0], binaryOp(s->op, cur, rhs));
+    return Flow::Normal;
+  }
+  case Stmt::Kind::If: {
+    frame.site = s->cond;
+    bool c = truthy(eval(s->cond));
+    return exec(c ? s->body : s->orelse, ret);
+  }
+  case Stmt::Kind::For: {
+    std::vector<IValue> items = iterate(eval(s->value));
+    for (const IValue &item : items) {
+      if (--loopBudget_ < 0)
+        fail("CUVIL-E-IMPORT-LOOP", "loops run more than 10 million iterations at import time");
+      assign(s->targets[0], item);
+      Flow f = exec(s->body, ret);
+      if (f == Flow::Break)
+        return Flow::Normal;
+      if (f == Flow::Return)
+        return f;
+    }
+    return exec(s->orelse, ret);
+  }
+  case Stmt::Kind::While: {
+    while (true) {
+      frames_.back().site = s->cond;
+      if (!truthy(eval(s->cond)))
+        break;
+      if (--loopBudget_ < 0)
+        fail("CUVIL-E-IMPORT-LOOP", "loops run more than 10 million iterations at import time");
+      Flow f = exec(s->body, ret);
+      if (f == Flow::Break)
+        return Flow::Normal;
+      if (f == Flow::Return)
+        return f;
+    }
+    return exec(s->orelse, ret);
+  }
+  case Stmt::Kind::Return:
+    ret = s->value ? eval(s->value) : IValue::none();
+    return Flow::Return;
+  case Stmt::Kind::Pass:
+    return Flow::Normal;
+  case Stmt::Kind::Break:
+    return Flow::Break;
+  case Stmt::Kind::Continue:
+    return Flow::Continue;
+  case Stmt::Kind::Raise: {
+    IValue msg = s->value ? eval(s->value) : IValue::string("exception");
+    frame.site = s->value;
+    fail("CUVIL-E-IMPORT-RAISE", "the model raises an exception for these inputs: " + msg.repr());
+  }
+  case Stmt::Kind::Assert: {
+    frame.site = s->cond;
+    if (!truthy(eval(s->cond))) {
+      IValue msg = s->value ? eval(s->value) : IValue::string("assertion failed");
+      fail("CUVIL-E-IMPORT-RAISE", "the model's assertion fails for these inputs: " + msg.repr());
+    }
+    return Flow::Normal;
+  }
+  case Stmt::Kind::Del:
+    return Flow::Normal;
+  case Stmt::Kind::FuncDef:
+  case Stmt::Kind::ClassDef:
+    fail("CUVIL-E-IMPORT-UNSUPPORTED", "nested definitions are not supported");
+  }
+  return Flow::Normal;
+}
+
+void Interpreter::assign(const Expr *target, const IValue &v) {
+  switch (target->kind) {
+  case Expr::Kind::Name:
+    frames_.back().locals[target->name] = v;
+    return;
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List: {
+    if (v.is(IValue::Kind::Poison)) {
+      for (const Expr *t : target->args)
+        assign(t, v);
+      return;
+    }
+    std::vector<IValue> items = iterate(v);
+    if (items.size() != target->args.size())
+      fail("CUVIL-E-IMPORT-UNPACK", "cannot unpack " + std::to_string(items.size()) +
+                                        " values into " + std::to_string(target->args.size()));
+    for (size_t k = 0; k < items.size(); ++k)
+      assign(target->args[k], items[k]);
+    return;
+  }
+  case Expr::Kind::Subscript: {
+    IValue base = eval(target->base);
+    if (base.is(IValue::Kind::List) && target->args.size() == 1) {
+      IValue idx = eval(target->args[0]);
+      if (idx.is(IValue::Kind::Int)) {
+        int64_t n = static_cast<int64_t>(base.list->size()), i = idx.i < 0 ? idx.i + n : idx.i;
+        if (i < 0 || i >= n)
+          fail("CUVIL-E-IMPORT-INDEX", "list assignment index out of range");
+        (*base.list)[i] = v;
+        return;
+      }
+    }
+    if (base.is(IValue::Kind::Dict) && target->args.size() == 1) {
+      IValue key = eval(target->args[0]);
+      for (auto &kv : *base.dict)
+        if (compareOp("==", kv.first, key).b) {
+          kv.second = v;
+          return;
+        }
+      base.dict->emplace_back(key, v);
+      return;
+    }
+    if (base.isTensor() || base.is(IValue::Kind::Poison)) {
+      unsupported("assignment into a tensor (x[...] = v)");
+      return;
+    }
+    fail("CUVIL-E-IMPORT-ASSIGN", "cannot assign into a " + base.typeName());
+  }
+  case Expr::Kind::Attribute: {
+    IValue base = eval(target->base);
+    if (base.is(IValue::Kind::Object)) {
+      unsupported("writes to module state (self." + target->name + " = ...)");
+      return;
+    }
+    fail("CUVIL-E-IMPORT-ASSIGN", "cannot assign an attribute of a " + base.typeName());
+  }
+  default:
+    fail("CUVIL-E-IMPORT-ASSIGN", "invalid assignment target");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+IValue Interpreter::lookup(const std::string &name) {
+  Frame &frame = frames_.back();
+  auto it = frame.locals.find(name);
+  if (it != frame.locals.end())
+    return it->second;
+  if (frame.file) {
+    if (const FuncDef *fn = frame.file->findFunction(name)) {
+      IValue f;
+      f.kind = IValue::Kind::Function;
+      f.func = fn;
+      f.file = frame.file;
+      return f;
+    }
+  }
+  static const char *const namespaces[] = {"torch", "ops", "__torch__", "math", "CONSTANTS"};
+  for (const char *n : namespaces)
+    if (name == n)
+      return IValue::ns(name);
+  static const char *const types[] = {"Tensor", "List", "Optional", "Tuple", "Dict",
+                                      "NoneType", "Final", "Any", "Union", "number",
+                                      "Device", "Future", "Module", "Object", "NamedTuple"};
+  for (const char *t : types)
+    if (name == t) {
+      IValue v;
+      v.kind = IValue::Kind::Type;
+      v.s = name;
+      return v;
+    }
+  if (name == "inf")
+    return IValue::floating(INFINITY);
+  if (name == "nan")
+    return IValue::floating(NAN);
+  return IValue::builtin("builtin::" + name);
+}
+
+IValue Interpreter::eval(const Expr *e) {
+  switch (e->kind) {
+  case Expr::Kind::Name:
+    return lookup(e->name);
+  case Expr::Kind::Int: return IValue::integer(e->ival);
+  case Expr::Kind::Float: return IValue::floating(e->fval);
+  case Expr::Kind::Str: return IValue::string(e->name);
+  case Expr::Kind::Bool: return IValue::boolean(e->bval);
+  case Expr::Kind::None: return IValue::none();
+  case Expr::Kind::Ellipsis: {
+    IValue v;
+    v.kind = IValue::Kind::Type;
+    v.s = "...";
+    return v;
+  }
+  case Expr::Kind::Attribute:
+    return getAttr(eval(e->base), e->name);
+  case Expr::Kind::Subscript: {
+    IValue base = eval(e->base);
+    if (base.is(IValue::Kind::Type)) {
+      IValue t = base;
+      t.typeExpr = e;
+      return t;
+    }
+    return subscript(base, e);
+  }
+  case Expr::Kind::Call: {
+    IValue callee = eval(e->base);
+    std::vector<IValue> args;
+    for (const Expr *a : e->args)
+      args.push_back(eval(a));
+    std::vector<std::pair<std::string, IValue>> kwargs;
+    for (auto &[k, a] : e->kwargs)
+      kwargs.emplace_back(k, eval(a));
+    // annotate(T, v) and isinstance(v, T) look at the type expression.
+    if (callee.is(IValue::Kind::Builtin) && callee.s == "builtin::isinstance" && args.size() == 2) {
+      frames_.back().site = e;
+      return IValue::boolean(isInstance(args[0], e->args[1]));
+    }
+    frames_.back().site = e;
+    return call(callee, std::move(args), std::move(kwargs));
+  }
+  case Expr::Kind::BinOp: {
+    IValue a = eval(e->args[0]), b = eval(e->args[1]);
+    frames_.back().site = e;
+    return binaryOp(e->name, a, b);
+  }
+  case Expr::Kind::UnaryOp: {
+    IValue a = eval(e->args[0]);
+    frames_.back().site = e;
+    if (e->name == "not")
+      return IValue::boolean(!truthy(a));
+    if (e->name == "+")
+      return a;
+    if (a.is(IValue::Kind::Int))
+      return IValue::integer(e->name == "-" ? -a.i : ~a.i);
+    if (a.is(IValue::Kind::Float) && e->name == "-")
+      return IValue::floating(-a.f);
+    if (a.is(IValue::Kind::Bool) && e->name == "-")
+      return IValue::integer(-int64_t(a.b));
+    if (a.isTensor() || a.is(IValue::Kind::Poison))
+      return callOperator(e->name == "-" ? "aten::neg" : "aten::bitwise_not", {a}, {});
+    fail("CUVIL-E-IMPORT-TYPE", "bad operand type for unary " + e->name + ": " + a.typeName());
+  }
+  case Expr::Kind::Compare: {
+    IValue lhs = eval(e->args[0]);
+    IValue result = IValue::boolean(true);
+    for (size_t k = 0; k < e->ops.size(); ++k) {
+      IValue rhs = eval(e->args[k + 1]);
+      frames_.back().site = e;
+      result = compareOp(e->ops[k], lhs, rhs);
+      if (result.is(IValue::Kind::Bool) && !result.b)
+        return result;
+      lhs = rhs;
+    }
+    return result;
+  }
+  case Expr::Kind::BoolOp: {
+    IValue v = eval(e->args[0]);
+    for (size_t k = 1; k < e->args.size(); ++k) {
+      bool t = truthy(v);
+      if ((e->name == "and" && !t) || (e->name == "or" && t))
+        return v;
+      v = eval(e->args[k]);
+    }
+    return v;
+  }
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List: {
+    IValueList items;
+    for (const Expr *a : e->args)
+      items.push_back(eval(a));
+    return e->kind == Expr::Kind::Tuple ? IValue::makeTuple(std::move(items))
+                                        : IValue::makeList(std::move(items));
+  }
+  case Expr::Kind::Dict: {
+    IValue d;
+    d.kind = IValue::Kind::Dict;
+    d.dict = std::make_shared<IValueDict>();
+    for (size_t k = 0; k + 1 < e->args.size(); k += 2)
+      d.dict->emplace_back(eval(e->args[k]), eval(e->args[k + 1]));
+    return d;
+  }
+  case Expr::Kind::IfExp:
+    return truthy(eval(e->args[1])) ? eval(e->args[0]) : eval(e->args[2]);
+  case Expr::Kind::Slice:
+    fail("CUVIL-E-IMPORT-SYNTAX", "a slice outside of a subscript");
+  }
+  fail("CUVIL-E-IMPORT-SYNTAX", "unknown expression");
+}
+
+IValue Interpreter::subscript(const IValue &base, const Expr *e) {
+  if (base.is(IValue::Kind::Poison))
+    return base;
+  if (base.isTensor()) {
+    // x[i], x[a:b:c], x[:, i], x[None] ... one index per dimension.
+    IValue t = base;
+    int64_t dim = 0;
+    for (const Expr *idx : e->args) {
+      if (idx->kind == Expr::Kind::Slice) {
+        IValue lo = idx->args[0] ? eval(idx->args[0]) : IValue::none();
+        IValue hi = idx->args[1] ? eval(idx->args[1]) : IValue::none();
+        IValue st = idx->args[2] ? eval(idx->args[2]) : IValue::integer(1);
+        t = callOperator("aten::slice", {t, IValue::integer(dim), lo, hi, st}, {});
+        ++dim;
+        continue;
+      }
+      IValue i = eval(idx);
+      if (i.isNone()) {
+        t = callOperator("aten::unsqueeze", {t, IValue::integer(dim)}, {});
+        ++dim;
+      } else if (i.is(IValue::Kind::Int)) {
+        t = callOperator("aten::select", {t, IValue::integer(dim), i}, {});
+      } else {
+        return unsupported("advanced tensor indexing (x[tensor])");
+      }
+    }
+    return t;
+  }
+  if (e->args.size() != 1)
+    fail("CUVIL-E-IMPORT-INDEX", "a " + base.typeName() + " takes a single index");
+  const Expr *idx = e->args[0];
+  if (idx->kind == Expr::Kind::Slice && (base.isSequence() || base.is(IValue::Kind::Str))) {
+    int64_t n = base.is(IValue::Kind::Str) ? static_cast<int64_t>(base.s.size())
+                                           : static_cast<int64_t>(base.list->size());
+    auto bound = [&](const Expr *x, int64_t dflt) {
+      if (!x)
+        return dflt;
+      IValue v = eval(x);
+      if (v.isNone())
+        return dflt;
+      if (!v.is(IValue::Kind::Int))
+        fail("CUVIL-E-IMPORT-INDEX", "slice bounds must be ints");
+      int64_t b = v.i < 0 ? std::max<int64_t>(v.i + n, 0) : std::min(v.i, n);
+      return b;
+    };
+    int64_t step = 1;
+    if (idx->args[2]) {
+      IValue s = eval(idx->args[2]);
+      if (!s.is(IValue::Kind::Int) || s.i < 1)
+        fail("CUVIL-E-IMPORT-INDEX", "only positive slice steps are supported");
+      step = s.i;
+    }
+    int64_t lo = bound(idx->args[0], 0), hi = bound(idx->args[1], n);
+    if (base.is(IValue::Kind::Str)) {
+      std::string out;
+      for (int64_t k = lo; k < hi; k += step)
+        out += base.s[k];
+      return IValue::string(out);
+    }
+    IValueList items;
+    for (int64_t k = lo; k < hi; k += step)
+      items.push_back((*base.list)[k]);
+    return base.is(IValue::Kind::Tuple) ? IValue::makeTuple(items) : IValue::makeList(items);
+  }
+  IValue i = eval(idx);
+  if (base.isSequence() || base.is(IValue::Kind::Str)) {
+    if (!i.is(IValue::Kind::Int))
+      fail("CUVIL-E-IMPORT-INDEX", base.typeName() + " indices must be ints, not " + i.typeName());
+    int64_t n = base.is(IValue::Kind::Str) ? static_cast<int64_t>(base.s.size())
+                                           : static_cast<int64_t>(base.list->size());
+    int64_t k = i.i < 0 ? i.i + n : i.i;
+    if (k < 0 || k >= n)
+      fail("CUVIL-E-IMPORT-INDEX", "index " + std::to_string(i.i) + " is out of range for a " +
+                                       base.typeName() + " of length " + std::to_string(n));
+    if (base.is(IValue::Kind::Str))
+      return IValue::string(std::string(1, base.s[k]));
+    return (*base.list)[k];
+  }
+  if (base.is(IValue::Kind::Dict)) {
+    for (auto &kv : *base.dict)
+      if (compareOp("==", kv.first, i).b)
+        return kv.second;
+    fail("CUVIL-E-IMPORT-KEY", "key " + i.repr() + " is not in the dict");
+  }
+  fail("CUVIL-E-IMPORT-INDEX", "a " + base.typeName() + " cannot be indexed");
+}
+
+bool Interpreter::isInstance(const IValue &v, const Expr *type) {
+  // Tuples of types: any matches.
+  if (type->kind == Expr::Kind::Tuple) {
+    for (const Expr *t : type->args)
+      if (isInstance(v, t))
+        return true;
+    return false;
+  }
+  std::string name;
+  const Expr *head = type->kind == Expr::Kind::Subscript ? type->base : type;
+  if (head->kind == Expr::Kind::Name)
+    name = head->name;
+  else if (head->kind == Expr::Kind::Attribute)
+    name = head->name;
+  using K = IValue::Kind;
+  if (name == "Tensor") return v.isTensor();
+  if (name == "int") return v.is(K::Int);
+  if (name == "float") return v.is(K::Float);
+  if (name == "bool") return v.is(K::Bool);
+  if (name == "str") return v.is(K::Str);
+  if (name == "NoneType") return v.isNone();
+  if (name == "Device") return v.is(K::Device);
+  if (name == "List" || name == "Tuple" || name == "Dict") {
+    K want = name == "List" ? K::List : name == "Tuple" ? K::Tuple : K::Dict;
+    if (!v.is(want))
+      return false;
+    if (type->kind == Expr::Kind::Subscript && want == K::List && !v.list->empty() &&
+        type->args.size() == 1)
+      return isInstance(v.list->front(), type->args[0]);
+    return true;
+  }
+  if (name == "Optional") {
+    return v.isNone() || (type->kind == Expr::Kind::Subscript && type->args.size() == 1 &&
+                          isInstance(v, type->args[0]));
+  }
+  if (name == "Union") {
+    for (const Expr *t : type->args)
+      if (isInstance(v, t))
+        return true;
+    return false;
+  }
+  if (name == "Any")
+    return true;
+  if (v.is(K::Object)) {
+    std::string full;
+    for (const Expr *x = type; x; x = x->kind == Expr::Kind::Attribute ? x->base : nullptr)
+      full = x->kind == Expr::Kind::Attribute ? "." + x->name + full
+                                              : (x->kind == Expr::Kind::Name ? x->name + full : full);
+    return v.object->className == full;
+  }
+  return false;
+}
+
+} // namespace cuvil::torchscript

@@ -1,0 +1,160 @@
+//===- Interpreter.h - Partial evaluation of TorchScript code ---*- C++ -*-===//
+//
+// Runs serialized TorchScript: calls are inlined, every non-tensor value is
+// computed, branches with known conditions are taken (an untaken `raise`
+// vanishes, a taken one is an import error quoting the model), and tensor
+// operators become cuvil ops through the lowering table (Lowering.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_FRONTEND_TORCHSCRIPT_INTERPRETER_H
+#define CUVIL_FRONTEND_TORCHSCRIPT_INTERPRETER_H
+
+#include "frontend/torchscript/Archive.h"
+#include "frontend/torchscript/Importer.h"
+#include "frontend/torchscript/Schema.h"
+#include "frontend/torchscript/Values.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+namespace cuvil::torchscript {
+
+/// A fatal import error, thrown inside the evaluator and turned into an
+/// Error at the API boundary. Never thrown through MLIR frames.
+struct ImportError : std::runtime_error {
+  explicit ImportError(const std::string &m) : std::runtime_error(m) {}
+};
+
+/// Stops the evaluation when it cannot go on without a value it does not
+/// have (control flow on an unsupported result); the unsupported items
+/// collected so far explain why.
+struct StopImport : std::runtime_error {
+  StopImport() : std::runtime_error("evaluation stopped at an unsupported construct") {}
+};
+
+/// Arguments of an operator call bound to its schema (defaults filled).
+class BoundArgs {
+public:
+  const Schema *schema = nullptr;
+  std::vector<IValue> values;
+
+  const IValue &get(const std::string &name) const;
+  bool has(const std::string &name) const;
+};
+
+class Interpreter;
+/// Translates one operator call. Returns the result (a Tuple for several).
+using OpHandler = std::function<IValue(Interpreter &, const BoundArgs &)>;
+
+/// The operator table: aten/prim names to handlers (Builtins.cpp and
+/// Lower*.cpp register into it).
+std::map<std::string, OpHandler> &opHandlers();
+void registerBuiltinHandlers(std::map<std::string, OpHandler> &table);
+void registerTensorHandlers(std::map<std::string, OpHandler> &table);
+void registerCompositeHandlers(std::map<std::string, OpHandler> &table);
+
+class Interpreter {
+public:
+  Interpreter(TorchScriptArchive &archive, mlir::MLIRContext &ctx,
+              mlir::func::FuncOp func);
+
+  // Evaluation -------------------------------------------------------------
+  /// Calls a callable value with positional and keyword arguments.
+  IValue call(const IValue &callee, std::vector<IValue> args,
+              std::vector<std::pair<std::string, IValue>> kwargs);
+  /// Calls `name` ("aten::add") through its schema and handler.
+  IValue callOperator(const std::string &name, std::vector<IValue> args,
+                      std::vector<std::pair<std::string, IValue>> kwargs);
+  IValue getAttr(const IValue &base, const std::string &name);
+  /// The root module from data.pkl.
+  IValue rootModule();
+  /// Truth value of a concrete value; poison and tensors are reported.
+  bool truthy(const IValue &v);
+  /// Python's binary and comparison operators (tensors go to aten ops).
+  IValue binaryOp(const std::string &op, const IValue &a, const IValue &b);
+  IValue compareOp(const std::string &op, const IValue &a, const IValue &b);
+
+  // Errors and reporting ---------------------------------------------------
+  [[noreturn]] void fail(const std::string &code, const std::string &msg);
+  /// Records an unsupported operator/construct at the current site and
+  /// returns poison, so that the import goes on to find the others.
+  IValue unsupported(const std::string &what);
+  void warn(const std::string &msg);
+  const std::vector<UnsupportedItem> &unsupportedItems() const { return unsupported_; }
+  const std::vector<std::string> &warnings() const { return warnings_; }
+  /// "code/__torch__/x.py:3:5 (model.py:12)" for the current site.
+  std::string siteDescription();
+
+  // IR building ------------------------------------------------------------
+  mlir::MLIRContext *context() { return ctx_; }
+  mlir::OpBuilder &builder() { return builder_; }
+  /// The location of the current site, with inlined callers as call sites.
+  mlir::Location location();
+  /// A tensor constant for weights and buffers (cached per pickled tensor).
+  IValue weight(const PValue &tensor, bool fromConstants, const std::string &name);
+  /// A 0-d constant of `dtype` holding `v` (int, float or bool).
+  mlir::Value scalarConstant(const IValue &v, DType dtype);
+
+  /// Builds a cuvil op whose result types come from its own shape rule. A
+  /// rule violation becomes an import error naming the op and the site.
+  template <typename OpTy, typename... Args>
+  mlir::Value build(Args &&...args) {
+    auto op = builder_.create<OpTy>(location(), builder_.getNoneType(),
+                                    std::forward<Args>(args)...);
+    return finishBuild(op.getOperation());
+  }
+  mlir::Value finishBuild(mlir::Operation *op);
+
+  mlir::func::FuncOp function() { return func_; }
+
+private:
+  friend class FrameScope;
+  struct Frame {
+    std::map<std::string, IValue> locals;
+    const SourceFile *file = nullptr;
+    const Expr *site = nullptr; ///< the expression being evaluated
+  };
+  enum class Flow { Normal, Return, Break, Continue };
+
+  IValue callFunction(const FuncDef *fn, const SourceFile *file,
+                      const IValue *self, std::vector<IValue> args,
+                      std::vector<std::pair<std::string, IValue>> kwargs);
+  Flow exec(const std::vector<Stmt *> &body, IValue &ret);
+  Flow execStmt(const Stmt *s, IValue &ret);
+  IValue eval(const Expr *e);
+  void assign(const Expr *target, const IValue &v);
+  IValue lookup(const std::string &name);
+  IValue subscript(const IValue &base, const Expr *indexExpr);
+  IValue resolveQualified(const std::string &path);
+  IValue fromPickle(const PValue *v, const std::string &path, int depth);
+  IValue objectFor(const PValue *obj);
+  bool isInstance(const IValue &v, const Expr *type);
+  std::vector<IValue> iterate(const IValue &v);
+  mlir::Location locationOf(const Frame &f);
+
+  TorchScriptArchive &archive_;
+  mlir::MLIRContext *ctx_;
+  mlir::func::FuncOp func_;
+  mlir::OpBuilder builder_;
+  mlir::OpBuilder constants_; ///< inserts weights at the top of the function
+  std::vector<Frame> frames_;
+  std::map<const PValue *, IValue> weights_;
+  std::map<const PValue *, std::shared_ptr<ObjectInst>> objects_;
+  std::vector<UnsupportedItem> unsupported_;
+  std::vector<std::string> warnings_;
+  int64_t loopBudget_ = 10'000'000;
+};
+
+/// Dtype codes of TorchScript's ScalarType ints.
+std::optional<DType> dtypeFromScalarType(int64_t code);
+int64_t scalarTypeFromDType(DType d);
+
+} // namespace cuvil::torchscript
+
+#endif // CUVIL_FRONTEND_TORCHSCRIPT_INTERPRETER_H

@@ -1,0 +1,1296 @@
+//===- LowerOps.cpp - aten tensor operators to the cuvil dialect ----------===//
+//
+// One handler per aten operator name; the schema has already bound the
+// arguments (overloads, defaults, int[N] broadcasting). Handlers translate
+// PyTorch's calling conventions (negative dims, Python scalars, optional
+// dtypes, in-place variants, views) into cuvil ops, whose own shape rules
+// then check the operands. Adding an operator: one entry here and a test.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/torchscript/Interpreter.h"
+#include "support/Tensor.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
+#include <limits>
+
+namespace cir = mlir::cuvil;
+
+namespace cuvil::torchscript {
+namespace {
+
+using mlir::RankedTensorType;
+using mlir::Value;
+using K = IValue::Kind;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+int64_t rankOf(Value v) { return typeOf(v).getRank(); }
+
+DType dtypeOf(Value v) {
+  mlir::Type e = typeOf(v).getElementType();
+  if (e.isF16()) return DType::Float16;
+  if (e.isBF16()) return DType::BFloat16;
+  if (e.isF32()) return DType::Float32;
+  if (e.isF64()) return DType::Float64;
+  if (e.isInteger(1)) return DType::Bool;
+  if (e.isUnsignedInteger(8)) return DType::UInt8;
+  switch (e.getIntOrFloatBitWidth()) {
+  case 8: return DType::Int8;
+  case 16: return DType::Int16;
+  case 32: return DType::Int32;
+  default: return DType::Int64;
+  }
+}
+
+mlir::Type elementType(mlir::MLIRContext *ctx, DType d) {
+  switch (d) {
+  case DType::Bool: return mlir::IntegerType::get(ctx, 1);
+  case DType::UInt8: return mlir::IntegerType::get(ctx, 8, mlir::IntegerType::Unsigned);
+  case DType::Int8: return mlir::IntegerType::get(ctx, 8);
+  case DType::Int16: return mlir::IntegerType::get(ctx, 16);
+  case DType::Int32: return mlir::IntegerType::get(ctx, 32);
+  case DType::Int64: return mlir::IntegerType::get(ctx, 64);
+  case DType::Float16: return mlir::Float16Type::get(ctx);
+  case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
+  case DType::Float32: return mlir::Float32Type::get(ctx);
+  case DType::Float64: return mlir::Float64Type::get(ctx);
+  }
+  return {};
+}
+
+/// Accessors for the bound arguments of one call.
+struct Args {
+  Interpreter &in;
+  const BoundArgs &a;
+
+  const IValue &operator[](const char *name) const { return a.get(name); }
+  bool none(const char *name) const { return a.get(name).isNone(); }
+  Value t(const char *name) const {
+    const IValue &v = a.get(name);
+    if (!v.isTensor())
+      in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a tensor, got " + v.typeName());
+    return v.tensor->value;
+  }
+  Value optT(const char *name) const {
+    const IValue &v = a.get(name);
+    return v.isTensor() ? v.tensor->value : Value();
+  }
+  int64_t i(const char *name) const {
+    const IValue &v = a.get(name);
+    if (v.is(K::Bool))
+      return v.b;
+    if (!v.is(K::Int))
+      in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be an int, got " + v.typeName());
+    return v.i;
+  }
+  double f(const char *name) const {
+    const IValue &v = a.get(name);
+    if (v.is(K::Float)) return v.f;
+    if (v.is(K::Int)) return double(v.i);
+    if (v.is(K::Bool)) return double(v.b);
+    in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a number, got " + v.typeName());
+  }
+  bool b(const char *name) const {
+    const IValue &v = a.get(name);
+    if (v.is(K::Bool)) return v.b;
+    if (v.is(K::Int)) return v.i != 0;
+    in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a bool, got " + v.typeName());
+  }
+  std::string s(const char *name) const {
+    const IValue &v = a.get(name);
+    if (!v.is(K::Str))
+      in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a string");
+    return v.s;
+  }
+  std::vector<int64_t> ints(const char *name) const {
+    const IValue &v = a.get(name);
+    std::vector<int64_t> out;
+    if (v.is(K::Int)) {
+      out.push_back(v.i);
+      return out;
+    }
+    if (!v.isSequence())
+      in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a list of ints, got " + v.typeName());
+    for (const IValue &x : *v.list) {
+      if (!x.is(K::Int))
+        in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a list of ints");
+      out.push_back(x.i);
+    }
+    return out;
+  }
+  std::vector<Value> tensors(const char *name) const {
+    const IValue &v = a.get(name);
+    if (!v.isSequence())
+      in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a list of tensors");
+    std::vector<Value> out;
+    for (const IValue &x : *v.list) {
+      if (!x.isTensor())
+        in.fail("CUVIL-E-IMPORT-TYPE", std::string("argument '") + name + "' must be a list of tensors");
+      out.push_back(x.tensor->value);
+    }
+    return out;
+  }
+  std::optional<DType> dtype(const char *name) const {
+    const IValue &v = a.get(name);
+    if (v.isNone())
+      return std::nullopt;
+    std::optional<DType> d = dtypeFromScalarType(i(name));
+    if (!d)
+      in.fail("CUVIL-E-IMPORT-DTYPE", "dtype code " + std::to_string(i(name)) + " is not supported");
+    return d;
+  }
+};
+
+IValue ret(Value v) { return IValue::ofTensor(v); }
+
+/// PyTorch's maybe_wrap_dim: negative dims count from the end; a 0-d
+/// tensor accepts dims -1 and 0.
+int64_t wrapDim(Interpreter &in, int64_t d, int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  if (d < -r || d >= r)
+    in.fail("CUVIL-E-IMPORT-RAISE", "dimension " + std::to_string(d) +
+                                        " is out of range for a tensor of rank " + std::to_string(rank));
+  return d < 0 ? d + r : d;
+}
+
+Value cast(Interpreter &in, Value v, DType to) {
+  if (dtypeOf(v) == to)
+    return v;
+  RankedTensorType type = typeOf(v).clone(elementType(in.context(), to));
+  return in.builder().create<cir::CastOp>(in.location(), type, v);
+}
+
+/// A Python scalar operand next to tensor `other`: a 0-d constant whose
+/// dtype makes cuvil's promotion give PyTorch's result type (a wrapped
+/// number never widens a tensor of its own category).
+Value scalarOperand(Interpreter &in, const IValue &s, Value other) {
+  DType od = dtypeOf(other), d;
+  if (isFloat(od))
+    d = od;
+  else if (s.is(K::Float))
+    d = DType::Float32;
+  else if (s.is(K::Int))
+    d = od == DType::Bool ? DType::Int64 : od;
+  else
+    d = od;
+  return in.scalarConstant(s, d);
+}
+
+Value operand(Interpreter &in, const IValue &v, Value other) {
+  if (v.isTensor())
+    return v.tensor->value;
+  if (!v.isScalar())
+    in.fail("CUVIL-E-IMPORT-TYPE", "expected a tensor or a number, got " + v.typeName());
+  return scalarOperand(in, v, other);
+}
+
+/// Unary float functions promote integer tensors to the default float.
+Value floatOperand(Interpreter &in, Value v) {
+  return isFloat(dtypeOf(v)) ? v : cast(in, v, DType::Float32);
+}
+
+/// A new tensor that is a view of `base` (reshape, transpose, slice, ...).
+IValue view(const IValue &base, Value v) {
+  auto box = std::make_shared<TensorBox>();
+  box->value = v;
+  std::shared_ptr<TensorBox> root = base.tensor->base ? base.tensor->base : base.tensor;
+  box->base = root;
+  ++root->viewCount;
+  return IValue::ofTensor(box);
+}
+
+/// Applies an in-place op: the tensor's box takes the new value, which must
+/// keep its shape and (castable) dtype.
+IValue inplace(Interpreter &in, const IValue &self, Value v) {
+  TensorBox &box = *self.tensor;
+  if (box.base)
+    return in.unsupported("in-place operation on a view of another tensor");
+  if (box.viewCount > 0)
+    return in.unsupported("in-place operation on a tensor that has live views");
+  RankedTensorType old = typeOf(box.value);
+  if (typeOf(v).getShape() != old.getShape())
+    in.fail("CUVIL-E-IMPORT-RAISE", "an in-place operation would change the tensor's shape");
+  DType from = dtypeOf(v), to = dtypeOf(box.value);
+  if (from != to) {
+    if (isFloat(from) && !isFloat(to))
+      in.fail("CUVIL-E-IMPORT-RAISE", "result type of an in-place operation can't be cast to the tensor's integer type");
+    v = cast(in, v, to);
+  }
+  box.value = v;
+  return self;
+}
+
+std::vector<int64_t> staticShape(Interpreter &in, Value v, const char *what) {
+  RankedTensorType t = typeOf(v);
+  if (!t.hasStaticShape()) {
+    in.unsupported(std::string(what) + " of a tensor with dynamic dimensions");
+    return {};
+  }
+  return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
+}
+
+mlir::DenseI64ArrayAttr i64s(Interpreter &in, llvm::ArrayRef<int64_t> v) {
+  return in.builder().getDenseI64ArrayAttr(v);
+}
+mlir::FloatAttr f64(Interpreter &in, double v) { return in.builder().getF64FloatAttr(v); }
+mlir::IntegerAttr i64(Interpreter &in, int64_t v) { return in.builder().getI64IntegerAttr(v); }
+
+/// A constant tensor of `shape` filled with `value`.
+Value splat(Interpreter &in, const std::vector<int64_t> &shape, DType d, const IValue &value) {
+  Value scalar = in.scalarConstant(value, d);
+  auto scalarOp = scalar.getDefiningOp<cir::ConstantOp>();
+  auto dense = llvm::cast<mlir::DenseElementsAttr>(scalarOp.getValue());
+  RankedTensorType type = RankedTensorType::get(shape, dense.getElementType());
+  mlir::DenseElementsAttr attr = mlir::DenseElementsAttr::get(type, dense.getSplatValue<mlir::Attribute>());
+  scalarOp->erase();
+  return in.builder().create<cir::ConstantOp>(in.location(), type, attr);
+}
+
+using Table = std::map<std::string, OpHandler>;
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+void unaryFloat(Table &t, const std::string &name, bool alsoInplace = true) {
+  t[name] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<OpTy>(floatOperand(in, a.t("self"))));
+  };
+  if (alsoInplace)
+    t[name + "_"] = [](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      return inplace(in, a["self"], in.build<OpTy>(floatOperand(in, a.t("self"))));
+    };
+}
+
+template <typename OpTy>
+void unaryKeep(Table &t, const std::string &name) {
+  t[name] = [](Interpreter &in, const BoundArgs &b) {
+    return ret(in.build<OpTy>(Args{in, b}.t("self")));
+  };
+  t[name + "_"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], in.build<OpTy>(a.t("self")));
+  };
+}
+
+/// self op (alpha * other) for add/sub; alpha != 1 multiplies first.
+Value addSub(Interpreter &in, const Args &a, bool sub, bool reversed) {
+  Value self = a.t("self");
+  Value other = operand(in, a["other"], self);
+  const IValue &alpha = a["alpha"];
+  if (!alpha.isNone() && !(alpha.is(K::Int) && alpha.i == 1) &&
+      !(alpha.is(K::Float) && alpha.f == 1.0))
+    other = in.build<cir::MulOp>(other, scalarOperand(in, alpha, other));
+  if (reversed)
+    std::swap(self, other);
+  return sub ? in.build<cir::SubOp>(self, other) : in.build<cir::AddOp>(self, other);
+}
+
+template <typename OpTy>
+void binary(Table &t, const std::string &name, const char *otherName = "other") {
+  std::string other = otherName;
+  auto fn = [other](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value self = a.t("self");
+    return in.build<OpTy>(self, operand(in, a[other.c_str()], self));
+  };
+  t[name] = [fn](Interpreter &in, const BoundArgs &b) { return ret(fn(in, b)); };
+  t[name + "_"] = [fn](Interpreter &in, const BoundArgs &b) {
+    return inplace(in, b.get("self"), fn(in, b));
+  };
+}
+
+Value divide(Interpreter &in, const Args &a) {
+  Value self = a.t("self");
+  Value other = operand(in, a["other"], self);
+  cir::RoundingMode mode = cir::RoundingMode::None;
+  if (a.a.has("rounding_mode") && !a.none("rounding_mode")) {
+    std::string m = a.s("rounding_mode");
+    if (m == "trunc")
+      mode = cir::RoundingMode::Trunc;
+    else if (m == "floor")
+      mode = cir::RoundingMode::Floor;
+    else
+      in.fail("CUVIL-E-IMPORT-RAISE", "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + m + "'");
+  }
+  return in.build<cir::DivOp>(self, other, cir::RoundingModeAttr::get(in.context(), mode));
+}
+
+template <typename OpTy>
+void compare(Table &t, const std::string &name) {
+  t[name] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value self = a.t("self");
+    return ret(in.build<OpTy>(self, operand(in, a["other"], self)));
+  };
+}
+
+void registerElementwise(Table &t) {
+  // Activations.
+  unaryKeep<cir::ReluOp>(t, "aten::relu");
+  t["aten::relu6"] = [](Interpreter &in, const BoundArgs &b) {
+    return ret(in.build<cir::HardtanhOp>(Args{in, b}.t("self"), f64(in, 0.0), f64(in, 6.0)));
+  };
+  auto hardtanh = [](Interpreter &in, const Args &a) {
+    return in.build<cir::HardtanhOp>(a.t("self"), f64(in, a.f("min_val")), f64(in, a.f("max_val")));
+  };
+  t["aten::hardtanh"] = [hardtanh](Interpreter &in, const BoundArgs &b) { return ret(hardtanh(in, Args{in, b})); };
+  t["aten::hardtanh_"] = [hardtanh](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], hardtanh(in, a));
+  };
+  auto leaky = [](Interpreter &in, const Args &a) {
+    return in.build<cir::LeakyReluOp>(floatOperand(in, a.t("self")), f64(in, a.f("negative_slope")));
+  };
+  t["aten::leaky_relu"] = [leaky](Interpreter &in, const BoundArgs &b) { return ret(leaky(in, Args{in, b})); };
+  t["aten::leaky_relu_"] = [leaky](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], leaky(in, a));
+  };
+  auto elu = [](Interpreter &in, const Args &a) -> Value {
+    if (a.f("scale") != 1.0 || a.f("input_scale") != 1.0) {
+      in.unsupported("aten::elu with scale or input_scale other than 1 (selu/celu)");
+      return Value();
+    }
+    return in.build<cir::EluOp>(floatOperand(in, a.t("self")), f64(in, a.f("alpha")));
+  };
+  t["aten::elu"] = [elu](Interpreter &in, const BoundArgs &b) {
+    Value v = elu(in, Args{in, b});
+    return v ? ret(v) : IValue::poison();
+  };
+  t["aten::elu_"] = [elu](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value v = elu(in, a);
+    return v ? inplace(in, a["self"], v) : IValue::poison();
+  };
+  t["aten::gelu"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::string approx = a.s("approximate");
+    if (approx != "none" && approx != "tanh")
+      in.fail("CUVIL-E-IMPORT-RAISE", "approximate argument must be either none or tanh, got '" + approx + "'");
+    auto mode = approx == "tanh" ? cir::GeluApproximation::Tanh : cir::GeluApproximation::None;
+    return ret(in.build<cir::GeluOp>(floatOperand(in, a.t("self")),
+                                     cir::GeluApproximationAttr::get(in.context(), mode)));
+  };
+  unaryFloat<cir::SiluOp>(t, "aten::silu");
+  unaryFloat<cir::SigmoidOp>(t, "aten::sigmoid");
+  unaryFloat<cir::TanhOp>(t, "aten::tanh");
+  unaryFloat<cir::HardswishOp>(t, "aten::hardswish");
+  unaryFloat<cir::HardsigmoidOp>(t, "aten::hardsigmoid");
+  unaryFloat<cir::MishOp>(t, "aten::mish");
+  t["aten::softplus"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::SoftplusOp>(floatOperand(in, a.t("self")), f64(in, a.f("beta")),
+                                         f64(in, a.f("threshold"))));
+  };
+  auto softmax = [](bool log) {
+    return [log](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      if (auto d = a.dtype("dtype"))
+        x = cast(in, x, *d);
+      x = floatOperand(in, x);
+      int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+      return ret(log ? in.build<cir::LogSoftmaxOp>(x, i64(in, dim))
+                     : in.build<cir::SoftmaxOp>(x, i64(in, dim)));
+    };
+  };
+  t["aten::softmax"] = softmax(false);
+  t["aten::log_softmax"] = softmax(true);
+
+  // Unary math.
+  unaryKeep<cir::NegOp>(t, "aten::neg");
+  unaryKeep<cir::AbsOp>(t, "aten::abs");
+  unaryKeep<cir::SignOp>(t, "aten::sign");
+  unaryFloat<cir::ExpOp>(t, "aten::exp");
+  unaryFloat<cir::Expm1Op>(t, "aten::expm1");
+  unaryFloat<cir::LogOp>(t, "aten::log");
+  unaryFloat<cir::Log1pOp>(t, "aten::log1p");
+  unaryFloat<cir::SqrtOp>(t, "aten::sqrt");
+  unaryFloat<cir::RsqrtOp>(t, "aten::rsqrt");
+  unaryFloat<cir::ReciprocalOp>(t, "aten::reciprocal");
+  unaryFloat<cir::SinOp>(t, "aten::sin");
+  unaryFloat<cir::CosOp>(t, "aten::cos");
+  unaryFloat<cir::ErfOp>(t, "aten::erf");
+  unaryKeep<cir::BitwiseNotOp>(t, "aten::bitwise_not");
+  auto rounding = [](auto tag) {
+    using OpTy = decltype(tag);
+    return [](Interpreter &in, const BoundArgs &b) {
+      Value x = Args{in, b}.t("self");
+      // Integers are already whole: floor/ceil/round keep them.
+      return ret(isFloat(dtypeOf(x)) ? in.build<OpTy>(x) : x);
+    };
+  };
+  t["aten::floor"] = rounding(cir::FloorOp());
+  t["aten::ceil"] = rounding(cir::CeilOp());
+  t["aten::round"] = rounding(cir::RoundOp());
+  t["aten::logical_not"] = [](Interpreter &in, const BoundArgs &b) {
+    return ret(in.build<cir::LogicalNotOp>(Args{in, b}.t("self")));
+  };
+  auto clamp = [](Interpreter &in, const Args &a, const char *lo, const char *hi) -> Value {
+    Value x = a.t("self");
+    const IValue *mn = lo ? &a[lo] : nullptr, *mx = hi ? &a[hi] : nullptr;
+    if ((mn && mn->isTensor()) || (mx && mx->isTensor())) {
+      if (mn && !mn->isNone())
+        x = in.build<cir::MaximumOp>(x, operand(in, *mn, x));
+      if (mx && !mx->isNone())
+        x = in.build<cir::MinimumOp>(x, operand(in, *mx, x));
+      return x;
+    }
+    mlir::FloatAttr minAttr, maxAttr;
+    if (mn && !mn->isNone())
+      minAttr = f64(in, mn->is(K::Float) ? mn->f : double(mn->is(K::Bool) ? mn->b : mn->i));
+    if (mx && !mx->isNone())
+      maxAttr = f64(in, mx->is(K::Float) ? mx->f : double(mx->is(K::Bool) ? mx->b : mx->i));
+    if (!minAttr && !maxAttr)
+      in.fail("CUVIL-E-IMPORT-RAISE", "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (!isFloat(dtypeOf(x)) && ((mn && mn->is(K::Float)) || (mx && mx->is(K::Float))))
+      x = cast(in, x, DType::Float32); // clamp(int tensor, float) is float
+    return in.build<cir::ClampOp>(x, minAttr, maxAttr);
+  };
+  t["aten::clamp"] = [clamp](Interpreter &in, const BoundArgs &b) { return ret(clamp(in, Args{in, b}, "min", "max")); };
+  t["aten::clamp_"] = [clamp](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], clamp(in, a, "min", "max"));
+  };
+  t["aten::clamp_min"] = [clamp](Interpreter &in, const BoundArgs &b) { return ret(clamp(in, Args{in, b}, "min", nullptr)); };
+  t["aten::clamp_max"] = [clamp](Interpreter &in, const BoundArgs &b) { return ret(clamp(in, Args{in, b}, nullptr, "max")); };
+
+  // Binary arithmetic.
+  t["aten::add"] = [](Interpreter &in, const BoundArgs &b) { return ret(addSub(in, Args{in, b}, false, false)); };
+  t["aten::add_"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], addSub(in, a, false, false));
+  };
+  t["aten::sub"] = [](Interpreter &in, const BoundArgs &b) { return ret(addSub(in, Args{in, b}, true, false)); };
+  t["aten::sub_"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], addSub(in, a, true, false));
+  };
+  t["aten::rsub"] = [](Interpreter &in, const BoundArgs &b) { return ret(addSub(in, Args{in, b}, true, true)); };
+  binary<cir::MulOp>(t, "aten::mul");
+  t["aten::div"] = [](Interpreter &in, const BoundArgs &b) { return ret(divide(in, Args{in, b})); };
+  t["aten::div_"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return inplace(in, a["self"], divide(in, a));
+  };
+  t["aten::floor_divide"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value self = a.t("self");
+    return ret(in.build<cir::DivOp>(self, operand(in, a["other"], self),
+                                    cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::Floor)));
+  };
+  t["aten::pow"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    const IValue &base = a["self"], &exp = a["exponent"];
+    Value e = exp.isTensor() ? exp.tensor->value : Value();
+    Value x = base.isTensor() ? base.tensor->value : scalarOperand(in, base, e);
+    Value y = exp.isTensor() ? e : scalarOperand(in, exp, x);
+    return ret(in.build<cir::PowOp>(x, y));
+  };
+  binary<cir::MaximumOp>(t, "aten::maximum");
+  binary<cir::MinimumOp>(t, "aten::minimum");
+  binary<cir::RemainderOp>(t, "aten::remainder");
+
+  // Comparisons, logic, selection.
+  compare<cir::EqOp>(t, "aten::eq");
+  compare<cir::NeOp>(t, "aten::ne");
+  compare<cir::LtOp>(t, "aten::lt");
+  compare<cir::LeOp>(t, "aten::le");
+  compare<cir::GtOp>(t, "aten::gt");
+  compare<cir::GeOp>(t, "aten::ge");
+  compare<cir::LogicalAndOp>(t, "aten::logical_and");
+  compare<cir::LogicalOrOp>(t, "aten::logical_or");
+  compare<cir::LogicalXorOp>(t, "aten::logical_xor");
+  t["aten::where"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (!b.has("self"))
+      return in.unsupported("aten::where with one argument (nonzero)");
+    Value c = a.t("condition");
+    if (dtypeOf(c) != DType::Bool)
+      c = cast(in, c, DType::Bool);
+    const IValue &x = a["self"], &y = a["other"];
+    Value ref = x.isTensor() ? x.tensor->value : y.isTensor() ? y.tensor->value : Value();
+    Value xv, yv;
+    if (ref) {
+      xv = operand(in, x, ref);
+      yv = operand(in, y, ref);
+    } else { // two scalars: PyTorch's default types
+      DType d = x.is(K::Float) || y.is(K::Float) ? DType::Float32 : DType::Int64;
+      xv = in.scalarConstant(x, d);
+      yv = in.scalarConstant(y, d);
+    }
+    return ret(in.build<cir::WhereOp>(c, xv, yv));
+  };
+  t["aten::masked_fill"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value self = a.t("self");
+    Value mask = cast(in, a.t("mask"), DType::Bool);
+    Value value = a["value"].isTensor() ? cast(in, a.t("value"), dtypeOf(self))
+                                        : in.scalarConstant(a["value"], dtypeOf(self));
+    return ret(in.build<cir::WhereOp>(mask, value, self));
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products, convolution, normalisation, pooling
+//===----------------------------------------------------------------------===//
+
+Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+                  std::vector<int64_t> outputPadding, int64_t groups) {
+  int64_t spatial = rankOf(x) - 2;
+  if (spatial != 1 && spatial != 2) {
+    in.unsupported("aten::convolution with " + std::to_string(spatial) + " spatial dimensions");
+    return Value();
+  }
+  auto fit = [&](std::vector<int64_t> v, const char *what) {
+    if (v.size() == 1 && spatial > 1)
+      v.assign(spatial, v[0]);
+    if (static_cast<int64_t>(v.size()) != spatial)
+      in.fail("CUVIL-E-IMPORT-RAISE", std::string("expected ") + what + " to have " +
+                                          std::to_string(spatial) + " elements");
+    return v;
+  };
+  stride = fit(stride, "stride");
+  padding = fit(padding, "padding");
+  dilation = fit(dilation, "dilation");
+  mlir::IntegerAttr g = i64(in, groups);
+  if (transposed) {
+    outputPadding = fit(outputPadding, "output_padding");
+    if (spatial == 1)
+      return in.build<cir::ConvTranspose1DOp>(x, w, bias, i64s(in, stride), i64s(in, padding),
+                                              i64s(in, dilation), i64s(in, outputPadding), g);
+    return in.build<cir::ConvTranspose2DOp>(x, w, bias, i64s(in, stride), i64s(in, padding),
+                                            i64s(in, dilation), i64s(in, outputPadding), g);
+  }
+  if (spatial == 1)
+    return in.build<cir::Conv1DOp>(x, w, bias, i64s(in, stride), i64s(in, padding), i64s(in, dilation), g);
+  return in.build<cir::Conv2DOp>(x, w, bias, i64s(in, stride), i64s(in, padding), i64s(in, dilation), g);
+}
+
+/// conv with padding='same'/'valid'. 'same' pads (k-1)*d in total; an odd
+/// total puts the extra element on the right, as PyTorch does.
+Value convWithStringPadding(Interpreter &in, const Args &a, int64_t spatial) {
+  Value x = a.t("input"), w = a.t("weight");
+  std::string mode = a.s("padding");
+  std::vector<int64_t> stride = a.ints("stride"), dilation = a.ints("dilation");
+  std::vector<int64_t> pad(spatial, 0);
+  if (mode == "same") {
+    std::vector<int64_t> extra(spatial, 0);
+    bool asymmetric = false;
+    for (int64_t d = 0; d < spatial; ++d) {
+      if (stride[d] != 1)
+        in.fail("CUVIL-E-IMPORT-RAISE", "padding='same' is not supported for strided convolutions");
+      int64_t total = dilation[d] * (typeOf(w).getDimSize(2 + d) - 1);
+      pad[d] = total / 2;
+      extra[d] = total - 2 * pad[d];
+      asymmetric |= extra[d] != 0;
+    }
+    if (asymmetric) {
+      std::vector<int64_t> pads;
+      for (int64_t d = spatial - 1; d >= 0; --d) {
+        pads.push_back(0);
+        pads.push_back(extra[d]);
+      }
+      x = in.build<cir::PadOp>(x, i64s(in, pads), cir::PadModeAttr::get(in.context(), cir::PadMode::Constant), f64(in, 0.0));
+    }
+  } else if (mode != "valid") {
+    in.fail("CUVIL-E-IMPORT-RAISE", "Invalid padding string: '" + mode + "'");
+  }
+  return convolution(in, x, w, a.optT("bias"), stride, pad, dilation, false, {}, a.i("groups"));
+}
+
+void registerLinalg(Table &t) {
+  t["aten::linear"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::LinearOp>(a.t("input"), a.t("weight"), a.optT("bias")));
+  };
+  t["aten::matmul"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::MatmulOp>(a.t("self"), a.t("other")));
+  };
+  t["aten::mm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (rankOf(a.t("self")) != 2 || rankOf(a.t("mat2")) != 2)
+      in.fail("CUVIL-E-IMPORT-RAISE", "mm expects two matrices");
+    return ret(in.build<cir::MatmulOp>(a.t("self"), a.t("mat2")));
+  };
+  t["aten::bmm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::BatchMatmulOp>(a.t("self"), a.t("mat2")));
+  };
+  t["aten::addmm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::AddmmOp>(a.t("self"), a.t("mat1"), a.t("mat2"), f64(in, a.f("beta")),
+                                      f64(in, a.f("alpha"))));
+  };
+  t["aten::baddbmm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value prod = in.build<cir::BatchMatmulOp>(a.t("batch1"), a.t("batch2"));
+    double alpha = a.f("alpha"), beta = a.f("beta");
+    if (alpha != 1.0)
+      prod = in.build<cir::MulOp>(prod, scalarOperand(in, IValue::floating(alpha), prod));
+    if (beta == 0.0)
+      return ret(prod);
+    Value self = a.t("self");
+    if (beta != 1.0)
+      self = in.build<cir::MulOp>(self, scalarOperand(in, IValue::floating(beta), self));
+    return ret(in.build<cir::AddOp>(self, prod));
+  };
+  t["aten::conv1d"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (a["padding"].is(K::Str))
+      return ret(convWithStringPadding(in, a, 1));
+    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+                          a.ints("padding"), a.ints("dilation"), false, {}, a.i("groups"));
+    return v ? ret(v) : IValue::poison();
+  };
+  t["aten::conv2d"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (a["padding"].is(K::Str))
+      return ret(convWithStringPadding(in, a, 2));
+    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+                          a.ints("padding"), a.ints("dilation"), false, {}, a.i("groups"));
+    return v ? ret(v) : IValue::poison();
+  };
+  auto convT = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+                          a.ints("padding"), a.ints("dilation"), true, a.ints("output_padding"),
+                          a.i("groups"));
+    return v ? ret(v) : IValue::poison();
+  };
+  t["aten::conv_transpose1d"] = convT;
+  t["aten::conv_transpose2d"] = convT;
+  auto genericConv = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+                          a.ints("padding"), a.ints("dilation"), a.b("transposed"),
+                          a.ints("output_padding"), a.i("groups"));
+    return v ? ret(v) : IValue::poison();
+  };
+  t["aten::_convolution"] = genericConv;
+  t["aten::convolution"] = genericConv;
+
+  t["aten::batch_norm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (a.b("training"))
+      return in.unsupported("batch_norm in training mode (batch statistics)");
+    if (!a.optT("running_mean") || !a.optT("running_var"))
+      return in.unsupported("batch_norm without running statistics");
+    Value x = a.t("input");
+    mlir::Value noValue;
+    return ret(in.build<cir::BatchNormOp>(x, a.t("running_mean"), a.t("running_var"),
+                                          a.optT("weight") ? a.optT("weight") : noValue,
+                                          a.optT("bias") ? a.optT("bias") : noValue,
+                                          f64(in, a.f("eps"))));
+  };
+  t["aten::layer_norm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::LayerNormOp>(a.t("input"), a.optT("weight"), a.optT("bias"),
+                                          i64s(in, a.ints("normalized_shape")), f64(in, a.f("eps"))));
+  };
+  t["aten::group_norm"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(in.build<cir::GroupNormOp>(a.t("input"), a.optT("weight"), a.optT("bias"),
+                                          i64(in, a.i("num_groups")), f64(in, a.f("eps"))));
+  };
+
+  auto maxPool = [](int64_t spatial) {
+    return [spatial](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      if (rankOf(x) != spatial + 2)
+        return in.unsupported("max_pool on an unbatched input (rank " + std::to_string(rankOf(x)) + ")");
+      std::vector<int64_t> k = a.ints("kernel_size"), s = a.ints("stride");
+      if (s.empty())
+        s = k;
+      auto ceil = a.b("ceil_mode") ? in.builder().getUnitAttr() : mlir::UnitAttr();
+      Value v = spatial == 1
+                    ? in.build<cir::MaxPool1DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
+                                                 i64s(in, a.ints("dilation")), ceil)
+                    : in.build<cir::MaxPool2DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
+                                                 i64s(in, a.ints("dilation")), ceil);
+      return ret(v);
+    };
+  };
+  t["aten::max_pool1d"] = maxPool(1);
+  t["aten::max_pool2d"] = maxPool(2);
+  auto avgPool = [](int64_t spatial) {
+    return [spatial](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      if (rankOf(x) != spatial + 2)
+        return in.unsupported("avg_pool on an unbatched input (rank " + std::to_string(rankOf(x)) + ")");
+      std::vector<int64_t> k = a.ints("kernel_size"), s = a.ints("stride");
+      if (s.empty())
+        s = k;
+      auto unit = [&](bool on) { return on ? in.builder().getUnitAttr() : mlir::UnitAttr(); };
+      mlir::IntegerAttr divisor;
+      if (b.has("divisor_override") && !a.none("divisor_override"))
+        divisor = i64(in, a.i("divisor_override"));
+      Value v = spatial == 1
+                    ? in.build<cir::AvgPool1DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
+                                                 unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor)
+                    : in.build<cir::AvgPool2DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
+                                                 unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor);
+      return ret(v);
+    };
+  };
+  t["aten::avg_pool1d"] = avgPool(1);
+  t["aten::avg_pool2d"] = avgPool(2);
+  auto adaptive = [](int64_t spatial) {
+    return [spatial](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      if (rankOf(x) != spatial + 2)
+        return in.unsupported("adaptive_avg_pool on an unbatched input");
+      std::vector<int64_t> out = a.ints("output_size");
+      Value v = spatial == 1 ? in.build<cir::AdaptiveAvgPool1DOp>(x, i64s(in, out))
+                             : in.build<cir::AdaptiveAvgPool2DOp>(x, i64s(in, out));
+      return ret(v);
+    };
+  };
+  t["aten::adaptive_avg_pool1d"] = adaptive(1);
+  t["aten::adaptive_avg_pool2d"] = adaptive(2);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// The reduced dims of a `dim: int[]?` argument: None or [] mean all.
+std::vector<int64_t> reduceDims(Interpreter &in, const Args &a, const char *name, int64_t rank) {
+  std::vector<int64_t> dims;
+  if (a.a.has(name) && !a.none(name))
+    for (int64_t d : a.ints(name))
+      dims.push_back(wrapDim(in, d, rank));
+  if (dims.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  return dims;
+}
+
+template <typename OpTy>
+OpHandler reduction(bool floatResult) {
+  return [floatResult](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    if (b.has("dtype"))
+      if (auto d = a.dtype("dtype"))
+        x = cast(in, x, *d);
+    if (floatResult)
+      x = floatOperand(in, x);
+    std::vector<int64_t> dims = reduceDims(in, a, "dim", rankOf(x));
+    bool keep = b.has("keepdim") && a.b("keepdim");
+    return ret(in.build<OpTy>(x, i64s(in, dims), keep ? in.builder().getUnitAttr() : mlir::UnitAttr()));
+  };
+}
+
+OpHandler variance(bool isStd) {
+  return [isStd](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = floatOperand(in, a.t("self"));
+    std::vector<int64_t> dims = reduceDims(in, a, "dim", rankOf(x));
+    int64_t correction = 1;
+    if (b.has("unbiased"))
+      correction = a.b("unbiased") ? 1 : 0;
+    if (b.has("correction") && !a.none("correction"))
+      correction = a.i("correction");
+    auto keep = b.has("keepdim") && a.b("keepdim") ? in.builder().getUnitAttr() : mlir::UnitAttr();
+    Value v = isStd ? in.build<cir::StdOp>(x, i64s(in, dims), keep, i64(in, correction))
+                    : in.build<cir::VarOp>(x, i64s(in, dims), keep, i64(in, correction));
+    return ret(v);
+  };
+}
+
+void registerReductions(Table &t) {
+  t["aten::sum"] = reduction<cir::SumOp>(false);
+  t["aten::mean"] = reduction<cir::MeanOp>(true);
+  t["aten::prod"] = reduction<cir::ProdOp>(false);
+  t["aten::amax"] = reduction<cir::MaxOp>(false);
+  t["aten::amin"] = reduction<cir::MinOp>(false);
+  t["aten::var"] = variance(false);
+  t["aten::std"] = variance(true);
+  auto anyAll = [](bool all) {
+    return [all](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      std::vector<int64_t> dims;
+      if (b.has("dim"))
+        dims.push_back(wrapDim(in, a.i("dim"), rankOf(x)));
+      else
+        for (int64_t d = 0; d < rankOf(x); ++d)
+          dims.push_back(d);
+      auto keep = b.has("keepdim") && a.b("keepdim") ? in.builder().getUnitAttr() : mlir::UnitAttr();
+      return ret(all ? in.build<cir::AllOp>(x, i64s(in, dims), keep)
+                     : in.build<cir::AnyOp>(x, i64s(in, dims), keep));
+    };
+  };
+  t["aten::any"] = anyAll(false);
+  t["aten::all"] = anyAll(true);
+  auto minMax = [](bool isMax) {
+    return [isMax](Interpreter &in, const BoundArgs &b) -> IValue {
+      Args a{in, b};
+      Value x = a.t("self");
+      if (b.has("other")) // elementwise maximum/minimum
+        return ret(isMax ? in.build<cir::MaximumOp>(x, a.t("other"))
+                         : in.build<cir::MinimumOp>(x, a.t("other")));
+      if (!b.has("dim")) {
+        std::vector<int64_t> dims;
+        for (int64_t d = 0; d < rankOf(x); ++d)
+          dims.push_back(d);
+        return ret(isMax ? in.build<cir::MaxOp>(x, i64s(in, dims), mlir::UnitAttr())
+                         : in.build<cir::MinOp>(x, i64s(in, dims), mlir::UnitAttr()));
+      }
+      int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+      auto keep = a.b("keepdim") ? in.builder().getUnitAttr() : mlir::UnitAttr();
+      Value values = isMax ? in.build<cir::MaxOp>(x, i64s(in, {dim}), keep)
+                           : in.build<cir::MinOp>(x, i64s(in, {dim}), keep);
+      Value indices = isMax ? in.build<cir::ArgmaxOp>(x, i64(in, dim), keep)
+                            : in.build<cir::ArgminOp>(x, i64(in, dim), keep);
+      return IValue::makeTuple({ret(values), ret(indices)});
+    };
+  };
+  t["aten::max"] = minMax(true);
+  t["aten::min"] = minMax(false);
+  auto arg = [](bool isMax) {
+    return [isMax](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      mlir::IntegerAttr dim;
+      if (!a.none("dim"))
+        dim = i64(in, wrapDim(in, a.i("dim"), rankOf(x)));
+      auto keep = a.b("keepdim") ? in.builder().getUnitAttr() : mlir::UnitAttr();
+      return ret(isMax ? in.build<cir::ArgmaxOp>(x, dim, keep) : in.build<cir::ArgminOp>(x, dim, keep));
+    };
+  };
+  t["aten::argmax"] = arg(true);
+  t["aten::argmin"] = arg(false);
+}
+
+//===----------------------------------------------------------------------===//
+// Views, layout and data movement
+//===----------------------------------------------------------------------===//
+
+IValue reshapeTo(Interpreter &in, const IValue &self, std::vector<int64_t> shape) {
+  Value x = self.tensor->value;
+  return view(self, in.build<cir::ReshapeOp>(x, i64s(in, shape)));
+}
+
+void registerShapes(Table &t) {
+  auto reshape = [](const char *sizeArg) {
+    return [sizeArg](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      (void)a.t("self");
+      return reshapeTo(in, a["self"], a.ints(sizeArg));
+    };
+  };
+  t["aten::view"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (!b.has("size"))
+      return in.unsupported("aten::view(dtype) (reinterpreting bits)");
+    (void)a.t("self");
+    return reshapeTo(in, a["self"], a.ints("size"));
+  };
+  t["aten::reshape"] = reshape("shape");
+  t["aten::_reshape_alias"] = reshape("size");
+  t["aten::flatten"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t rank = rankOf(x);
+    if (rank == 0)
+      return reshapeTo(in, a["self"], {1});
+    int64_t s = wrapDim(in, a.i("start_dim"), rank), e = wrapDim(in, a.i("end_dim"), rank);
+    if (s > e)
+      in.fail("CUVIL-E-IMPORT-RAISE", "flatten() has invalid args: start_dim cannot come after end_dim");
+    if (s == e)
+      return view(a["self"], x);
+    return view(a["self"], in.build<cir::FlattenOp>(x, i64(in, s), i64(in, e)));
+  };
+  t["aten::unflatten"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    std::vector<int64_t> shape = staticShape(in, x, "unflatten");
+    if (shape.empty() && rankOf(x) != 0)
+      return IValue::poison();
+    int64_t d = wrapDim(in, a.i("dim"), rankOf(x));
+    std::vector<int64_t> sizes = a.ints("sizes"), out(shape.begin(), shape.begin() + d);
+    out.insert(out.end(), sizes.begin(), sizes.end());
+    out.insert(out.end(), shape.begin() + d + 1, shape.end());
+    return reshapeTo(in, a["self"], out);
+  };
+  t["aten::squeeze"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    RankedTensorType type = typeOf(x);
+    std::vector<int64_t> dims;
+    if (b.has("dim")) {
+      int64_t d = wrapDim(in, a.i("dim"), type.getRank());
+      if (type.getRank() > 0 && type.getDimSize(d) == 1)
+        dims.push_back(d);
+    } else {
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.getDimSize(d) == 1)
+          dims.push_back(d);
+    }
+    if (dims.empty())
+      return view(a["self"], x); // squeezing a non-1 dimension is a no-op
+    return view(a["self"], in.build<cir::SqueezeOp>(x, i64s(in, dims)));
+  };
+  t["aten::unsqueeze"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t rank = rankOf(x), d = a.i("dim");
+    if (d < -(rank + 1) || d > rank)
+      in.fail("CUVIL-E-IMPORT-RAISE", "unsqueeze dimension " + std::to_string(d) + " is out of range");
+    if (d < 0)
+      d += rank + 1;
+    return view(a["self"], in.build<cir::UnsqueezeOp>(x, i64(in, d)));
+  };
+  t["aten::permute"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    std::vector<int64_t> dims;
+    for (int64_t d : a.ints("dims"))
+      dims.push_back(wrapDim(in, d, rankOf(x)));
+    return view(a["self"], in.build<cir::PermuteOp>(x, i64s(in, dims)));
+  };
+  t["aten::transpose"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t r = rankOf(x);
+    int64_t d0 = wrapDim(in, a.i("dim0"), r), d1 = wrapDim(in, a.i("dim1"), r);
+    return view(a["self"], in.build<cir::TransposeOp>(x, i64(in, d0), i64(in, d1)));
+  };
+  auto transpose2d = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    if (rankOf(x) > 2)
+      in.fail("CUVIL-E-IMPORT-RAISE", "t() expects a tensor with <= 2 dimensions");
+    if (rankOf(x) < 2)
+      return view(a["self"], x);
+    return view(a["self"], in.build<cir::TransposeOp>(x, i64(in, 0), i64(in, 1)));
+  };
+  t["aten::t"] = transpose2d;
+  t["aten::numpy_T"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    std::vector<int64_t> dims;
+    for (int64_t d = rankOf(x) - 1; d >= 0; --d)
+      dims.push_back(d);
+    return view(a["self"], in.build<cir::PermuteOp>(x, i64s(in, dims)));
+  };
+  t["aten::expand"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return view(a["self"], in.build<cir::ExpandOp>(a.t("self"), i64s(in, a.ints("size"))));
+  };
+  t["aten::expand_as"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::vector<int64_t> shape = staticShape(in, a.t("other"), "expand_as");
+    return view(a["self"], in.build<cir::ExpandOp>(a.t("self"), i64s(in, shape)));
+  };
+  auto alias = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return view(a["self"], a.t("self"));
+  };
+  t["aten::contiguous"] = alias;
+  t["aten::detach"] = alias;
+  t["aten::alias"] = alias;
+  t["aten::clone"] = [](Interpreter &in, const BoundArgs &b) { return ret(Args{in, b}.t("self")); };
+  t["aten::to"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    std::optional<DType> d;
+    if (b.has("other"))
+      d = dtypeOf(a.t("other"));
+    else if (b.has("dtype"))
+      d = a.dtype("dtype");
+    bool copy = b.has("copy") && a.b("copy");
+    if (!d || *d == dtypeOf(x))
+      return copy ? ret(x) : view(a["self"], x);
+    return ret(cast(in, x, *d));
+  };
+  t["aten::type_as"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(cast(in, a.t("self"), dtypeOf(a.t("other"))));
+  };
+  auto dropout = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (a.b("train"))
+      return in.unsupported("dropout in training mode (random numbers)");
+    return view(a["input"], a.t("input")); // eval-mode dropout is the identity
+  };
+  t["aten::dropout"] = dropout;
+  t["aten::feature_dropout"] = dropout;
+  t["aten::alpha_dropout"] = dropout;
+  t["aten::dropout_"] = [dropout](Interpreter &in, const BoundArgs &b) { return dropout(in, b); };
+
+  t["aten::cat"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::vector<Value> all = a.tensors("tensors"), parts;
+    if (all.empty())
+      in.fail("CUVIL-E-IMPORT-RAISE", "torch.cat(): expected a non-empty list of Tensors");
+    // Legacy behaviour: 1-D empty tensors are skipped.
+    int64_t rank = 0;
+    for (Value v : all)
+      rank = std::max(rank, rankOf(v));
+    for (Value v : all)
+      if (!(rankOf(v) == 1 && typeOf(v).getDimSize(0) == 0 && rank > 1))
+        parts.push_back(v);
+    if (parts.empty())
+      return ret(all.front());
+    llvm::SmallVector<mlir::Type> types;
+    for (Value v : parts)
+      types.push_back(v.getType());
+    mlir::Type common = cir::resultElementType(types);
+    for (Value &v : parts)
+      if (typeOf(v).getElementType() != common)
+        v = in.builder().create<cir::CastOp>(in.location(), typeOf(v).clone(common), v);
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(parts.front()));
+    return ret(in.build<cir::ConcatOp>(mlir::ValueRange(parts), i64(in, dim)));
+  };
+  t["aten::stack"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::vector<Value> parts = a.tensors("tensors");
+    if (parts.empty())
+      in.fail("CUVIL-E-IMPORT-RAISE", "stack expects a non-empty TensorList");
+    int64_t rank = rankOf(parts.front()), d = a.i("dim");
+    if (d < -(rank + 1) || d > rank)
+      in.fail("CUVIL-E-IMPORT-RAISE", "stack dimension out of range");
+    if (d < 0)
+      d += rank + 1;
+    for (Value &v : parts)
+      v = in.build<cir::UnsqueezeOp>(v, i64(in, d));
+    return ret(in.build<cir::ConcatOp>(mlir::ValueRange(parts), i64(in, d)));
+  };
+  auto sliceOf = [](Interpreter &in, const IValue &self, int64_t dim, int64_t start, int64_t end,
+                    int64_t step) {
+    return view(self, in.build<cir::SliceOp>(self.tensor->value, i64(in, dim), i64(in, start),
+                                             i64(in, end), i64(in, step)));
+  };
+  t["aten::slice"] = [sliceOf](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    int64_t start = a.none("start") ? 0 : a.i("start");
+    int64_t end = a.none("end") ? std::numeric_limits<int64_t>::max() : a.i("end");
+    int64_t step = a.i("step");
+    if (step < 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "slice step must be positive");
+    return sliceOf(in, a["self"], dim, start, end, step);
+  };
+  t["aten::narrow"] = [sliceOf](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    if (a["start"].isTensor())
+      return in.unsupported("narrow with a tensor start (data-dependent slicing)");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    int64_t size = typeOf(x).getDimSize(dim), start = a.i("start"), length = a.i("length");
+    if (start < 0 && size >= 0)
+      start += size;
+    return sliceOf(in, a["self"], dim, start, start + length, 1);
+  };
+  t["aten::select"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    return view(a["self"], in.build<cir::SelectOp>(x, i64(in, dim), i64(in, a.i("index"))));
+  };
+  auto pieces = [sliceOf](Interpreter &in, const IValue &self, int64_t dim, std::vector<int64_t> sizes) {
+    IValueList out;
+    int64_t offset = 0;
+    for (int64_t s : sizes) {
+      out.push_back(sliceOf(in, self, dim, offset, offset + s, 1));
+      offset += s;
+    }
+    return IValue::makeList(out);
+  };
+  t["aten::chunk"] = [pieces](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x)), chunks = a.i("chunks");
+    int64_t size = typeOf(x).getDimSize(dim);
+    if (size < 0)
+      return in.unsupported("chunk along a dynamic dimension");
+    if (chunks <= 0)
+      in.fail("CUVIL-E-IMPORT-RAISE", "chunk expects `chunks` to be greater than 0");
+    int64_t each = (size + chunks - 1) / chunks;
+    std::vector<int64_t> sizes;
+    for (int64_t off = 0; off < size || (size == 0 && sizes.empty()); off += std::max<int64_t>(each, 1))
+      sizes.push_back(std::min(each, size - off));
+    return pieces(in, a["self"], dim, sizes);
+  };
+  auto split = [pieces](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    int64_t size = typeOf(x).getDimSize(dim);
+    if (size < 0)
+      return in.unsupported("split along a dynamic dimension");
+    std::vector<int64_t> sizes;
+    const char *argName = b.has("split_size") ? "split_size" : "split_sizes";
+    if (a[argName].is(K::Int)) {
+      int64_t each = a.i(argName);
+      if (each <= 0)
+        in.fail("CUVIL-E-IMPORT-RAISE", "split expects split_size be non-negative");
+      for (int64_t off = 0; off < size; off += each)
+        sizes.push_back(std::min(each, size - off));
+      if (sizes.empty())
+        sizes.push_back(0);
+    } else {
+      sizes = a.ints(argName);
+      int64_t total = 0;
+      for (int64_t s : sizes)
+        total += s;
+      if (total != size)
+        in.fail("CUVIL-E-IMPORT-RAISE", "split_with_sizes expects split_sizes to sum exactly to " + std::to_string(size));
+    }
+    return pieces(in, a["self"], dim, sizes);
+  };
+  t["aten::split"] = split;
+  t["aten::split_with_sizes"] = split;
+  t["aten::unbind"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x)), size = typeOf(x).getDimSize(dim);
+    if (size < 0)
+      return in.unsupported("unbind along a dynamic dimension");
+    IValueList out;
+    for (int64_t k = 0; k < size; ++k)
+      out.push_back(view(a["self"], in.build<cir::SelectOp>(x, i64(in, dim), i64(in, k))));
+    return IValue::makeList(out);
+  };
+  t["aten::index_select"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    return ret(in.build<cir::IndexSelectOp>(x, a.t("index"), i64(in, wrapDim(in, a.i("dim"), rankOf(x)))));
+  };
+  t["aten::gather"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    return ret(in.build<cir::GatherOp>(x, a.t("index"), i64(in, wrapDim(in, a.i("dim"), rankOf(x)))));
+  };
+  t["aten::embedding"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    mlir::IntegerAttr pad;
+    if (a.i("padding_idx") >= 0)
+      pad = i64(in, a.i("padding_idx"));
+    return ret(in.build<cir::EmbeddingOp>(a.t("weight"), a.t("indices"), pad));
+  };
+  auto pad = [](Interpreter &in, Value x, std::vector<int64_t> pads, cir::PadMode mode, double value) {
+    return in.build<cir::PadOp>(x, i64s(in, pads), cir::PadModeAttr::get(in.context(), mode), f64(in, value));
+  };
+  t["aten::constant_pad_nd"] = [pad](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return ret(pad(in, a.t("self"), a.ints("pad"), cir::PadMode::Constant, a.f("value")));
+  };
+  t["aten::pad"] = [pad](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::string mode = a.s("mode");
+    cir::PadMode m = mode == "reflect" ? cir::PadMode::Reflect
+                     : mode == "replicate" ? cir::PadMode::Replicate
+                     : mode == "circular" ? cir::PadMode::Circular
+                                          : cir::PadMode::Constant;
+    if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
+      in.fail("CUVIL-E-IMPORT-RAISE", "Unrecognised padding mode " + mode);
+    double value = a.none("value") ? 0.0 : a.f("value");
+    return ret(pad(in, a.t("self"), a.ints("pad"), m, value));
+  };
+
+  // Constants built from shapes and scalars.
+  auto filled = [](const char *kind) {
+    std::string k = kind;
+    return [k](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      std::vector<int64_t> shape;
+      DType d = DType::Float32;
+      IValue value = IValue::integer(k == "ones" ? 1 : 0);
+      bool like = b.has("self");
+      if (like) {
+        shape = staticShape(in, a.t("self"), ("aten::" + k).c_str());
+        if (shape.empty() && rankOf(a.t("self")) != 0)
+          return IValue::poison();
+        d = dtypeOf(a.t("self"));
+      } else {
+        shape = a.ints("size");
+      }
+      if (k == "full") {
+        value = a["fill_value"];
+        if (!like)
+          d = value.is(K::Float) ? DType::Float32 : value.is(K::Bool) ? DType::Bool : DType::Int64;
+      }
+      if (auto dt = a.dtype("dtype"))
+        d = *dt;
+      for (int64_t s : shape)
+        if (s < 0)
+          in.fail("CUVIL-E-IMPORT-RAISE", "negative dimension in a tensor factory");
+      return ret(splat(in, shape, d, value));
+    };
+  };
+  t["aten::zeros"] = filled("zeros");
+  t["aten::ones"] = filled("ones");
+  t["aten::full"] = filled("full");
+  t["aten::zeros_like"] = filled("zeros");
+  t["aten::ones_like"] = filled("ones");
+  t["aten::full_like"] = filled("full");
+  t["aten::scalar_tensor"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    DType d = a.dtype("dtype").value_or(DType::Float32);
+    return ret(in.scalarConstant(a["s"], d));
+  };
+  t["aten::arange"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    IValue start = b.has("start") ? a["start"] : IValue::integer(0);
+    IValue end = a["end"];
+    IValue step = b.has("step") ? a["step"] : IValue::integer(1);
+    bool isInt = !start.is(K::Float) && !end.is(K::Float) && !step.is(K::Float);
+    DType d = a.dtype("dtype").value_or(isInt ? DType::Int64 : DType::Float32);
+    double s = start.is(K::Float) ? start.f : double(start.i), e = end.is(K::Float) ? end.f : double(end.i),
+           st = step.is(K::Float) ? step.f : double(step.i);
+    if (st == 0 || ((e - s) / st) < 0)
+      in.fail("CUVIL-E-IMPORT-RAISE", "upper bound and larger bound inconsistent with step sign");
+    int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+    if (n > (1 << 26))
+      in.fail("CUVIL-E-IMPORT-RAISE", "arange with more than 64M elements");
+    Tensor host(d, {n});
+    for (int64_t k = 0; k < n; ++k) {
+      if (isFloat(d))
+        host.setDouble(k, s + k * st);
+      else
+        host.setInt(k, static_cast<int64_t>(s) + k * static_cast<int64_t>(st));
+    }
+    RankedTensorType type = RankedTensorType::get({n}, elementType(in.context(), d));
+    llvm::SmallVector<mlir::Attribute> values;
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(isFloat(d) ? mlir::Attribute(mlir::FloatAttr::get(type.getElementType(), host.getDouble(k)))
+                                  : mlir::Attribute(mlir::IntegerAttr::get(type.getElementType(), host.getInt(k))));
+    auto attr = mlir::DenseElementsAttr::get(type, values);
+    return ret(in.builder().create<cir::ConstantOp>(in.location(), type, attr));
+  };
+}
+
+} // namespace
+
+void registerTensorHandlers(std::map<std::string, OpHandler> &table) {
+  registerElementwise(table);
+  registerLinalg(table);
+  registerReductions(table);
+  registerShapes(table);
+}
+
+} // namespace cuvil::torchscript

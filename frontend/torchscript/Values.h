@@ -1,0 +1,120 @@
+//===- Values.h - Values of the TorchScript partial evaluator ---*- C++ -*-===//
+//
+// The importer runs the serialized TorchScript code itself. Everything that
+// is not a tensor's data (ints, floats, strings, lists, tuples, dicts,
+// Optional, module objects, shapes) is a concrete value computed at import
+// time; tensors are SSA values of the cuvil IR being built. In-place tensor
+// ops replace the value held by a TensorBox, which every Python name bound
+// to that tensor shares.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_FRONTEND_TORCHSCRIPT_VALUES_H
+#define CUVIL_FRONTEND_TORCHSCRIPT_VALUES_H
+
+#include "frontend/torchscript/Ast.h"
+#include "frontend/torchscript/Pickle.h"
+
+#include "mlir/IR/Value.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuvil::torchscript {
+
+/// A tensor: the IR value that currently holds its contents.
+struct TensorBox {
+  mlir::Value value;
+  /// Set when this tensor is a view of another (in-place ops on views are
+  /// refused: their effect on the base would be lost).
+  std::shared_ptr<TensorBox> base;
+  /// Number of live views of this tensor.
+  int viewCount = 0;
+
+  TensorBox() = default;
+  TensorBox(const TensorBox &) = delete;
+  TensorBox &operator=(const TensorBox &) = delete;
+  ~TensorBox() {
+    if (base)
+      --base->viewCount;
+  }
+};
+
+struct IValue;
+struct ObjectInst;
+using IValueList = std::vector<IValue>;
+using IValueDict = std::vector<std::pair<IValue, IValue>>;
+
+struct IValue {
+  enum class Kind {
+    None, Bool, Int, Float, Str, Device,
+    Tensor,
+    List,        ///< mutable, shared between aliases
+    Tuple,
+    Dict,
+    Object,      ///< a module or TorchScript class instance
+    Function,    ///< a function defined in code/ (func + file)
+    Method,      ///< a bound method (object + func)
+    Builtin,     ///< an operator ("aten::relu") or interpreter builtin ("range")
+    Namespace,   ///< a dotted prefix such as "__torch__.torch.nn" or "torch"
+    Type,        ///< a type expression (annotate, isinstance)
+    Uninitialized,
+    Poison,      ///< the result of an unsupported op; absorbs everything
+  };
+  Kind kind = Kind::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::shared_ptr<TensorBox> tensor;
+  std::shared_ptr<IValueList> list;
+  std::shared_ptr<IValueDict> dict;
+  std::shared_ptr<ObjectInst> object;
+  const FuncDef *func = nullptr;
+  const SourceFile *file = nullptr;
+  const Expr *typeExpr = nullptr;
+
+  static IValue none() { return IValue(); }
+  static IValue boolean(bool v) { IValue x; x.kind = Kind::Bool; x.b = v; return x; }
+  static IValue integer(int64_t v) { IValue x; x.kind = Kind::Int; x.i = v; return x; }
+  static IValue floating(double v) { IValue x; x.kind = Kind::Float; x.f = v; return x; }
+  static IValue string(std::string v) { IValue x; x.kind = Kind::Str; x.s = std::move(v); return x; }
+  static IValue device(std::string v) { IValue x; x.kind = Kind::Device; x.s = std::move(v); return x; }
+  static IValue ofTensor(std::shared_ptr<TensorBox> t) { IValue x; x.kind = Kind::Tensor; x.tensor = std::move(t); return x; }
+  static IValue ofTensor(mlir::Value v) {
+    auto box = std::make_shared<TensorBox>();
+    box->value = v;
+    return ofTensor(box);
+  }
+  static IValue makeList(IValueList items = {}) { IValue x; x.kind = Kind::List; x.list = std::make_shared<IValueList>(std::move(items)); return x; }
+  static IValue makeTuple(IValueList items = {}) { IValue x; x.kind = Kind::Tuple; x.list = std::make_shared<IValueList>(std::move(items)); return x; }
+  static IValue builtin(std::string name) { IValue x; x.kind = Kind::Builtin; x.s = std::move(name); return x; }
+  static IValue ns(std::string path) { IValue x; x.kind = Kind::Namespace; x.s = std::move(path); return x; }
+  static IValue poison() { IValue x; x.kind = Kind::Poison; return x; }
+
+  bool is(Kind k) const { return kind == k; }
+  bool isNone() const { return kind == Kind::None; }
+  bool isTensor() const { return kind == Kind::Tensor; }
+  bool isScalar() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool isSequence() const { return kind == Kind::List || kind == Kind::Tuple; }
+  /// "int", "Tensor", "List[int]"... for messages.
+  std::string typeName() const;
+  /// A short rendering for messages and str().
+  std::string repr() const;
+};
+
+/// A module (or TorchScript class) instance.
+struct ObjectInst {
+  std::string className; ///< "__torch__.torch.nn.modules.conv.Conv2d"
+  std::string path;      ///< attribute path from the root ("layer1.0"), "" for the root
+  const ClassDef *cls = nullptr;
+  const SourceFile *file = nullptr;
+  const PValue *state = nullptr; ///< pickled attributes (a dict)
+  std::map<std::string, IValue> attrs; ///< materialised attributes
+};
+
+} // namespace cuvil::torchscript
+
+#endif // CUVIL_FRONTEND_TORCHSCRIPT_VALUES_H
