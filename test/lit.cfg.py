@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "CUVIL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "unit", "reference", "frontend", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "unit", "reference", "import", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cuvil_obj_root, "test")
@@ -21,7 +21,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.cuvil_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["cuvil-opt", "cuvil-run"]
+tools = ["cuvil-opt", "cuvil-run", "cuvil-import"]
 # CIRCT's trick: CUVIL_OPT_VERIFY_ROUNDTRIP=1 turns every test into a
 # printer/parser test.
 if os.environ.get("CUVIL_OPT_VERIFY_ROUNDTRIP"):
@@ -39,3 +39,5 @@ def _has_module(module):
         return False
 if _has_module("numpy"):
     config.available_features.add("numpy")
+if _has_module("torch"):
+    config.available_features.add("torch")

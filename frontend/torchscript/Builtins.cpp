@@ -423,6 +423,14 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
   if (name == "prim::data" && n == 1 && arg(0).isTensor())
     return arg(0);
 
+  // bool(tensor) stays a tensor: a condition on tensor data, which an `if`
+  // turns into scf.if.
+  if ((name == "builtin::bool" || name == "aten::Bool") && n == 1 && arg(0).isTensor())
+    return arg(0);
+  if ((name == "builtin::int" || name == "builtin::float" || name == "aten::Int" ||
+       name == "aten::Float" || name == "aten::item") && n == 1 && arg(0).isTensor())
+    return in.unsupported("a number read from tensor data (int(t), float(t), t.item())");
+
   // Everything below works on concrete values only.
   if (anyTensorOrPoison(args, kwargs)) {
     handled = false;

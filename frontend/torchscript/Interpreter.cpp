@@ -4,6 +4,8 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -11,6 +13,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include <cmath>
+#include <set>
 #include <sstream>
 
 namespace cir = mlir::cuvil;
@@ -532,6 +535,8 @@ IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
       return IValue::boolean(false);
     if (name == "T")
       return callOperator("aten::numpy_T", {base}, {});
+    if (SchemaTable::get().overloads("aten::" + name).empty())
+      fail("CUVIL-E-IMPORT-ATTR", "a Tensor has no attribute '" + name + "'");
     IValue bound = IValue::builtin("aten::" + name);
     bound.list = std::make_shared<IValueList>(IValueList{base});
     return bound;
@@ -545,6 +550,8 @@ IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
   case IValue::Kind::List:
   case IValue::Kind::Str:
   case IValue::Kind::Dict: {
+    if (SchemaTable::get().overloads("aten::" + name).empty())
+      break;
     IValue bound = IValue::builtin("aten::" + name);
     bound.list = std::make_shared<IValueList>(IValueList{base});
     return bound;
@@ -897,8 +904,10 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
   }
   case Stmt::Kind::If: {
     frame.site = s->cond;
-    bool c = truthy(eval(s->cond));
-    return exec(c ? s->body : s->orelse, ret);
+    IValue c = eval(s->cond);
+    if (c.isTensor())
+      return execTensorIf(s, c, ret);
+    return exec(truthy(c) ? s->body : s->orelse, ret);
   }
   case Stmt::Kind::For: {
     std::vector<IValue> items = iterate(eval(s->value));
@@ -930,6 +939,10 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
     return exec(s->orelse, ret);
   }
   case Stmt::Kind::Return:
+    if (tensorIfDepth_ > 0 && frames_.size() == ifFrameDepth_) {
+      unsupported("return inside a branch that depends on tensor data");
+      throw StopImport();
+    }
     ret = s->value ? eval(s->value) : IValue::none();
     return Flow::Return;
   case Stmt::Kind::Pass:
@@ -941,6 +954,10 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
   case Stmt::Kind::Raise: {
     IValue msg = s->value ? eval(s->value) : IValue::string("exception");
     frame.site = s->value;
+    if (tensorIfDepth_ > 0) {
+      unsupported("raise under a condition that depends on tensor data (a run-time assertion)");
+      throw StopImport();
+    }
     fail("CUVIL-E-IMPORT-RAISE", "the model raises an exception for these inputs: " + msg.repr());
   }
   case Stmt::Kind::Assert: {
@@ -957,6 +974,162 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
   case Stmt::Kind::ClassDef:
     fail("CUVIL-E-IMPORT-UNSUPPORTED", "nested definitions are not supported");
   }
+  return Flow::Normal;
+}
+
+Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condValue, IValue &ret) {
+  using mlir::RankedTensorType;
+  mlir::Value c = condValue.tensor->value;
+  auto ct = llvm::cast<RankedTensorType>(c.getType());
+  if (ct.hasStaticShape() && ct.getNumElements() != 1)
+    fail("CUVIL-E-IMPORT-RAISE", "Boolean value of Tensor with more than one value is ambiguous");
+  if (ct.getRank() > 0)
+    c = build<cir::ReshapeOp>(c, builder_.getDenseI64ArrayAttr({}));
+  if (!llvm::cast<RankedTensorType>(c.getType()).getElementType().isInteger(1)) {
+    mlir::Value zero = scalarConstant(IValue::integer(0),
+                                      llvm::cast<RankedTensorType>(c.getType()).getElementType().isF32()
+                                          ? DType::Float32 : DType::Int64);
+    c = build<cir::NeOp>(c, zero);
+  }
+  mlir::Value flag = builder_.create<mlir::tensor::ExtractOp>(location(), c, mlir::ValueRange{});
+
+  // What a branch may change: the current frame's variables, and tensors
+  // that any live frame can reach (in-place ops).
+  Frame &frame = frames_.back();
+  std::map<std::string, IValue> before = frame.locals;
+  std::vector<std::shared_ptr<TensorBox>> boxes;
+  for (const Frame &f : frames_)
+    for (auto &[name, v] : f.locals) {
+      if (v.isTensor())
+        boxes.push_back(v.tensor);
+      if (v.isSequence())
+        for (const IValue &x : *v.list)
+          if (x.isTensor())
+            boxes.push_back(x.tensor);
+    }
+  std::vector<mlir::Value> boxValues;
+  for (auto &b : boxes)
+    boxValues.push_back(b->value);
+
+  auto ifOp = builder_.create<mlir::scf::IfOp>(location(), mlir::TypeRange{}, flag, /*withElse=*/true);
+  mlir::OpBuilder::InsertionGuard guard(builder_);
+  struct BranchState {
+    std::map<std::string, IValue> locals;
+    std::vector<mlir::Value> boxValues;
+  };
+  auto trace = [&](mlir::Block &block, const std::vector<Stmt *> &body) {
+    builder_.setInsertionPoint(block.getTerminator());
+    frame.locals = before;
+    for (size_t k = 0; k < boxes.size(); ++k)
+      boxes[k]->value = boxValues[k];
+    ++tensorIfDepth_;
+    size_t savedDepth = ifFrameDepth_;
+    ifFrameDepth_ = frames_.size();
+    IValue branchRet;
+    Flow f;
+    try {
+      f = exec(body, branchRet);
+    } catch (...) {
+      --tensorIfDepth_;
+      ifFrameDepth_ = savedDepth;
+      throw;
+    }
+    --tensorIfDepth_;
+    ifFrameDepth_ = savedDepth;
+    if (f != Flow::Normal) {
+      unsupported("break or continue inside a branch that depends on tensor data");
+      throw StopImport();
+    }
+    BranchState st{frame.locals, {}};
+    for (auto &b : boxes)
+      st.boxValues.push_back(b->value);
+    return st;
+  };
+  BranchState thenState = trace(ifOp.getThenRegion().front(), s->body);
+  BranchState elseState = trace(ifOp.getElseRegion().front(), s->orelse);
+
+  // Merge: values equal on both sides pass through; tensors that differ are
+  // yielded; anything else cannot depend on tensor data.
+  std::vector<mlir::Value> thenYield, elseYield;
+  std::vector<std::pair<std::string, size_t>> varResults;
+  std::vector<std::pair<size_t, size_t>> boxResults;
+  std::map<std::string, IValue> merged;
+  std::set<std::string> names;
+  for (auto &kv : thenState.locals)
+    names.insert(kv.first);
+  for (auto &kv : elseState.locals)
+    names.insert(kv.first);
+  for (const std::string &name : names) {
+    auto t = thenState.locals.find(name), e = elseState.locals.find(name);
+    if (t == thenState.locals.end() || e == elseState.locals.end()) {
+      IValue u;
+      u.kind = IValue::Kind::Uninitialized;
+      merged[name] = u; // defined on one path only
+      continue;
+    }
+    const IValue &tv = t->second, &ev = e->second;
+    if (tv.isTensor() && ev.isTensor()) {
+      if (tv.tensor->value == ev.tensor->value) {
+        merged[name] = tv;
+        continue;
+      }
+      if (tv.tensor->value.getType() != ev.tensor->value.getType())
+        fail("CUVIL-E-IMPORT-UNSUPPORTED",
+             "variable '" + name + "' has different tensor types on the two sides of a "
+             "data-dependent if");
+      varResults.emplace_back(name, thenYield.size());
+      thenYield.push_back(tv.tensor->value);
+      elseYield.push_back(ev.tensor->value);
+      continue;
+    }
+    if (tv.is(IValue::Kind::Poison) || ev.is(IValue::Kind::Poison)) {
+      merged[name] = IValue::poison();
+      continue;
+    }
+    if (tv.is(IValue::Kind::Uninitialized) || ev.is(IValue::Kind::Uninitialized)) {
+      merged[name] = tv.is(IValue::Kind::Uninitialized) ? tv : ev;
+      continue;
+    }
+    if (tv.isTensor() != ev.isTensor() || !compareOp("==", tv, ev).b) {
+      unsupported("a non-tensor value ('" + name + "') that depends on tensor data");
+      throw StopImport();
+    }
+    merged[name] = tv;
+  }
+  for (size_t k = 0; k < boxes.size(); ++k) {
+    if (thenState.boxValues[k] == elseState.boxValues[k]) {
+      boxes[k]->value = thenState.boxValues[k];
+      continue;
+    }
+    boxResults.emplace_back(k, thenYield.size());
+    thenYield.push_back(thenState.boxValues[k]);
+    elseYield.push_back(elseState.boxValues[k]);
+  }
+
+  // Rebuild the if with result types and move the traced regions into it.
+  builder_.setInsertionPoint(ifOp);
+  llvm::SmallVector<mlir::Type> types;
+  for (mlir::Value v : thenYield)
+    types.push_back(v.getType());
+  auto result = builder_.create<mlir::scf::IfOp>(ifOp.getLoc(), types, flag, /*withElse=*/true);
+  auto move = [&](mlir::Region &from, mlir::Region &to, const std::vector<mlir::Value> &yield) {
+    to.takeBody(from);
+    mlir::Block &block = to.front();
+    mlir::Operation *oldTerm = block.getTerminator();
+    builder_.setInsertionPoint(oldTerm);
+    builder_.create<mlir::scf::YieldOp>(oldTerm->getLoc(), yield);
+    oldTerm->erase();
+  };
+  move(ifOp.getThenRegion(), result.getThenRegion(), thenYield);
+  move(ifOp.getElseRegion(), result.getElseRegion(), elseYield);
+  ifOp->erase();
+
+  frame.locals = merged;
+  for (auto &[name, k] : varResults)
+    frame.locals[name] = IValue::ofTensor(result.getResult(k));
+  for (auto &[box, k] : boxResults)
+    boxes[box]->value = result.getResult(k);
+  (void)ret;
   return Flow::Normal;
 }
 

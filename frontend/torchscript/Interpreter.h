@@ -127,6 +127,9 @@ private:
                       std::vector<std::pair<std::string, IValue>> kwargs);
   Flow exec(const std::vector<Stmt *> &body, IValue &ret);
   Flow execStmt(const Stmt *s, IValue &ret);
+  /// An `if` whose condition is tensor data: both branches are traced into
+  /// an scf.if, and what they change becomes its results.
+  Flow execTensorIf(const Stmt *s, const IValue &cond, IValue &ret);
   IValue eval(const Expr *e);
   void assign(const Expr *target, const IValue &v);
   IValue lookup(const std::string &name);
@@ -149,6 +152,8 @@ private:
   std::vector<UnsupportedItem> unsupported_;
   std::vector<std::string> warnings_;
   int64_t loopBudget_ = 10'000'000;
+  int tensorIfDepth_ = 0; ///< > 0 while tracing a data-dependent branch
+  size_t ifFrameDepth_ = 0; ///< frame depth of the innermost such branch
 };
 
 /// Dtype codes of TorchScript's ScalarType ints.

@@ -9,6 +9,8 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
@@ -187,6 +189,85 @@ static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
                            << ", which does not match its type " << type;
 }
 
+namespace {
+
+/// Evaluates the ops of `block` in order; returns the terminator's operands
+/// (func.return or scf.yield). Values are freed after their last use in
+/// this block.
+FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
+                                             llvm::DenseMap<Value, Tensor> &values,
+                                             const EvaluateOptions &options,
+                                             int depth) {
+  if (depth > 64)
+    return block.getParentOp()->emitOpError() << "nests regions too deeply to evaluate";
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(block.getOperations()))
+    position[&op] = i;
+  // Last use of each value by an op of this block (uses inside nested
+  // regions count as uses by their enclosing op).
+  llvm::DenseMap<Value, unsigned> lastUse;
+  for (Operation &op : block)
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (v.getParentBlock() == &block || values.count(v))
+          lastUse[v] = position[&op];
+    });
+
+  for (Operation &op : block) {
+    SmallVector<Tensor> operands;
+    for (Value v : op.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return op.emitOpError() << "uses a value the evaluator has not computed";
+      operands.push_back(it->second);
+    }
+    if (llvm::isa<func::ReturnOp, scf::YieldOp>(op))
+      return SmallVector<Tensor>(operands.begin(), operands.end());
+
+    SmallVector<Tensor> results;
+    if (auto ifOp = llvm::dyn_cast<scf::IfOp>(op)) {
+      // The condition is an i1 scalar, held as a 0-d bool tensor.
+      bool cond = operands[0].getInt(0) != 0;
+      Region &region = cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
+      if (region.empty()) {
+        if (ifOp.getNumResults())
+          return op.emitOpError() << "has no else region to produce its results";
+      } else {
+        FailureOr<SmallVector<Tensor>> r =
+            evaluateBlock(region.front(), values, options, depth + 1);
+        if (failed(r))
+          return failure();
+        results = std::move(*r);
+      }
+    } else if (auto extract = llvm::dyn_cast<tensor::ExtractOp>(op)) {
+      if (!extract.getIndices().empty())
+        return op.emitOpError() << "with indices is not supported by the evaluator";
+      results.push_back(operands[0].reshaped({}));
+    } else if (llvm::isa<tensor::CastOp>(op)) {
+      results.push_back(operands[0]);
+    } else {
+      FailureOr<SmallVector<Tensor>> r = evaluateOp(&op, operands);
+      if (failed(r))
+        return failure();
+      results = std::move(*r);
+    }
+    for (auto [value, tensor] : llvm::zip(op.getResults(), results)) {
+      if (options.checkResultTypes && llvm::isa<RankedTensorType>(value.getType()) &&
+          failed(checkAgainstType(&op, tensor, value.getType(), "result")))
+        return failure();
+      values[value] = std::move(tensor);
+    }
+    for (Value v : op.getOperands()) {
+      auto it = lastUse.find(v);
+      if (it != lastUse.end() && it->second == position[&op] && v.getParentBlock() == &block)
+        values.erase(v);
+    }
+  }
+  return block.getParentOp()->emitOpError() << "block has no terminator";
+}
+
+} // namespace
+
 FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
                                                 ArrayRef<Tensor> inputs,
                                                 const EvaluateOptions &options) {
@@ -210,50 +291,13 @@ FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
       return func.emitError() << "input " << i << ": expected " << type
                               << ", got " << tensor.describe();
   }
-
   Region &body = func.getBody();
   if (!body.hasOneBlock())
     return func.emitOpError() << "must have a single block to be evaluated";
-  Block &block = body.front();
-
-  // Free each value after its last use to bound memory on large models.
-  llvm::DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(block.getOperations()))
-    position[&op] = i;
-  llvm::DenseMap<Value, unsigned> lastUse;
-  for (Operation &op : block)
-    for (Value v : op.getOperands())
-      lastUse[v] = position[&op];
-
   llvm::DenseMap<Value, Tensor> values;
-  for (auto [arg, tensor] : llvm::zip(block.getArguments(), inputs))
+  for (auto [arg, tensor] : llvm::zip(body.front().getArguments(), inputs))
     values[arg] = tensor;
-
-  for (Operation &op : block) {
-    SmallVector<Tensor> operands;
-    for (Value v : op.getOperands()) {
-      auto it = values.find(v);
-      if (it == values.end())
-        return op.emitOpError() << "uses a value the evaluator has not "
-                                   "computed";
-      operands.push_back(it->second);
-    }
-    if (auto ret = llvm::dyn_cast<func::ReturnOp>(op))
-      return SmallVector<Tensor>(operands.begin(), operands.end());
-    FailureOr<SmallVector<Tensor>> results = evaluateOp(&op, operands);
-    if (failed(results))
-      return failure();
-    for (auto [value, tensor] : llvm::zip(op.getResults(), *results)) {
-      if (options.checkResultTypes &&
-          failed(checkAgainstType(&op, tensor, value.getType(), "result")))
-        return failure();
-      values[value] = std::move(tensor);
-    }
-    for (Value v : op.getOperands())
-      if (lastUse[v] == position[&op])
-        values.erase(v);
-  }
-  return func.emitOpError() << "body has no func.return";
+  return evaluateBlock(body.front(), values, options, 0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -43,7 +43,9 @@ class SmallCNN(nn.Module):
 
 
 class ControlFlow(nn.Module):
-    """A data-independent `if` on a shape and a `for` loop that accumulates."""
+    """A `for` loop that accumulates, an `if` on a shape (known at import
+    time) and two `if`s on tensor data (kept as scf.if): the first takes its
+    then-branch, the second its else-branch, for the test input."""
 
     def __init__(self):
         super().__init__()
@@ -59,6 +61,15 @@ class ControlFlow(nn.Module):
                 acc = acc - 0.5 * h
         if x.size(0) > 1:
             acc = acc * 2.0
+        if acc.sum() > -100.0:
+            acc = acc * 3.0
+            bias = torch.ones_like(acc)
+        else:
+            bias = torch.zeros_like(acc)
+        if acc.abs().max() > 1000.0:
+            acc = torch.relu(acc)
+        else:
+            acc = torch.sigmoid(acc) + bias
         return acc
 
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Small TorchScript models for the importer's lit tests.
+
+    /usr/bin/python3 make_model.py NAME OUT.pt
+"""
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Unsupported(nn.Module):
+    """Two operators Cuvil does not translate (histc twice, kthvalue once)."""
+
+    def forward(self, x):
+        h = torch.histc(x, bins=4)
+        v, _ = torch.kthvalue(x, 2)
+        return h.sum() + v.sum() + torch.histc(x * 2, bins=4).sum()
+
+
+class Raises(nn.Module):
+    def forward(self, x):
+        if x.size(0) != 2:
+            raise ValueError("the batch must hold exactly two samples")
+        return x * 2
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x, scale: float = 2.0):
+        return torch.relu(self.fc(x)) * scale
+
+
+MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny}
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    name, out = sys.argv[1], sys.argv[2]
+    torch.jit.script(MODELS[name]().eval()).save(out)
