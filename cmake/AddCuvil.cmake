@@ -1,13 +1,29 @@
 #===- AddCuvil.cmake - Helpers for Cuvil libraries and tools -------------===#
 include_guard()
 
-# Links `target` against MLIR: libMLIR.so + libLLVM.so by default, otherwise
-# the static libraries named after LINK_MLIR.
+# Static MLIR + LLVM (the default): the tools link only the code they use
+# and start without relocating libLLVM.so (6 MB instead of 68 MB resident at
+# startup). Debian's exported static MLIR targets all carry libLLVM.so in
+# their link interface, so the archives are linked by path, in one group,
+# and the linker picks what is referenced.
+if(NOT CUVIL_LINK_MLIR_DYLIB AND NOT TARGET CuvilMLIRStatic)
+  file(GLOB _cuvil_mlir_archives "${LLVM_LIBRARY_DIR}/libMLIR*.a")
+  list(FILTER _cuvil_mlir_archives EXCLUDE REGEX "Test|/libMLIR\\.a$")
+  file(GLOB _cuvil_llvm_archives "${LLVM_LIBRARY_DIR}/libLLVM*.a")
+  find_package(Threads REQUIRED)
+  find_package(ZLIB REQUIRED)
+  add_library(CuvilMLIRStatic INTERFACE)
+  target_link_libraries(CuvilMLIRStatic INTERFACE
+    -Wl,--start-group ${_cuvil_mlir_archives} ${_cuvil_llvm_archives} -Wl,--end-group
+    Threads::Threads ZLIB::ZLIB ${CMAKE_DL_LIBS})
+endif()
+
+# Links `target` against MLIR and LLVM (see CUVIL_LINK_MLIR_DYLIB).
 function(cuvil_link_mlir target visibility)
   if(CUVIL_LINK_MLIR_DYLIB)
     target_link_libraries(${target} ${visibility} MLIR LLVM)
   else()
-    target_link_libraries(${target} ${visibility} ${ARGN})
+    target_link_libraries(${target} ${visibility} CuvilMLIRStatic)
   endif()
 endfunction()
 

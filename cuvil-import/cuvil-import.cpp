@@ -8,11 +8,11 @@
 // (exit status 1, no output file).
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/Cuvil/IR/ModuleWriter.h"
 #include "frontend/torchscript/Importer.h"
 #include "support/AtomicFile.h"
 #include "support/Tool/ToolSupport.h"
 
-#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -106,12 +106,10 @@ int run(const Options &opt) {
                std::chrono::duration<double, std::milli>(imported - start).count());
 
   bool bytecode = endsWith(opt.output, ".mlirbc");
-  mlir::OpPrintingFlags flags;
-  flags.enableDebugInfo(true, /*prettyForm=*/false);
   if (opt.output.empty() || opt.output == "-") {
     if (bytecode)
       return reportError(kTool, usageError("bytecode cannot go to stdout; use -o FILE.mlirbc"));
-    result->module->print(llvm::outs(), flags);
+    (void)mlir::cuvil::writeModule(*result->module, llvm::outs(), /*bytecode=*/false);
     llvm::outs().flush();
     return kExitSuccess;
   }
@@ -121,13 +119,8 @@ int run(const Options &opt) {
     return reportError(kTool, out.error());
   {
     llvm::raw_fd_ostream os(out->fd(), /*shouldClose=*/false);
-    if (bytecode) {
-      mlir::BytecodeWriterConfig config;
-      if (mlir::failed(mlir::writeBytecodeToFile(result->module->getOperation(), os, config)))
-        return reportError(kTool, ioError("cannot write bytecode to '" + opt.output + "'"));
-    } else {
-      result->module->print(os, flags);
-    }
+    if (mlir::failed(mlir::cuvil::writeModule(*result->module, os, bytecode)))
+      return reportError(kTool, ioError("cannot write '" + opt.output + "'"));
     os.flush();
     if (os.has_error()) {
       std::string msg = os.error().message();

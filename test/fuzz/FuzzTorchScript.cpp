@@ -1,0 +1,152 @@
+//===- FuzzTorchScript.cpp - Fuzz the TorchScript readers -----------------===//
+//
+// One target for every reader of untrusted input. The first byte picks the
+// reader, the rest is its input:
+//   0: the zip container (every entry is read and inflated)
+//   1: the pickle VM
+//   2: the TorchScript source parser
+//   3: the whole import of an archive (input shape 0=2x3xf32)
+// Built with libFuzzer under -DCUVIL_ENABLE_FUZZING=ON (see scripts/fuzz.sh);
+// without it, main() replays files or directories given on the command line
+// (ctest replays the regression inputs this way).
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/torchscript/Importer.h"
+#include "frontend/torchscript/Parser.h"
+#include "frontend/torchscript/Pickle.h"
+#include "frontend/torchscript/ZipArchive.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace cuvil;
+using namespace cuvil::torchscript;
+
+namespace {
+
+/// The payload as a file, for the readers that open paths.
+struct MemFile {
+  int fd = -1;
+  std::string path;
+  MemFile(const uint8_t *data, size_t size) {
+    fd = ::memfd_create("cuvil-fuzz", 0);
+    if (fd < 0)
+      return;
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::write(fd, data + done, size - done);
+      if (n <= 0)
+        break;
+      done += static_cast<size_t>(n);
+    }
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  ~MemFile() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+void fuzzZip(const uint8_t *data, size_t size) {
+  MemFile f(data, size);
+  if (f.fd < 0)
+    return;
+  ZipLimits limits;
+  limits.maxEntrySize = 1 << 24;
+  limits.maxTotalSize = 1 << 26;
+  Result<ZipArchive> zip = ZipArchive::open(f.path, limits);
+  if (!zip)
+    return;
+  for (const ZipEntry &e : zip->entries())
+    (void)zip->read(e);
+}
+
+void fuzzImport(const uint8_t *data, size_t size) {
+  MemFile f(data, size);
+  if (f.fd < 0)
+    return;
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  ImportOptions options;
+  InputSpec spec;
+  spec.key = "0";
+  spec.shape = {2, 3};
+  options.inputs.push_back(spec);
+  (void)importTorchScript(context, f.path, options);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  const uint8_t *payload = data + 1;
+  size_t n = size - 1;
+  switch (data[0] % 4) {
+  case 0:
+    fuzzZip(payload, n);
+    break;
+  case 1:
+    (void)Pickle::parse(std::string_view(reinterpret_cast<const char *>(payload), n), "fuzz.pkl");
+    break;
+  case 2:
+    (void)parseSource("fuzz.py", std::string(reinterpret_cast<const char *>(payload), n));
+    break;
+  case 3:
+    fuzzImport(payload, n);
+    break;
+  }
+  return 0;
+}
+
+#ifndef CUVIL_LIBFUZZER
+#include <dirent.h>
+#include <sys/stat.h>
+#include <vector>
+
+/// Replays inputs: each argument is a file or a directory of files.
+static int replay(const std::string &path, int &count) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    std::fprintf(stderr, "cannot read '%s'\n", path.c_str());
+    return 1;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = ::opendir(path.c_str());
+    if (!d)
+      return 1;
+    std::vector<std::string> names;
+    while (dirent *e = ::readdir(d))
+      if (e->d_name[0] != '.')
+        names.push_back(path + "/" + e->d_name);
+    ::closedir(d);
+    int rc = 0;
+    for (const std::string &n : names)
+      rc |= replay(n, count);
+    return rc;
+  }
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return 1;
+  std::vector<uint8_t> bytes;
+  int c;
+  while ((c = std::fgetc(f)) != EOF)
+    bytes.push_back(static_cast<uint8_t>(c));
+  std::fclose(f);
+  LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+  ++count;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int count = 0, rc = 0;
+  for (int i = 1; i < argc; ++i)
+    rc |= replay(argv[i], count);
+  std::printf("replayed %d input(s) without a crash\n", count);
+  return rc;
+}
+#endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Seed corpus for the TorchScript fuzz target: small real models and their
+pieces, each prefixed by the byte that selects the reader (see
+FuzzTorchScript.cpp).
+
+    /usr/bin/python3 make_corpus.py OUT_DIR
+"""
+import io
+import os
+import sys
+import zipfile
+
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, padding=1)
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        y = x.view(1, 2, 1, 3)
+        return torch.flatten(torch.max_pool2d(torch.relu(self.bn(self.conv(y))), 1), 1)
+
+
+def archives():
+    torch.manual_seed(0)
+    for m in (Tiny(), Conv()):
+        m = m.eval()
+        for kind in ("script", "trace"):
+            mod = torch.jit.script(m) if kind == "script" else torch.jit.trace(m, torch.randn(2, 3))
+            buf = io.BytesIO()
+            torch.jit.save(mod, buf)
+            yield f"{type(m).__name__.lower()}_{kind}", buf.getvalue()
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    n = 0
+    for name, data in archives():
+        for mode in (0, 3):
+            with open(os.path.join(out, f"{mode}_{name}.pt"), "wb") as f:
+                f.write(bytes([mode]) + data)
+                n += 1
+        z = zipfile.ZipFile(io.BytesIO(data))
+        for entry in z.namelist():
+            content = z.read(entry)
+            base = entry.replace("/", "_")
+            if entry.endswith(".pkl") or entry.endswith(".debug_pkl"):
+                mode = 1
+            elif entry.endswith(".py"):
+                mode = 2
+            else:
+                continue
+            with open(os.path.join(out, f"{mode}_{name}_{base}"), "wb") as f:
+                f.write(bytes([mode]) + content)
+                n += 1
+    print(f"wrote {n} seed inputs to {out}")
+
+
+if __name__ == "__main__":
+    main()
