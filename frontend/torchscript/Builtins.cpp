@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace cuvil::torchscript {
@@ -431,6 +432,257 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
        name == "aten::Float" || name == "aten::item") && n == 1 && arg(0).isTensor())
     return in.unsupported("a number read from tensor data (int(t), float(t), t.item())");
 
+  // Lists, tuples, dicts, strings (their items may be tensors) -------------
+  if ((name == "aten::len" || name == "builtin::len") && n == 1) {
+    const IValue &v = arg(0);
+    if (v.isSequence()) return IValue::integer(static_cast<int64_t>(v.list->size()));
+    if (v.is(K::Str)) return IValue::integer(static_cast<int64_t>(v.s.size()));
+    if (v.is(K::Dict)) return IValue::integer(static_cast<int64_t>(v.dict->size()));
+    in.fail("CUVIL-E-IMPORT-TYPE", "len() of a " + v.typeName());
+  }
+  if (name == "aten::append" && n == 2 && arg(0).is(K::List)) {
+    args[0].list->push_back(arg(1));
+    return args[0];
+  }
+  if (name == "aten::extend" && n == 2 && arg(0).is(K::List) && arg(1).isSequence()) {
+    for (const IValue &x : *arg(1).list)
+      args[0].list->push_back(x);
+    return IValue::none();
+  }
+  if (name == "aten::insert" && n == 3 && arg(0).is(K::List)) {
+    int64_t size = static_cast<int64_t>(arg(0).list->size());
+    int64_t at = std::clamp<int64_t>(requireInt(arg(1)) < 0 ? requireInt(arg(1)) + size : requireInt(arg(1)), 0, size);
+    args[0].list->insert(args[0].list->begin() + at, arg(2));
+    return IValue::none();
+  }
+  if (name == "aten::pop" && n >= 1 && arg(0).is(K::List)) {
+    if (arg(0).list->empty())
+      in.fail("CUVIL-E-IMPORT-RAISE", "pop from an empty list");
+    int64_t size = static_cast<int64_t>(arg(0).list->size());
+    int64_t at = n > 1 ? requireInt(arg(1)) : -1;
+    at = at < 0 ? at + size : at;
+    if (at < 0 || at >= size)
+      in.fail("CUVIL-E-IMPORT-RAISE", "pop index out of range");
+    IValue v = (*arg(0).list)[at];
+    args[0].list->erase(args[0].list->begin() + at);
+    return v;
+  }
+  if ((name == "aten::list" || name == "builtin::list") && n == 1) {
+    if (arg(0).is(K::Str)) {
+      IValueList chars;
+      for (char c : arg(0).s)
+        chars.push_back(IValue::string(std::string(1, c)));
+      return IValue::makeList(chars);
+    }
+    if (arg(0).isSequence())
+      return IValue::makeList(*arg(0).list);
+  }
+  // Python slicing of a list or string: seq[start:end:step]. (Tensor slices
+  // go through the aten::slice schema, whose first argument is the dim.)
+  if (name == "aten::slice" && n >= 1 && (arg(0).isSequence() || arg(0).is(K::Str))) {
+    const IValue &seq = arg(0);
+    int64_t size = seq.is(K::Str) ? static_cast<int64_t>(seq.s.size())
+                                  : static_cast<int64_t>(seq.list->size());
+    auto optInt = [&](size_t k, const char *kw) -> std::optional<int64_t> {
+      const IValue *v = k < n ? &args[k] : nullptr;
+      for (auto &[key, val] : kwargs)
+        if (key == kw)
+          v = &val;
+      if (!v || v->isNone())
+        return std::nullopt;
+      return requireInt(*v);
+    };
+    int64_t step = optInt(3, "step").value_or(1);
+    if (step == 0)
+      in.fail("CUVIL-E-IMPORT-RAISE", "slice step cannot be zero");
+    // CPython's PySlice_AdjustIndices.
+    auto adjust = [&](std::optional<int64_t> v, int64_t dflt) {
+      if (!v)
+        return dflt;
+      int64_t x = *v < 0 ? *v + size : *v;
+      if (step > 0)
+        return std::clamp<int64_t>(x, 0, size);
+      return std::clamp<int64_t>(x, -1, size - 1);
+    };
+    int64_t start = adjust(optInt(1, "start"), step > 0 ? 0 : size - 1);
+    int64_t end = adjust(optInt(2, "end"), step > 0 ? size : -1);
+    if (seq.is(K::Str)) {
+      std::string out;
+      for (int64_t k = start; step > 0 ? k < end : k > end; k += step)
+        out.push_back(seq.s[k]);
+      return IValue::string(std::move(out));
+    }
+    IValueList out;
+    for (int64_t k = start; step > 0 ? k < end : k > end; k += step)
+      out.push_back((*seq.list)[k]);
+    return seq.is(K::Tuple) ? IValue::makeTuple(std::move(out)) : IValue::makeList(std::move(out));
+  }
+  // dict(), dict(other) and dict(list of pairs).
+  if ((name == "aten::dict" || name == "builtin::dict") && n <= 1 && kwargs.empty()) {
+    IValue d;
+    d.kind = K::Dict;
+    d.dict = std::make_shared<IValueDict>();
+    if (n == 0)
+      return d;
+    if (arg(0).is(K::Dict)) {
+      *d.dict = *arg(0).dict;
+      return d;
+    }
+    if (arg(0).isSequence()) {
+      for (const IValue &item : *arg(0).list) {
+        if (!item.isSequence() || item.list->size() != 2)
+          in.fail("CUVIL-E-IMPORT-TYPE", "dict() expects a sequence of (key, value) pairs");
+        bool replaced = false;
+        for (auto &kv : *d.dict)
+          if (equalValues(kv.first, (*item.list)[0])) {
+            kv.second = (*item.list)[1];
+            replaced = true;
+          }
+        if (!replaced)
+          d.dict->emplace_back((*item.list)[0], (*item.list)[1]);
+      }
+      return d;
+    }
+  }
+  if (name == "aten::copy" && n == 1 && arg(0).is(K::List))
+    return IValue::makeList(*arg(0).list);
+  if (name == "builtin::tuple" && n == 1 && arg(0).isSequence())
+    return IValue::makeTuple(*arg(0).list);
+  if (name == "aten::__getitem__" && n == 2) {
+    const IValue &c = arg(0), &k = arg(1);
+    if (c.isSequence() && k.is(K::Int)) {
+      int64_t size = static_cast<int64_t>(c.list->size()), i = k.i < 0 ? k.i + size : k.i;
+      if (i < 0 || i >= size)
+        in.fail("CUVIL-E-IMPORT-INDEX", "list index " + std::to_string(k.i) + " out of range");
+      return (*c.list)[i];
+    }
+    if (c.is(K::Dict)) {
+      for (auto &kv : *c.dict)
+        if (equalValues(kv.first, k))
+          return kv.second;
+      in.fail("CUVIL-E-IMPORT-KEY", "key " + k.repr() + " is not in the dict");
+    }
+  }
+  if (name == "aten::_set_item" && n == 3) {
+    if (arg(0).is(K::List) && arg(1).is(K::Int)) {
+      int64_t size = static_cast<int64_t>(arg(0).list->size()), i = arg(1).i < 0 ? arg(1).i + size : arg(1).i;
+      if (i < 0 || i >= size)
+        in.fail("CUVIL-E-IMPORT-INDEX", "list assignment index out of range");
+      (*args[0].list)[i] = arg(2);
+      return IValue::none();
+    }
+    if (arg(0).is(K::Dict)) {
+      for (auto &kv : *args[0].dict)
+        if (equalValues(kv.first, arg(1))) {
+          kv.second = arg(2);
+          return IValue::none();
+        }
+      args[0].dict->emplace_back(arg(1), arg(2));
+      return IValue::none();
+    }
+  }
+  if (name == "aten::__contains__" && n == 2 && !anyTensorOrPoison(args, kwargs))
+    return in.compareOp("in", arg(1), arg(0));
+  if (name == "aten::keys" && n == 1 && arg(0).is(K::Dict)) {
+    IValueList keys;
+    for (auto &kv : *arg(0).dict)
+      keys.push_back(kv.first);
+    return IValue::makeList(keys);
+  }
+  if (name == "aten::values" && n == 1 && arg(0).is(K::Dict)) {
+    IValueList vals;
+    for (auto &kv : *arg(0).dict)
+      vals.push_back(kv.second);
+    return IValue::makeList(vals);
+  }
+  if (name == "aten::items" && n == 1 && arg(0).is(K::Dict)) {
+    IValueList items;
+    for (auto &kv : *arg(0).dict)
+      items.push_back(IValue::makeTuple({kv.first, kv.second}));
+    return IValue::makeList(items);
+  }
+  if (name == "aten::get" && n >= 2 && arg(0).is(K::Dict)) {
+    for (auto &kv : *arg(0).dict)
+      if (equalValues(kv.first, arg(1)))
+        return kv.second;
+    return n > 2 ? arg(2) : IValue::none();
+  }
+  if ((name == "aten::startswith" || name == "aten::endswith") && n >= 2 && arg(0).is(K::Str) && arg(1).is(K::Str)) {
+    const std::string &s = arg(0).s, &p = arg(1).s;
+    bool r = name == "aten::startswith" ? s.rfind(p, 0) == 0
+                                        : s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+    return IValue::boolean(r);
+  }
+  if (name == "aten::lower" && n == 1 && arg(0).is(K::Str)) {
+    std::string s = arg(0).s;
+    for (char &c : s)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return IValue::string(s);
+  }
+  if (name == "builtin::enumerate" && n >= 1 && arg(0).isSequence()) {
+    IValueList items;
+    int64_t k = n > 1 ? requireInt(arg(1)) : 0;
+    for (const IValue &x : *arg(0).list)
+      items.push_back(IValue::makeTuple({IValue::integer(k++), x}));
+    return IValue::makeList(items);
+  }
+  if (name == "builtin::zip") {
+    IValueList items;
+    size_t len = SIZE_MAX;
+    for (const IValue &a : args) {
+      if (!a.isSequence())
+        in.fail("CUVIL-E-IMPORT-TYPE", "zip() of a " + a.typeName());
+      len = std::min(len, a.list->size());
+    }
+    for (size_t k = 0; k < len && !args.empty(); ++k) {
+      IValueList row;
+      for (const IValue &a : args)
+        row.push_back((*a.list)[k]);
+      items.push_back(IValue::makeTuple(row));
+    }
+    return IValue::makeList(items);
+  }
+  if ((name == "builtin::all" || name == "builtin::any" || name == "aten::all" ||
+       name == "aten::any") && n == 1 && arg(0).isSequence()) {
+    bool all = name.find("all") != std::string::npos, r = all;
+    for (const IValue &x : *arg(0).list)
+      r = all ? (r && in.truthy(x)) : (r || in.truthy(x));
+    return IValue::boolean(r);
+  }
+  if (name == "aten::find" && n >= 2 && arg(0).is(K::Str) && arg(1).is(K::Str)) {
+    const std::string &str = arg(0).s;
+    int64_t size = static_cast<int64_t>(str.size());
+    int64_t lo = n > 2 ? std::clamp<int64_t>(requireInt(arg(2)), 0, size) : 0;
+    int64_t hi = n > 3 ? std::clamp<int64_t>(requireInt(arg(3)), 0, size) : size;
+    size_t at = str.substr(0, hi).find(arg(1).s, lo);
+    return IValue::integer(at == std::string::npos ? -1 : static_cast<int64_t>(at));
+  }
+  if ((name == "builtin::sum" || name == "aten::sum") && n >= 1 && arg(0).isSequence()) {
+    IValue acc = n > 1 ? arg(1) : IValue::integer(0);
+    for (const IValue &x : *arg(0).list)
+      acc = in.binaryOp("+", acc, x);
+    return acc;
+  }
+  if (name == "builtin::divmod" && n == 2)
+    return IValue::makeTuple({in.binaryOp("//", arg(0), arg(1)), in.binaryOp("%", arg(0), arg(1))});
+  if (name == "aten::__range_length" && n == 3) {
+    int64_t lo = requireInt(arg(0)), hi = requireInt(arg(1)), step = requireInt(arg(2));
+    if (step == 0)
+      in.fail("CUVIL-E-IMPORT-RAISE", "range step is zero");
+    int64_t len = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0)
+                           : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+    return IValue::integer(len);
+  }
+  if (name == "aten::__derive_index" && n == 3)
+    return IValue::integer(requireInt(arg(1)) + requireInt(arg(0)) * requireInt(arg(2)));
+  if (name == "prim::TupleIndex" && n == 2 && arg(0).isSequence()) {
+    int64_t size = static_cast<int64_t>(arg(0).list->size()), i = requireInt(arg(1));
+    i = i < 0 ? i + size : i;
+    if (i < 0 || i >= size)
+      in.fail("CUVIL-E-IMPORT-INDEX", "tuple index " + std::to_string(requireInt(arg(1))) + " out of range");
+    return (*arg(0).list)[i];
+  }
+
   // Everything below works on concrete values only.
   if (anyTensorOrPoison(args, kwargs)) {
     handled = false;
@@ -518,184 +770,6 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     return best;
   }
 
-  // Lists, tuples, dicts, strings -------------------------------------------
-  if ((name == "aten::len" || name == "builtin::len") && n == 1) {
-    const IValue &v = arg(0);
-    if (v.isSequence()) return IValue::integer(static_cast<int64_t>(v.list->size()));
-    if (v.is(K::Str)) return IValue::integer(static_cast<int64_t>(v.s.size()));
-    if (v.is(K::Dict)) return IValue::integer(static_cast<int64_t>(v.dict->size()));
-    in.fail("CUVIL-E-IMPORT-TYPE", "len() of a " + v.typeName());
-  }
-  if (name == "aten::append" && n == 2 && arg(0).is(K::List)) {
-    args[0].list->push_back(arg(1));
-    return args[0];
-  }
-  if (name == "aten::extend" && n == 2 && arg(0).is(K::List)) {
-    for (const IValue &x : *arg(1).list)
-      args[0].list->push_back(x);
-    return IValue::none();
-  }
-  if (name == "aten::insert" && n == 3 && arg(0).is(K::List)) {
-    int64_t size = static_cast<int64_t>(arg(0).list->size());
-    int64_t at = std::clamp<int64_t>(requireInt(arg(1)) < 0 ? requireInt(arg(1)) + size : requireInt(arg(1)), 0, size);
-    args[0].list->insert(args[0].list->begin() + at, arg(2));
-    return IValue::none();
-  }
-  if (name == "aten::pop" && n >= 1 && arg(0).is(K::List)) {
-    if (arg(0).list->empty())
-      in.fail("CUVIL-E-IMPORT-RAISE", "pop from an empty list");
-    int64_t size = static_cast<int64_t>(arg(0).list->size());
-    int64_t at = n > 1 ? requireInt(arg(1)) : -1;
-    at = at < 0 ? at + size : at;
-    if (at < 0 || at >= size)
-      in.fail("CUVIL-E-IMPORT-RAISE", "pop index out of range");
-    IValue v = (*arg(0).list)[at];
-    args[0].list->erase(args[0].list->begin() + at);
-    return v;
-  }
-  if ((name == "aten::list" || name == "builtin::list") && n == 1) {
-    if (arg(0).is(K::Str)) {
-      IValueList chars;
-      for (char c : arg(0).s)
-        chars.push_back(IValue::string(std::string(1, c)));
-      return IValue::makeList(chars);
-    }
-    if (arg(0).isSequence())
-      return IValue::makeList(*arg(0).list);
-  }
-  if (name == "aten::copy" && n == 1 && arg(0).is(K::List))
-    return IValue::makeList(*arg(0).list);
-  if (name == "builtin::tuple" && n == 1 && arg(0).isSequence())
-    return IValue::makeTuple(*arg(0).list);
-  if (name == "aten::__getitem__" && n == 2) {
-    const IValue &c = arg(0), &k = arg(1);
-    if (c.isSequence() && k.is(K::Int)) {
-      int64_t size = static_cast<int64_t>(c.list->size()), i = k.i < 0 ? k.i + size : k.i;
-      if (i < 0 || i >= size)
-        in.fail("CUVIL-E-IMPORT-INDEX", "list index " + std::to_string(k.i) + " out of range");
-      return (*c.list)[i];
-    }
-    if (c.is(K::Dict)) {
-      for (auto &kv : *c.dict)
-        if (equalValues(kv.first, k))
-          return kv.second;
-      in.fail("CUVIL-E-IMPORT-KEY", "key " + k.repr() + " is not in the dict");
-    }
-  }
-  if (name == "aten::_set_item" && n == 3) {
-    if (arg(0).is(K::List) && arg(1).is(K::Int)) {
-      int64_t size = static_cast<int64_t>(arg(0).list->size()), i = arg(1).i < 0 ? arg(1).i + size : arg(1).i;
-      if (i < 0 || i >= size)
-        in.fail("CUVIL-E-IMPORT-INDEX", "list assignment index out of range");
-      (*args[0].list)[i] = arg(2);
-      return IValue::none();
-    }
-    if (arg(0).is(K::Dict)) {
-      for (auto &kv : *args[0].dict)
-        if (equalValues(kv.first, arg(1))) {
-          kv.second = arg(2);
-          return IValue::none();
-        }
-      args[0].dict->emplace_back(arg(1), arg(2));
-      return IValue::none();
-    }
-  }
-  if (name == "aten::__contains__" && n == 2)
-    return in.compareOp("in", arg(1), arg(0));
-  if (name == "aten::keys" && n == 1 && arg(0).is(K::Dict)) {
-    IValueList keys;
-    for (auto &kv : *arg(0).dict)
-      keys.push_back(kv.first);
-    return IValue::makeList(keys);
-  }
-  if (name == "aten::values" && n == 1 && arg(0).is(K::Dict)) {
-    IValueList vals;
-    for (auto &kv : *arg(0).dict)
-      vals.push_back(kv.second);
-    return IValue::makeList(vals);
-  }
-  if (name == "aten::items" && n == 1 && arg(0).is(K::Dict)) {
-    IValueList items;
-    for (auto &kv : *arg(0).dict)
-      items.push_back(IValue::makeTuple({kv.first, kv.second}));
-    return IValue::makeList(items);
-  }
-  if (name == "aten::get" && n >= 2 && arg(0).is(K::Dict)) {
-    for (auto &kv : *arg(0).dict)
-      if (equalValues(kv.first, arg(1)))
-        return kv.second;
-    return n > 2 ? arg(2) : IValue::none();
-  }
-  if ((name == "aten::startswith" || name == "aten::endswith") && n >= 2 && arg(0).is(K::Str) && arg(1).is(K::Str)) {
-    const std::string &s = arg(0).s, &p = arg(1).s;
-    bool r = name == "aten::startswith" ? s.rfind(p, 0) == 0
-                                        : s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-    return IValue::boolean(r);
-  }
-  if (name == "aten::lower" && n == 1 && arg(0).is(K::Str)) {
-    std::string s = arg(0).s;
-    for (char &c : s)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return IValue::string(s);
-  }
-  if ((name == "builtin::enumerate") && n >= 1) {
-    IValueList items;
-    int64_t k = n > 1 ? requireInt(arg(1)) : 0;
-    for (const IValue &x : *arg(0).list)
-      items.push_back(IValue::makeTuple({IValue::integer(k++), x}));
-    return IValue::makeList(items);
-  }
-  if (name == "builtin::zip") {
-    IValueList items;
-    size_t len = SIZE_MAX;
-    for (const IValue &a : args) {
-      if (!a.isSequence())
-        in.fail("CUVIL-E-IMPORT-TYPE", "zip() of a " + a.typeName());
-      len = std::min(len, a.list->size());
-    }
-    for (size_t k = 0; k < len && !args.empty(); ++k) {
-      IValueList row;
-      for (const IValue &a : args)
-        row.push_back((*a.list)[k]);
-      items.push_back(IValue::makeTuple(row));
-    }
-    return IValue::makeList(items);
-  }
-  if ((name == "builtin::all" || name == "builtin::any" || name == "aten::all" ||
-       name == "aten::any") && n == 1 && arg(0).isSequence()) {
-    bool all = name.find("all") != std::string::npos, r = all;
-    for (const IValue &x : *arg(0).list)
-      r = all ? (r && in.truthy(x)) : (r || in.truthy(x));
-    return IValue::boolean(r);
-  }
-  if (name == "aten::find" && n >= 2 && arg(0).is(K::Str) && arg(1).is(K::Str)) {
-    const std::string &str = arg(0).s;
-    int64_t size = static_cast<int64_t>(str.size());
-    int64_t lo = n > 2 ? std::clamp<int64_t>(requireInt(arg(2)), 0, size) : 0;
-    int64_t hi = n > 3 ? std::clamp<int64_t>(requireInt(arg(3)), 0, size) : size;
-    size_t at = str.substr(0, hi).find(arg(1).s, lo);
-    return IValue::integer(at == std::string::npos ? -1 : static_cast<int64_t>(at));
-  }
-  if ((name == "builtin::sum" || (name == "aten::sum" && n == 1 && arg(0).isSequence())) && n >= 1) {
-    IValue acc = n > 1 ? arg(1) : IValue::integer(0);
-    for (const IValue &x : *arg(0).list)
-      acc = in.binaryOp("+", acc, x);
-    return acc;
-  }
-  if (name == "builtin::divmod" && n == 2)
-    return IValue::makeTuple({in.binaryOp("//", arg(0), arg(1)), in.binaryOp("%", arg(0), arg(1))});
-  if (name == "aten::__range_length" && n == 3) {
-    int64_t lo = requireInt(arg(0)), hi = requireInt(arg(1)), step = requireInt(arg(2));
-    if (step == 0)
-      in.fail("CUVIL-E-IMPORT-RAISE", "range step is zero");
-    int64_t len = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0)
-                           : (lo > hi ? (lo - hi - step - 1) / -step : 0);
-    return IValue::integer(len);
-  }
-  if (name == "aten::__derive_index" && n == 3)
-    return IValue::integer(requireInt(arg(1)) + requireInt(arg(0)) * requireInt(arg(2)));
-  if (name == "prim::TupleIndex" && n == 2)
-    return (*arg(0).list)[requireInt(arg(1))];
   if (name.rfind("builtin::", 0) == 0)
     in.fail("CUVIL-E-IMPORT-NAME", "'" + name.substr(9) + "' is not defined");
   handled = false;

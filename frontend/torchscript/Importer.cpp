@@ -136,32 +136,45 @@ std::string typeText(const Expr *e) {
 }
 
 /// Flattens a returned value into tensors: nested tuples and lists are
-/// walked depth-first; numbers become 0-d constants.
-void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &out, int depth) {
+/// walked depth-first, dicts in insertion order; numbers become 0-d
+/// constants. Outputs reached through dict keys are named after the key path
+/// ("out", "aux.logits"); the others stay unnamed (outputN).
+void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &out,
+                    std::vector<std::string> &names, const std::string &name, int depth) {
   if (depth > 64)
     in.fail("CUVIL-E-IMPORT-OUTPUT", "the returned value nests too deeply");
+  auto push = [&](mlir::Value x) {
+    out.push_back(x);
+    names.push_back(name);
+  };
   switch (v.kind) {
   case IValue::Kind::Tensor:
-    out.push_back(v.tensor->value);
+    push(v.tensor->value);
     return;
   case IValue::Kind::Tuple:
   case IValue::Kind::List:
     for (const IValue &x : *v.list)
-      flattenOutputs(in, x, out, depth + 1);
+      flattenOutputs(in, x, out, names, name, depth + 1);
+    return;
+  case IValue::Kind::Dict:
+    for (auto &[key, value] : *v.dict) {
+      std::string k = key.is(IValue::Kind::Str) ? key.s : key.repr();
+      flattenOutputs(in, value, out, names, name.empty() ? k : name + "." + k, depth + 1);
+    }
     return;
   case IValue::Kind::Int:
-    out.push_back(in.scalarConstant(v, DType::Int64));
+    push(in.scalarConstant(v, DType::Int64));
     return;
   case IValue::Kind::Float:
-    out.push_back(in.scalarConstant(v, DType::Float64));
+    push(in.scalarConstant(v, DType::Float64));
     return;
   case IValue::Kind::Bool:
-    out.push_back(in.scalarConstant(v, DType::Bool));
+    push(in.scalarConstant(v, DType::Bool));
     return;
   default:
     in.fail("CUVIL-E-IMPORT-OUTPUT", "the model returns a " + v.typeName() +
                                          ", which cannot be an output (return tensors, "
-                                         "tuples or lists of tensors)");
+                                         "tuples, lists or dicts of tensors)");
   }
 }
 
@@ -276,7 +289,8 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
     IValue out = in.call(forward, {}, kwargs);
     if (in.unsupportedItems().empty()) {
       std::vector<mlir::Value> outputs;
-      flattenOutputs(in, out, outputs, 0);
+      std::vector<std::string> outputNames;
+      flattenOutputs(in, out, outputs, outputNames, "", 0);
       if (outputs.empty())
         in.fail("CUVIL-E-IMPORT-OUTPUT", "the model returns no tensors");
       in.builder().create<mlir::func::ReturnOp>(func.getLoc(), outputs);
@@ -284,6 +298,9 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
       for (mlir::Value v : outputs)
         resultTypes.push_back(v.getType());
       func.setType(b.getFunctionType(argTypes, resultTypes));
+      for (size_t k = 0; k < outputNames.size(); ++k)
+        if (!outputNames[k].empty())
+          func.setResultAttr(k, "cuvil.name", b.getStringAttr(outputNames[k]));
     }
   } catch (const ImportError &e) {
     return inputError(path + ": " + e.what());

@@ -111,6 +111,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerBuiltinHandlers(t);
     registerTensorHandlers(t);
     registerCompositeHandlers(t);
+    registerRecurrentHandlers(t);
     return t;
   }();
   return table;
@@ -686,14 +687,47 @@ bool bindArgs(const Schema &s, const std::vector<IValue> &args,
 
 } // namespace
 
+namespace {
+/// Whether a value or any item inside it is poison. Visits each container
+/// once: code can build cyclic lists (l.append(l)).
+bool containsPoison(const IValue &v, std::set<const void *> &seen, int depth = 0) {
+  if (v.is(IValue::Kind::Poison))
+    return true;
+  if (depth > 256) // only adversarial code nests containers this deep
+    return false;
+  if (v.isSequence() && seen.insert(v.list.get()).second)
+    for (const IValue &x : *v.list)
+      if (containsPoison(x, seen, depth + 1))
+        return true;
+  if (v.is(IValue::Kind::Dict) && seen.insert(v.dict.get()).second)
+    for (auto &kv : *v.dict)
+      if (containsPoison(kv.second, seen, depth + 1))
+        return true;
+  return false;
+}
+bool containsPoison(const IValue &v) {
+  if (!v.isSequence() && !v.is(IValue::Kind::Dict))
+    return v.is(IValue::Kind::Poison);
+  std::set<const void *> seen;
+  return containsPoison(v, seen);
+}
+} // namespace
+
 IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> args,
                                  std::vector<std::pair<std::string, IValue>> kwargs) {
-  for (const IValue &a : args)
-    if (a.is(IValue::Kind::Poison))
-      return a;
-  for (auto &kv : kwargs)
-    if (kv.second.is(IValue::Kind::Poison))
-      return kv.second;
+  // An unsupported result poisons what is computed from it. Container
+  // mutators store it (the container is then poisoned) so that later uses
+  // are not computed from a list that silently lacks an item.
+  static const std::set<std::string> storesItems = {"aten::append", "aten::insert",
+                                                    "aten::_set_item", "aten::extend"};
+  if (!storesItems.count(name)) {
+    for (const IValue &a : args)
+      if (containsPoison(a))
+        return IValue::poison();
+    for (auto &kv : kwargs)
+      if (containsPoison(kv.second))
+        return IValue::poison();
+  }
   bool handled = false;
   IValue raw = callRawBuiltin(*this, name, args, kwargs, handled);
   if (handled)

@@ -58,6 +58,7 @@ std::map<std::string, OpHandler> &opHandlers();
 void registerBuiltinHandlers(std::map<std::string, OpHandler> &table);
 void registerTensorHandlers(std::map<std::string, OpHandler> &table);
 void registerCompositeHandlers(std::map<std::string, OpHandler> &table);
+void registerRecurrentHandlers(std::map<std::string, OpHandler> &table);
 
 class Interpreter {
 public:

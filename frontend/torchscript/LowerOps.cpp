@@ -765,6 +765,82 @@ void registerLinalg(Table &t) {
   };
   t["aten::adaptive_avg_pool1d"] = adaptive(1);
   t["aten::adaptive_avg_pool2d"] = adaptive(2);
+
+  // F.interpolate. The .vec overloads take output_size or scale_factors
+  // (exactly one); the others take output_size and optional per-dim scales
+  // that only change how output positions map back to the input.
+  auto upsample = [](int64_t spatial, cir::ResizeMode mode) {
+    return [spatial, mode](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      bool vec = b.has("scale_factors");
+      const char *xName = b.has("input") ? "input" : "self";
+      Value x = a.t(xName);
+      if (rankOf(x) != spatial + 2)
+        in.fail("CUVIL-E-IMPORT-RAISE", "upsampling over " + std::to_string(spatial) +
+                                            " spatial dimension(s) expects a rank-" +
+                                            std::to_string(spatial + 2) + " input, got rank " +
+                                            std::to_string(rankOf(x)));
+      std::vector<int64_t> size;
+      std::vector<double> scales;
+      if (vec) {
+        bool hasSize = !a.none("output_size"), hasScales = !a.none("scale_factors");
+        if (hasSize == hasScales)
+          in.fail("CUVIL-E-IMPORT-RAISE", "upsampling must specify exactly one of output_size and scale_factors");
+        if (hasSize) {
+          size = a.ints("output_size");
+        } else {
+          for (const IValue &f : *a["scale_factors"].list) {
+            if (!f.is(K::Float) && !f.is(K::Int))
+              in.fail("CUVIL-E-IMPORT-TYPE", "scale_factors must be numbers");
+            scales.push_back(f.is(K::Float) ? f.f : double(f.i));
+          }
+          if (static_cast<int64_t>(scales.size()) != spatial)
+            in.fail("CUVIL-E-IMPORT-RAISE", "scale_factors needs " + std::to_string(spatial) + " entries");
+          // PyTorch: out = int64(in * scale), which needs the input size.
+          for (int64_t d = 0; d < spatial; ++d) {
+            int64_t inSize = typeOf(x).getDimSize(2 + d);
+            if (mlir::ShapedType::isDynamic(inSize))
+              return in.unsupported("upsampling by scale_factor of a dynamic spatial dimension");
+            size.push_back(static_cast<int64_t>(double(inSize) * scales[d]));
+          }
+        }
+      } else {
+        size = a.ints("output_size");
+        static const char *const names[3][3] = {
+            {"scales"}, {"scales_h", "scales_w"}, {"scales_d", "scales_h", "scales_w"}};
+        bool any = false;
+        for (int64_t d = 0; d < spatial; ++d) {
+          const char *n = names[spatial - 1][d];
+          bool given = !a.none(n);
+          any |= given;
+          scales.push_back(given ? a.f(n) : 0.0); // 0: derive from the sizes
+        }
+        if (!any)
+          scales.clear();
+      }
+      if (static_cast<int64_t>(size.size()) != spatial)
+        in.fail("CUVIL-E-IMPORT-RAISE", "output_size needs " + std::to_string(spatial) + " entries");
+      for (int64_t v : size)
+        if (v < 1)
+          in.fail("CUVIL-E-IMPORT-RAISE", "upsampling output sizes must be greater than 0");
+      bool alignCorners = b.has("align_corners") && !a.none("align_corners") && a.b("align_corners");
+      mlir::DenseF64ArrayAttr scalesAttr;
+      if (!scales.empty() && !alignCorners)
+        scalesAttr = in.builder().getDenseF64ArrayAttr(scales);
+      Value v = in.build<cir::ResizeOp>(
+          x, cir::ResizeModeAttr::get(in.context(), mode), i64s(in, size), scalesAttr,
+          alignCorners ? in.builder().getUnitAttr() : mlir::UnitAttr());
+      return ret(v);
+    };
+  };
+  for (int64_t s = 1; s <= 3; ++s) {
+    std::string n = std::to_string(s) + "d";
+    t["aten::upsample_nearest" + n] = upsample(s, cir::ResizeMode::Nearest);
+    t["aten::_upsample_nearest_exact" + n] = upsample(s, cir::ResizeMode::NearestExact);
+  }
+  t["aten::upsample_linear1d"] = upsample(1, cir::ResizeMode::Linear);
+  t["aten::upsample_bilinear2d"] = upsample(2, cir::ResizeMode::Linear);
+  t["aten::upsample_trilinear3d"] = upsample(3, cir::ResizeMode::Linear);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1029,16 +1105,19 @@ void registerShapes(Table &t) {
     Args a{in, b};
     return ret(cast(in, a.t("self"), dtypeOf(a.t("other"))));
   };
+  // Eval-mode dropout is the identity. Functional forms name the tensor
+  // "input", the in-place forms (dropout_, feature_dropout_, ...) "self".
   auto dropout = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     if (a.b("train"))
       return in.unsupported("dropout in training mode (random numbers)");
-    return view(a["input"], a.t("input")); // eval-mode dropout is the identity
+    const char *x = b.has("input") ? "input" : "self";
+    return view(a[x], a.t(x));
   };
-  t["aten::dropout"] = dropout;
-  t["aten::feature_dropout"] = dropout;
-  t["aten::alpha_dropout"] = dropout;
-  t["aten::dropout_"] = [dropout](Interpreter &in, const BoundArgs &b) { return dropout(in, b); };
+  for (const char *name : {"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
+                           "aten::feature_alpha_dropout", "aten::dropout_", "aten::feature_dropout_",
+                           "aten::alpha_dropout_", "aten::feature_alpha_dropout_"})
+    t[name] = dropout;
 
   t["aten::cat"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
@@ -1282,6 +1361,39 @@ void registerShapes(Table &t) {
     auto attr = mlir::DenseElementsAttr::get(type, values);
     return ret(in.builder().create<cir::ConstantOp>(in.location(), type, attr));
   };
+
+  // triu/tril: where(mask, x, 0) with the [rows, cols] mask as a constant
+  // (attention masks are built this way; constant folding then removes it).
+  auto triangle = [](bool upper) {
+    return [upper](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value x = a.t("self");
+      int64_t k = a.i("diagonal"), r = rankOf(x);
+      if (r < 2)
+        in.fail("CUVIL-E-IMPORT-RAISE", std::string(upper ? "triu" : "tril") +
+                                            ": input tensor must have at least 2 dimensions");
+      int64_t rows = typeOf(x).getDimSize(r - 2), cols = typeOf(x).getDimSize(r - 1);
+      if (mlir::ShapedType::isDynamic(rows) || mlir::ShapedType::isDynamic(cols))
+        return in.unsupported(std::string("aten::") + (upper ? "triu" : "tril") +
+                              " of a matrix with dynamic dimensions");
+      if (rows * cols > (int64_t(1) << 26))
+        return in.unsupported(std::string("aten::") + (upper ? "triu" : "tril") +
+                              " of a matrix larger than 2^26 elements");
+      RankedTensorType type = RankedTensorType::get({rows, cols}, in.builder().getI1Type());
+      llvm::SmallVector<bool> keep(static_cast<size_t>(rows * cols));
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          keep[i * cols + j] = upper ? j - i >= k : j - i <= k;
+      auto attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(keep));
+      Value mask = in.builder().create<cir::ConstantOp>(in.location(), type, attr);
+      IValue zero = dtypeOf(x) == DType::Bool ? IValue::boolean(false)
+                    : isFloat(dtypeOf(x))     ? IValue::floating(0.0)
+                                              : IValue::integer(0);
+      return in.callOperator("aten::where", {IValue::ofTensor(mask), a["self"], zero}, {});
+    };
+  };
+  t["aten::triu"] = triangle(true);
+  t["aten::tril"] = triangle(false);
 }
 
 } // namespace

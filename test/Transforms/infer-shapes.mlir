@@ -99,6 +99,8 @@ func.func @shapes_and_data(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>, %g: tensor<
   %12 = cuvil.tensor.gather %x, %g {dim = 2 : i64} : tensor<2x3x4xf32>, tensor<2x3x2xi64> -> tensor<?x?x?xf32>
   // CHECK: cuvil.tensor.pad {{.*}} -> tensor<2x3x7xf32>
   %13 = cuvil.tensor.pad %x {pad = array<i64: 1, 2>} : tensor<2x3x4xf32> -> tensor<?x?x?xf32>
+  // CHECK: cuvil.tensor.resize {{.*}} -> tensor<2x3x9xf32>
+  %15 = cuvil.tensor.resize %x linear size [9] : tensor<2x3x4xf32> -> tensor<?x?x?xf32>
   // CHECK: cuvil.tensor.embedding {{.*}} -> tensor<5x4xf32>
   %14 = cuvil.tensor.embedding %0, %i : tensor<?x?xf32>, tensor<5xi64> -> tensor<?x?xf32>
   return

@@ -7,6 +7,7 @@ evaluator with cuvil-run, and compares with PyTorch's eager outputs
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -44,7 +45,8 @@ def main():
         print(imp.stderr)
         print(f"FAIL: cuvil-import exited {imp.returncode}")
         return 1
-    inputs = sorted(f for f in os.listdir(d) if f.startswith("input") and f.endswith(".npy"))
+    inputs = [f"input{i}.npy" for i in range(len(shapes))]
+    shutil.rmtree(os.path.join(d, "out"), ignore_errors=True)
     cmd = [os.path.join(args.bin, "cuvil-run"), mlir, "--quiet", "--output-dir",
            os.path.join(d, "out")]
     for f in inputs:
@@ -55,7 +57,12 @@ def main():
         print(run.stderr)
         print(f"FAIL: cuvil-run exited {run.returncode}")
         return 1
-    expected = sorted(f for f in os.listdir(d) if f.startswith("expected"))
+    count = len([f for f in os.listdir(d) if f.startswith("expected")])
+    expected = [f"expected{i}.npy" for i in range(count)]
+    produced = [f for f in os.listdir(os.path.join(d, "out")) if f.startswith("output")]
+    if len(produced) != count:
+        print(f"FAIL: the model has {len(produced)} outputs, PyTorch's has {count}")
+        return 1
     ok = True
     for i, f in enumerate(expected):
         want = np.load(os.path.join(d, f))

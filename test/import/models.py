@@ -83,6 +83,82 @@ class TwoInputs(nn.Module):
         return s.sum(dim=1), torch.sigmoid(s) * b.max()
 
 
+class Recurrent(nn.Module):
+    """LSTM (2 layers, bidirectional, batch-first, given initial state), GRU
+    (bidirectional, sequence-first), and RNNs with tanh and relu (no bias)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(16, 5, bidirectional=True)
+        self.rnn_tanh = nn.RNN(10, 4, num_layers=2)
+        self.rnn_relu = nn.RNN(4, 3, nonlinearity="relu", bias=False, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        y, (h, c) = self.lstm(x, (h0, c0))
+        g, gh = self.gru(y.transpose(0, 1))
+        r, rh = self.rnn_tanh(g)
+        q, qh = self.rnn_relu(r.transpose(0, 1))
+        return y, h, c, gh, rh, q, qh
+
+
+class DenseStyle(nn.Module):
+    """DenseNet's patterns: a growing list of tensors passed to submodules,
+    in-place dropout; plus list and string slicing and dict()."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Conv2d(4 + 3 * i, 3, 1) for i in range(3)])
+        self.drop = nn.Dropout(0.2, inplace=True)
+        self.names = ["a", "b", "c", "d"]
+
+    def forward(self, x):
+        features = [x]
+        for layer in self.layers:
+            features.append(self.drop(layer(torch.cat(features, 1))))
+        table = dict([("first", features[0]), ("last", features[-1])])
+        picked = features[1:3]
+        tag = "scale_x2"[6:]
+        scale = 2.0 if tag == "x2" else 1.0
+        names = self.names[::2]
+        return torch.cat(picked, 1) * scale + table["last"].sum() * len(names)
+
+
+class Resampling(nn.Module):
+    """F.interpolate in every supported mode, by size and by scale factor;
+    returns a dict (as torchvision's segmentation models do)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        f = self.conv(x)
+        up = F.interpolate(f, size=x.shape[-2:], mode="bilinear", align_corners=False)
+        near = F.interpolate(f, scale_factor=1.5, mode="nearest")
+        exact = F.interpolate(f, size=(5, 7), mode="nearest-exact")
+        corners = F.interpolate(f, scale_factor=2.0, mode="bilinear", align_corners=True)
+        line = F.interpolate(f.flatten(2), size=13, mode="linear")
+        return {"out": up, "nearest": near, "exact": exact, "corners": corners, "line": line}
+
+
+class CausalDecoder(nn.Module):
+    """nn.TransformerDecoder with a causal mask made by torch.triu and a
+    lower-triangular (tril) weighting of the memory; masked attention runs
+    through F.multi_head_attention_forward, not the fused fast path."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerDecoderLayer(32, 4, 64, batch_first=True)
+        self.dec = nn.TransformerDecoder(layer, 2)
+
+    def forward(self, tgt, memory):
+        n = tgt.size(1)
+        mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        weights = torch.tril(torch.ones(memory.size(1), memory.size(1)), -1)
+        return self.dec(tgt, torch.matmul(weights, memory) + memory, tgt_mask=mask)
+
+
 def bn_randomize(model):
     # Non-trivial running statistics, so BatchNorm is really exercised.
     g = torch.Generator().manual_seed(1)
@@ -122,12 +198,27 @@ def make(name):
         return torch.jit.script(ControlFlow().eval()), [torch.randn(3, 8)]
     if name == "two_inputs_scripted":
         return torch.jit.script(TwoInputs().eval()), [torch.randn(2, 6), torch.randn(2, 4)]
+    if name == "recurrent_scripted":
+        return torch.jit.script(Recurrent().eval()), [
+            torch.randn(2, 7, 6), torch.randn(4, 2, 8), torch.randn(4, 2, 8)]
+    if name == "dense_style_scripted":
+        return torch.jit.script(DenseStyle().eval()), [torch.randn(2, 4, 6, 6)]
+    if name == "resampling_scripted":
+        return torch.jit.script(Resampling().eval()), [torch.randn(2, 3, 11, 14)]
+    if name == "segmentation_lraspp_scripted":
+        m = torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            weights=None, weights_backbone=None)
+        return torch.jit.script(bn_randomize(m).eval()), [torch.randn(1, 3, 96, 128)]
+    if name == "causal_decoder_scripted":
+        return torch.jit.script(CausalDecoder().eval()), [torch.randn(2, 5, 32), torch.randn(2, 6, 32)]
     raise SystemExit(f"unknown model {name}")
 
 
 MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen",
           "resnet18_scripted", "mobilenet_v2_scripted", "transformer_encoder_scripted",
-          "control_flow_scripted", "two_inputs_scripted"]
+          "control_flow_scripted", "two_inputs_scripted", "recurrent_scripted",
+          "dense_style_scripted", "resampling_scripted", "segmentation_lraspp_scripted",
+          "causal_decoder_scripted"]
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
 
@@ -136,9 +227,14 @@ def write(name, out):
     module, inputs = make(name)
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):  # no stale inputs or expected outputs of an older run
+        if f.endswith(".npy"):
+            os.remove(os.path.join(d, f))
     torch.jit.save(module, os.path.join(d, "model.pt"))
     with torch.no_grad():
         outputs = module(*inputs)
+    if isinstance(outputs, dict):
+        outputs = list(outputs.values())  # the importer keeps insertion order
     if not isinstance(outputs, (tuple, list)):
         outputs = [outputs]
     shapes = []

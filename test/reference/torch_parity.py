@@ -562,6 +562,45 @@ def define_tensor():
          [y], lambda t: F.pad(t, (2, 3, 5, 1), mode="circular"))
     case("tensor", "pad_reflect_1d", PAD.format(p="3, 3", m=", mode = #cuvil<pad_mode reflect>"),
          [randn(2, 3, 5)], lambda t: F.pad(t, (3, 3), mode="reflect"))
+    # Resize: non-integer ratios and scale factors are where index rounding
+    # (f32 in PyTorch) must match exactly.
+    RS = "cuvil.tensor.resize {{a0}} {m} size {s}{x} : {{T0}} -> {{R}}"
+    img = randn(2, 3, 7, 10)
+    for name, m, size, extra, ref in [
+        ("nearest_up", "nearest", [14, 20], "", dict(size=(14, 20), mode="nearest")),
+        ("nearest_down_uneven", "nearest", [3, 4], "", dict(size=(3, 4), mode="nearest")),
+        ("nearest_scale", "nearest", [11, 17], " scales [1.7, 1.7]",
+         dict(scale_factor=1.7, mode="nearest")),
+        ("nearest_exact", "nearest_exact", [5, 13], "", dict(size=(5, 13), mode="nearest-exact")),
+        ("nearest_exact_scale", "nearest_exact", [4, 6], " scales [0.6, 0.6]",
+         dict(scale_factor=0.6, mode="nearest-exact")),
+        ("bilinear", "linear", [9, 23], "", dict(size=(9, 23), mode="bilinear", align_corners=False)),
+        ("bilinear_down", "linear", [3, 4], "", dict(size=(3, 4), mode="bilinear", align_corners=False)),
+        ("bilinear_align", "linear", [9, 23], " align_corners",
+         dict(size=(9, 23), mode="bilinear", align_corners=True)),
+        ("bilinear_align_to_1", "linear", [1, 5], " align_corners",
+         dict(size=(1, 5), mode="bilinear", align_corners=True)),
+        ("bilinear_scale", "linear", [17, 25], " scales [2.5, 2.5]",
+         dict(scale_factor=2.5, mode="bilinear", align_corners=False)),
+        ("bilinear_same_rows", "linear", [7, 15], "", dict(size=(7, 15), mode="bilinear")),
+    ]:
+        case("tensor", "resize_" + name, RS.format(m=m, s=size, x=extra), [img],
+             lambda t, ref=ref: F.interpolate(t, **ref))
+    case("tensor", "resize_linear_1d", RS.format(m="linear", s=[11], x=""), [randn(2, 3, 4)],
+         lambda t: F.interpolate(t, size=11, mode="linear"))
+    case("tensor", "resize_nearest_1d_scale", RS.format(m="nearest", s=[9], x=" scales [2.3]"),
+         [randn(2, 3, 4)], lambda t: F.interpolate(t, scale_factor=2.3, mode="nearest"))
+    case("tensor", "resize_trilinear", RS.format(m="linear", s=[3, 5, 4], x=" align_corners"),
+         [randn(1, 2, 2, 3, 5)],
+         lambda t: F.interpolate(t, size=(3, 5, 4), mode="trilinear", align_corners=True))
+    case("tensor", "resize_nearest_3d", RS.format(m="nearest", s=[4, 2, 7], x=""),
+         [randn(1, 2, 2, 3, 5)], lambda t: F.interpolate(t, size=(4, 2, 7), mode="nearest"))
+    case("tensor", "resize_nearest_u8", RS.format(m="nearest", s=[5, 9], x=""),
+         [randint(0, 255, 1, 2, 4, 6, dtype=np.uint8)],
+         lambda t: F.interpolate(t, size=(5, 9), mode="nearest"))
+    case("tensor", "resize_bilinear_f64", RS.format(m="linear", s=[6, 11], x=""),
+         [randn(1, 2, 4, 7, dtype=np.float64)],
+         lambda t: F.interpolate(t, size=(6, 11), mode="bilinear"))
     case("tensor", "constant", "cuvil.constant dense<[[1.5, -2.0], [0.0, 3.25]]> : {R}", [],
          lambda: torch.tensor([[1.5, -2.0], [0.0, 3.25]]))
     case("tensor", "constant_i1", "cuvil.constant dense<[true, false, true]> : {R}", [],

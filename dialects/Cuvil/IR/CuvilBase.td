@@ -99,6 +99,15 @@ def Cuvil_PadMode : I32EnumAttr<"PadMode", "how padding values are chosen", [
 }
 def Cuvil_PadModeAttr : EnumAttr<Cuvil_Dialect, Cuvil_PadMode, "pad_mode">;
 
+def Cuvil_ResizeMode : I32EnumAttr<"ResizeMode", "how resized samples are computed", [
+      I32EnumAttrCase<"Nearest", 0, "nearest">,
+      I32EnumAttrCase<"NearestExact", 1, "nearest_exact">,
+      I32EnumAttrCase<"Linear", 2, "linear">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_ResizeModeAttr : EnumAttr<Cuvil_Dialect, Cuvil_ResizeMode, "resize_mode">;
+
 //===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//

@@ -1,8 +1,28 @@
 //===- TensorOps.cpp - cuvil.constant and cuvil.tensor.* ------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::cuvil;
+
+// `cuvil.tensor.resize %x linear ...`: the mode as a bare keyword.
+static ParseResult parseResizeMode(OpAsmParser &parser, ResizeModeAttr &mode) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ResizeMode> m = symbolizeResizeMode(keyword);
+  if (!m)
+    return parser.emitError(loc) << "expected a resize mode (nearest, "
+                                    "nearest_exact or linear), got '"
+                                 << keyword << "'";
+  mode = ResizeModeAttr::get(parser.getContext(), *m);
+  return success();
+}
+static void printResizeMode(OpAsmPrinter &printer, Operation *, ResizeModeAttr mode) {
+  printer << stringifyResizeMode(mode.getValue());
+}
 
 #define GET_OP_CLASSES
 #include "dialects/Cuvil/IR/TensorOps.cpp.inc"
@@ -253,6 +273,49 @@ LogicalResult PadOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
                            << out[d] << ")";
     }
   }
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ResizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ResizeOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  ResizeMode mode = adaptor.getMode();
+  int64_t spatialRank = in.getRank() - 2;
+  if (spatialRank < 1 || spatialRank > 3)
+    return emitError() << "input must be [N, C, spatial...] with 1 to 3 spatial "
+                          "dimensions, got "
+                       << in;
+  if (failed(checkElementKind(in,
+                              mode == ResizeMode::Linear ? ElementKind::Float
+                                                         : ElementKind::Numeric,
+                              "input", emitError)))
+    return failure();
+  ArrayRef<int64_t> size = adaptor.getSize();
+  if (failed(checkSpatialAttr(size, spatialRank, 1, "size", emitError)))
+    return failure();
+  if (std::optional<ArrayRef<double>> scales = adaptor.getScales()) {
+    if (static_cast<int64_t>(scales->size()) != spatialRank)
+      return emitError() << "scales needs " << spatialRank
+                         << " entries (one per spatial dimension), got "
+                         << scales->size();
+    for (double s : *scales)
+      if (!(s >= 0) || !std::isfinite(s))
+        return emitError() << "scales must be finite and >= 0 (0: derive the "
+                              "step from the sizes), got "
+                           << s;
+  }
+  if (adaptor.getAlignCorners() && mode != ResizeMode::Linear)
+    return emitError() << "align_corners only applies to linear resizing";
+  for (int64_t d = 0; d < spatialRank; ++d)
+    if (in.getDimSize(2 + d) == 0)
+      return emitError() << "spatial dimension " << d << " of the input is empty";
+  SmallVector<int64_t> out(in.getShape().take_front(2));
+  out.append(size.begin(), size.end());
   types.push_back(RankedTensorType::get(out, in.getElementType()));
   return success();
 }

@@ -150,6 +150,34 @@ def Cuvil_PadOp : Cuvil_Op<"tensor.pad", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
+def Cuvil_ResizeOp : Cuvil_Op<"tensor.resize", [Pure]> {
+  let summary = "Resamples the spatial dimensions of [N, C, spatial...] (torch interpolate).";
+  let description = [{
+    `torch.nn.functional.interpolate` over 1 to 3 spatial dimensions: the
+    result is `[N, C] + size`. `nearest` takes input `floor(o * s)`,
+    `nearest_exact` takes `floor((o + 0.5) * s)` (both clamped to the input),
+    `linear` interpolates between the two nearest inputs along every spatial
+    dimension (linear, bilinear, trilinear). The input step `s` is
+    `(in - 1) / (out - 1)` with `align_corners` (linear only), else
+    `1 / scale` when `scales` gives PyTorch's scale factor for the dimension
+    (0 stands for none), else `in / out`. Coordinates are computed in f32, as PyTorch does, so
+    that rounding picks the same input elements.
+
+    ```mlir
+    %y = cuvil.tensor.resize %x linear size [16, 16] align_corners
+        : tensor<1x3x8x8xf32> -> tensor<1x3x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Cuvil_ResizeModeAttr:$mode,
+                       DenseI64ArrayAttr:$size, OptionalAttr<DenseF64ArrayAttr>:$scales,
+                       UnitAttr:$align_corners);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input custom<ResizeMode>($mode) `size` $size (`scales` $scales^)?
+    (`align_corners` $align_corners^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
 def Cuvil_EmbeddingOp : Cuvil_Op<"tensor.embedding", [Pure]> {
   let summary = "Looks up rows of `weight` by integer `indices`.";
   let description = [{

@@ -6,7 +6,10 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace mlir::cuvil::reference {
 namespace {
@@ -294,9 +297,134 @@ FailureOr<Tensor> evalPad(PadOp op, ArrayRef<Tensor> a) {
   return out;
 }
 
+/// Source coordinates of one resized dimension, computed as PyTorch's CPU
+/// kernels do (UpSample.h): nearest modes in f32; linear in the opmath type
+/// `T` (f32, or f64 for f64 inputs) so that rounding picks the same inputs.
+struct ResizeAxis {
+  std::vector<int64_t> lo, hi;     ///< nearest: lo only
+  std::vector<double> wLo, wHi;    ///< linear weights
+};
+
+template <typename T>
+ResizeAxis resizeAxis(ResizeMode mode, int64_t in, int64_t out,
+                      std::optional<double> scale, bool alignCorners) {
+  ResizeAxis axis;
+  // compute_scales_value: 1 / scale when PyTorch was given one, else in / out.
+  auto step = [&]() -> T {
+    return scale && *scale > 0 ? static_cast<T>(1.0 / *scale)
+                               : static_cast<T>(in) / static_cast<T>(out);
+  };
+  for (int64_t o = 0; o < out; ++o) {
+    switch (mode) {
+    case ResizeMode::Nearest: {
+      int64_t i;
+      if (out == in)
+        i = o;
+      else if (out == 2 * in)
+        i = o >> 1;
+      else
+        i = static_cast<int64_t>(std::floor(static_cast<float>(o) * static_cast<float>(step())));
+      axis.lo.push_back(std::min(i, in - 1));
+      break;
+    }
+    case ResizeMode::NearestExact: {
+      float src = static_cast<float>((static_cast<double>(o) + 0.5) * static_cast<float>(step()));
+      axis.lo.push_back(std::min(static_cast<int64_t>(std::floor(src)), in - 1));
+      break;
+    }
+    case ResizeMode::Linear: {
+      if (out == in) {
+        axis.lo.push_back(o);
+        axis.hi.push_back(o);
+        axis.wLo.push_back(1);
+        axis.wHi.push_back(0);
+        break;
+      }
+      T ratio = alignCorners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                             : step();
+      T src = alignCorners ? ratio * static_cast<T>(o)
+                           : ratio * (static_cast<T>(o) + T(0.5)) - T(0.5);
+      if (src < 0)
+        src = 0;
+      int64_t i0 = static_cast<int64_t>(src);
+      T l1 = std::min(std::max(src - static_cast<T>(i0), T(0)), T(1));
+      axis.lo.push_back(i0);
+      axis.hi.push_back(i0 + (i0 < in - 1 ? 1 : 0));
+      axis.wLo.push_back(static_cast<double>(T(1) - l1));
+      axis.wHi.push_back(static_cast<double>(l1));
+      break;
+    }
+    }
+  }
+  return axis;
+}
+
+FailureOr<Tensor> evalResize(ResizeOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  int64_t s = x.rank() - 2;
+  ArrayRef<int64_t> size = op.getSize();
+  std::optional<ArrayRef<double>> scales = op.getScales();
+  ResizeMode mode = op.getMode();
+  Shape inSp(x.shape().begin() + 2, x.shape().end());
+  Shape outSp(size.begin(), size.end());
+  Shape outShape = {x.dim(0), x.dim(1)};
+  outShape.insert(outShape.end(), outSp.begin(), outSp.end());
+  for (int64_t d = 0; d < s; ++d)
+    if (inSp[d] == 0)
+      return op.emitOpError() << "spatial dimension " << d << " of the input is empty";
+  FailureOr<Tensor> out = allocate(op, x.dtype(), outShape);
+  if (failed(out))
+    return failure();
+  std::vector<ResizeAxis> axes;
+  for (int64_t d = 0; d < s; ++d) {
+    std::optional<double> scale;
+    if (scales)
+      scale = (*scales)[d];
+    axes.push_back(x.dtype() == DType::Float64
+                       ? resizeAxis<double>(mode, inSp[d], outSp[d], scale, op.getAlignCorners())
+                       : resizeAxis<float>(mode, inSp[d], outSp[d], scale, op.getAlignCorners()));
+  }
+  int64_t planes = x.dim(0) * x.dim(1), inPlane = numElements(inSp),
+          outPlane = numElements(outSp);
+  Shape inStrides = stridesOf(inSp);
+  if (mode != ResizeMode::Linear) {
+    // Nearest: copy elements, whatever their type.
+    size_t esz = ::cuvil::dtypeSize(x.dtype());
+    for (int64_t pl = 0; pl < planes; ++pl)
+      forEachIndex(outSp, [&](const Shape &o, int64_t flat) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < s; ++d)
+          off += axes[d].lo[o[d]] * inStrides[d];
+        std::memcpy(out->data() + (pl * outPlane + flat) * esz,
+                    x.data() + (pl * inPlane + off) * esz, esz);
+      });
+    return out;
+  }
+  std::vector<double> xv = x.toDoubles();
+  for (int64_t pl = 0; pl < planes; ++pl)
+    forEachIndex(outSp, [&](const Shape &o, int64_t flat) {
+      // Sum over the 2^s corners of the cell around the source point.
+      double acc = 0;
+      for (int64_t corner = 0; corner < (int64_t(1) << s); ++corner) {
+        double w = 1;
+        int64_t off = 0;
+        for (int64_t d = 0; d < s; ++d) {
+          bool high = (corner >> d) & 1;
+          const ResizeAxis &ax = axes[d];
+          w *= high ? ax.wHi[o[d]] : ax.wLo[o[d]];
+          off += (high ? ax.hi[o[d]] : ax.lo[o[d]]) * inStrides[d];
+        }
+        acc += w * xv[pl * inPlane + off];
+      }
+      out->setDouble(pl * outPlane + flat, acc);
+    });
+  return out;
+}
+
 } // namespace
 
 void registerShapeEvaluators(OpEvaluators &e) {
+  e.add<ResizeOp>(evalResize);
   e.add<ConstantOp>([](ConstantOp op, ArrayRef<Tensor>) {
     return tensorFromAttr(op.getValue(), op.getLoc());
   });

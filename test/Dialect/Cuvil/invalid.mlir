@@ -1123,3 +1123,83 @@ func.func @argmin_bool(%x: tensor<2x3xi1>) {
   %0 = cuvil.reduce.argmin %x dim 1 : tensor<2x3xi1> -> tensor<2xi64>
   return
 }
+
+// -----
+
+func.func @resize_rank(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op input must be [N, C, spatial...] with 1 to 3 spatial dimensions, got 'tensor<3x4xf32>'}}
+  %0 = cuvil.tensor.resize %x nearest size [] : tensor<3x4xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_linear_int(%x: tensor<1x1x4x4xi32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op input must have a floating-point element type}}
+  %0 = cuvil.tensor.resize %x linear size [8, 8] : tensor<1x1x4x4xi32> -> tensor<1x1x8x8xi32>
+  return
+}
+
+// -----
+
+func.func @resize_size_count(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op size needs 2 entries (one per spatial dimension), got 1}}
+  %0 = cuvil.tensor.resize %x nearest size [8] : tensor<1x1x4x4xf32> -> tensor<1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_size_zero(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op size entries must be >= 1, got [0, 8]}}
+  %0 = cuvil.tensor.resize %x nearest size [0, 8] : tensor<1x1x4x4xf32> -> tensor<1x1x0x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_count(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op scales needs 2 entries (one per spatial dimension), got 1}}
+  %0 = cuvil.tensor.resize %x nearest size [8, 8] scales [2.0] : tensor<1x1x4x4xf32> -> tensor<1x1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_negative(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op scales must be finite and >= 0 (0: derive the step from the sizes), got -2}}
+  %0 = cuvil.tensor.resize %x nearest size [8, 8] scales [2.0, -2.0] : tensor<1x1x4x4xf32> -> tensor<1x1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_align_nearest(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op align_corners only applies to linear resizing}}
+  %0 = cuvil.tensor.resize %x nearest size [8, 8] align_corners : tensor<1x1x4x4xf32> -> tensor<1x1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_empty(%x: tensor<1x1x0x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op spatial dimension 0 of the input is empty}}
+  %0 = cuvil.tensor.resize %x nearest size [8, 8] : tensor<1x1x0x4xf32> -> tensor<1x1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_result(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.resize' op result type 'tensor<1x1x8x9xf32>' does not match the type its operands imply, 'tensor<1x1x8x8xf32>'}}
+  %0 = cuvil.tensor.resize %x nearest size [8, 8] : tensor<1x1x4x4xf32> -> tensor<1x1x8x9xf32>
+  return
+}
+
+// -----
+
+func.func @resize_mode(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{expected a resize mode (nearest, nearest_exact or linear), got 'cubic'}}
+  %0 = cuvil.tensor.resize %x cubic size [8, 8] : tensor<1x1x4x4xf32> -> tensor<1x1x8x8xf32>
+  return
+}

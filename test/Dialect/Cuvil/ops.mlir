@@ -273,6 +273,17 @@ func.func @tensor(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %g: tensor<4x2xi32>, %
   return
 }
 
+// CHECK-LABEL: func @resize
+func.func @resize(%x: tensor<1x3x8x8xf32>, %u: tensor<2x4x5xui8>, %d: tensor<?x3x?x8x8xf16>) {
+  // CHECK: cuvil.tensor.resize %{{.*}} linear size [16, 12] align_corners : tensor<1x3x8x8xf32> -> tensor<1x3x16x12xf32>
+  %0 = cuvil.tensor.resize %x linear size [16, 12] align_corners : tensor<1x3x8x8xf32> -> tensor<1x3x16x12xf32>
+  // CHECK: cuvil.tensor.resize %{{.*}} nearest size [3] scales [6.000000e-01] : tensor<2x4x5xui8> -> tensor<2x4x3xui8>
+  %1 = cuvil.tensor.resize %u nearest size [3] scales [0.6] : tensor<2x4x5xui8> -> tensor<2x4x3xui8>
+  // CHECK: cuvil.tensor.resize %{{.*}} nearest_exact size [2, 4, 4] scales [0.000000e+00, 5.000000e-01, 5.000000e-01] : tensor<?x3x?x8x8xf16> -> tensor<?x3x2x4x4xf16>
+  %2 = cuvil.tensor.resize %d nearest_exact size [2, 4, 4] scales [0.0, 0.5, 0.5] : tensor<?x3x?x8x8xf16> -> tensor<?x3x2x4x4xf16>
+  return
+}
+
 {-#
   dialect_resources: {
     builtin: {

@@ -34,7 +34,24 @@ class Tiny(nn.Module):
         return torch.relu(self.fc(x)) * scale
 
 
-MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny}
+class Limits(nn.Module):
+    """Recurrent and resampling cases the importer reports as unsupported:
+    an LSTM with projections, bicubic resampling; and (with a dynamic
+    sequence length) a GRU it cannot unroll."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, proj_size=3)
+        self.gru = nn.GRU(4, 5)
+
+    def forward(self, seq, img):
+        y, _ = self.lstm(seq)
+        g, _ = self.gru(seq)
+        up = nn.functional.interpolate(img, scale_factor=2.0, mode="bicubic")
+        return y.sum() + g.sum() + up.sum()
+
+
+MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits}
 
 if __name__ == "__main__":
     torch.manual_seed(0)
