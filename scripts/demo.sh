@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds Cuvil and runs the bundled example model
-# (examples/mlp): optimises it with cuvil-opt, runs it with cuvil-run on the
+# (examples/mlp/model.pt, a scripted PyTorch classifier): imports it with
+# cuvil-import, optimises it with cuvil-opt, runs it with cuvil-run on the
 # reference evaluator, and compares the output with PyTorch's.
 #
-# What is not there yet: importing the .pt file (cuvil-import) and compiling
-# to libinference.so (cuvil-export) land with the importer and CPU-export
-# issues; until then the demo starts from the model's cuvil IR and runs it on
-# the reference evaluator.
+# Not there yet: compiling to libinference.so (cuvil-export), which lands
+# with the CPU code generation issue; the demo will then run the library.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
@@ -17,13 +16,16 @@ EXAMPLE="$ROOT/examples/mlp"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
+echo "== cuvil-import: examples/mlp/model.pt -> cuvil IR"
+"$BUILD_DIR/bin/cuvil-import" "$EXAMPLE/model.pt" --input-shape 0=2x8xf32 -o "$OUT/model.mlir"
+echo "   wrote $(grep -cE '= cuvil\.' "$OUT/model.mlir") cuvil ops"
+
 echo "== cuvil-opt: canonicalize, fold constants, infer shapes"
-"$BUILD_DIR/bin/cuvil-opt" "$EXAMPLE/model.mlir" \
+"$BUILD_DIR/bin/cuvil-opt" "$OUT/model.mlir" \
   --pass-pipeline='builtin.module(func.func(canonicalize,cuvil-fold-constants,cuvil-infer-shapes))' \
   -o "$OUT/model.opt.mlir"
-echo "   wrote $(wc -l < "$OUT/model.opt.mlir") lines of cuvil IR"
 
-echo "== cuvil-run: reference evaluation of examples/mlp on input0.npy"
+echo "== cuvil-run: reference evaluation on examples/mlp/input0.npy"
 "$BUILD_DIR/bin/cuvil-run" "$OUT/model.opt.mlir" --input "$EXAMPLE/input0.npy" \
   --output-dir "$OUT" --benchmark 20
 
