@@ -5,17 +5,74 @@
 // --mlir-timing, crash reproducers) with the Cuvil dialects and passes
 // registered. This is the driver the lit tests run.
 //
+// It opens the files itself rather than through MlirOptMain(argc, argv):
+// the input is read 64-byte aligned, as the bytecode reader needs for the
+// importer's 64-byte aligned weight blobs (a small file read into a heap
+// buffer is only 16-byte aligned), and the output is written to a
+// temporary file renamed into place, so a failed run leaves no partial or
+// clobbered output.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/InitAll.h"
+#include "support/AtomicFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   mlir::cuvil::registerAllDialects(registry);
   mlir::cuvil::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Cuvil optimizer driver: runs Cuvil and MLIR passes\n",
-      registry));
+  auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Cuvil optimizer driver: runs Cuvil and MLIR passes\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
+    llvm::outs() << "\n";
+    return 0;
+  }
+
+  auto input = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/false,
+                                                  /*RequiresNullTerminator=*/true,
+                                                  llvm::Align(64));
+  if (std::error_code ec = input.getError()) {
+    llvm::errs() << "cuvil-opt: error: cannot read '" << inputPath << "': " << ec.message()
+                 << "\n";
+    return cuvil::kExitIOError;
+  }
+
+  if (outputPath == "-") {
+    bool ok = mlir::succeeded(mlir::MlirOptMain(llvm::outs(), std::move(*input), registry, config));
+    llvm::outs().flush();
+    return ok ? 0 : 1;
+  }
+  cuvil::Result<cuvil::AtomicOutput> output = cuvil::AtomicOutput::create(outputPath);
+  if (!output) {
+    llvm::errs() << "cuvil-opt: error: " << output.error().message << "\n";
+    return output.error().code;
+  }
+  {
+    llvm::raw_fd_ostream os(output->fd(), /*shouldClose=*/false);
+    if (mlir::failed(mlir::MlirOptMain(os, std::move(*input), registry, config)))
+      return 1; // the temporary file is removed; an existing output stays as it was
+    os.flush();
+    if (os.has_error()) {
+      llvm::errs() << "cuvil-opt: error: cannot write '" << outputPath
+                   << "': " << os.error().message() << "\n";
+      os.clear_error();
+      return cuvil::kExitIOError;
+    }
+  }
+  if (cuvil::Status s = output->commit(); !s) {
+    llvm::errs() << "cuvil-opt: error: " << s.error().message << "\n";
+    return s.error().code;
+  }
+  return 0;
 }
