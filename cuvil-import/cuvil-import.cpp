@@ -2,6 +2,7 @@
 //
 // cuvil-import MODEL.pt [-o OUT.mlir|OUT.mlirbc] [--input-shape SPEC]...
 //              [--unsupported-report FILE.json] [--list-supported-ops]
+//              [--disable-optimization dead-code-elimination]
 //
 // Reads the archive with Cuvil's own readers (no libtorch); writes MLIR text
 // or bytecode atomically. Unsupported operators are reported all at once
@@ -10,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/ModuleWriter.h"
 #include "frontend/torchscript/Importer.h"
+#include "passes/GraphPipeline.h"
 #include "support/AtomicFile.h"
 #include "support/Tool/ToolSupport.h"
 
@@ -21,6 +23,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 using namespace cuvil;
 
@@ -34,6 +37,7 @@ struct Options {
   std::vector<std::string> inputShapes;
   std::string unsupportedReport;
   std::string method = "forward";
+  std::vector<std::string> disabled;
   bool listOps = false;
   LogOptions log;
 };
@@ -52,6 +56,11 @@ int run(const Options &opt) {
     return reportError(kTool, usageError("no model given (cuvil-import MODEL.pt ...)"));
   torchscript::ImportOptions options;
   options.method = opt.method;
+  std::set<std::string> disabled(opt.disabled.begin(), opt.disabled.end());
+  std::string unknown;
+  if (!mlir::cuvil::checkOptimizationNames(disabled, unknown))
+    return reportError(kTool, usageError("--disable-optimization: " + unknown));
+  options.eliminateDeadCode = !disabled.count("dead-code-elimination");
   for (const std::string &spec : opt.inputShapes) {
     Result<torchscript::InputSpec> parsed = torchscript::parseInputShape(spec);
     if (!parsed)
@@ -154,6 +163,10 @@ int main(int argc, char **argv) {
   app.add_option("--unsupported-report", opt.unsupportedReport,
                  "Write the unsupported operators (with locations) as JSON here");
   app.add_option("--method", opt.method, "The method to import (default: forward)");
+  app.add_option("--disable-optimization", opt.disabled,
+                 "Optimizations to switch off (comma-separated or repeated); the importer "
+                 "honours dead-code-elimination (keep values the model computes but never uses)")
+      ->delimiter(',');
   app.add_flag("--list-supported-ops", opt.listOps, "Print the operators the importer translates");
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)

@@ -40,23 +40,6 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// "1x10xf32 [0.1, -2.5, ... ]": the first few values of a tensor.
-std::string preview(const Tensor &t, int count = 6) {
-  std::string s = t.describe() + " [";
-  int64_t n = std::min<int64_t>(t.numElements(), count);
-  for (int64_t i = 0; i < n; ++i) {
-    char buf[32];
-    if (isFloat(t.dtype()))
-      std::snprintf(buf, sizeof(buf), "%.6g", t.getDouble(i));
-    else
-      std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(t.getInt(i)));
-    s += (i ? ", " : "") + std::string(buf);
-  }
-  if (t.numElements() > n)
-    s += ", ...";
-  return s + "]";
-}
-
 int run(const Options &opt) {
   if (endsWith(opt.model, ".so"))
     return reportError(kTool, usageError(
@@ -114,7 +97,7 @@ int run(const Options &opt) {
     if (Status s = writeNpy(path, out); !s)
       return reportError(kTool, s.error());
     if (!opt.quiet)
-      std::printf("output%zu: %s -> %s\n", i, preview(out).c_str(), path.c_str());
+      std::printf("output%zu: %s -> %s\n", i, out.preview().c_str(), path.c_str());
   }
   if (opt.benchmark > 0) {
     std::sort(times.begin(), times.end());

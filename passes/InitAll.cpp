@@ -3,6 +3,7 @@
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "passes/GraphPipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,4 +20,5 @@ void mlir::cuvil::registerAllDialects(DialectRegistry &registry) {
 void mlir::cuvil::registerAllPasses() {
   mlir::registerTransformsPasses();
   registerCuvilTransformsPasses();
+  registerGraphPipeline();
 }

@@ -1,8 +1,10 @@
 //===- Tensor.cpp - A dense host tensor -----------------------------------===//
 #include "support/Tensor.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -279,6 +281,22 @@ Tensor Tensor::cast(DType to) const {
       t.setDouble(i, getDouble(i));
   }
   return t;
+}
+
+std::string Tensor::preview(int count) const {
+  std::string s = describe() + " [";
+  int64_t n = std::min<int64_t>(numElements(), count);
+  for (int64_t i = 0; i < n; ++i) {
+    char buf[32];
+    if (isFloat(dtype_))
+      std::snprintf(buf, sizeof(buf), "%.6g", getDouble(i));
+    else
+      std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(getInt(i)));
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  if (numElements() > n)
+    s += ", ...";
+  return s + "]";
 }
 
 } // namespace cuvil

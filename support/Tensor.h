@@ -85,6 +85,8 @@ public:
   Tensor cast(DType to) const;
 
   std::string describe() const { return formatShape(shape_, dtype_); }
+  /// "1x10xf32 [0.1, -2.5, ...]": the shape and the first `count` values.
+  std::string preview(int count = 6) const;
 
 private:
   DType dtype_ = DType::Float32;

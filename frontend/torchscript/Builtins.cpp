@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/torchscript/Interpreter.h"
 
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
@@ -309,17 +311,39 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     return u;
   }
   if (name == "builtin::print" || name == "prim::Print") {
-    std::string text;
-    for (const IValue &a : args)
-      text += (text.empty() ? "" : " ") + a.repr();
-    in.warn("print(" + text + ") is dropped: printing from a compiled model is not supported yet");
+    // Known values go into the format text; tensors are printed at run time.
+    std::string format;
+    std::vector<mlir::Value> values;
+    for (const IValue &a : args) {
+      if (a.is(K::Poison))
+        return IValue::none();
+      if (!format.empty())
+        format += ' ';
+      if (a.isTensor()) {
+        format += "{}";
+        values.push_back(a.tensor->value);
+        continue;
+      }
+      for (char c : a.is(K::Str) ? a.s : a.repr()) {
+        format += c;
+        if (c == '{' || c == '}')
+          format += c; // a literal brace
+      }
+    }
+    in.builder().create<mlir::cuvil::PrintOp>(in.location(), in.builder().getStringAttr(format), values);
     return IValue::none();
   }
   if (name == "prim::RaiseException" || name == "builtin::RaiseException") {
-    std::string msg = n > 0 ? arg(0).repr() : "exception";
-    std::string cls = n > 1 ? arg(1).repr() : "Exception";
-    in.fail("CUVIL-E-IMPORT-RAISE",
-            "the model raises " + cls + " for these inputs: " + msg);
+    // RaiseException(message[, class]); asserts serialize as one argument
+    // that already starts with "AssertionError: ".
+    std::string msg = n > 0 ? (arg(0).is(K::Str) ? arg(0).s : arg(0).repr()) : "exception";
+    std::string cls = n > 1 ? (arg(1).is(K::Str) ? arg(1).s : arg(1).repr()) : "";
+    if (cls.rfind("builtins.", 0) == 0)
+      cls = cls.substr(9);
+    std::string what = cls.empty() ? msg : cls + ": " + msg;
+    if (in.inTensorBranch())
+      throw BranchRaises{what};
+    in.fail("CUVIL-E-IMPORT-RAISE", "the model raises for these inputs: " + what);
   }
   if (name == "aten::warn") {
     in.warn("the model warns: " + (n ? arg(0).repr() : std::string()));

@@ -315,7 +315,8 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
   result.unsupported = in.unsupportedItems();
   if (!result.unsupported.empty())
     return result;
-  removeDeadOps(func);
+  if (options.eliminateDeadCode)
+    removeDeadOps(func);
   std::string diag;
   {
     mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {

@@ -32,6 +32,9 @@ Result<InputSpec> parseInputShape(const std::string &spec);
 struct ImportOptions {
   std::vector<InputSpec> inputs;
   std::string method = "forward";
+  /// Remove ops whose values the model never uses (what pure code computed
+  /// on paths the evaluation discarded, or the model's own dead code).
+  bool eliminateDeadCode = true;
 };
 
 /// An operator or construct the importer does not support, with every place

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -1050,6 +1051,7 @@ Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condVal
   struct BranchState {
     std::map<std::string, IValue> locals;
     std::vector<mlir::Value> boxValues;
+    std::optional<std::string> raises; ///< the branch certainly raises this
   };
   auto trace = [&](mlir::Block &block, const std::vector<Stmt *> &body) {
     builder_.setInsertionPoint(block.getTerminator());
@@ -1063,6 +1065,12 @@ Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condVal
     Flow f;
     try {
       f = exec(body, branchRet);
+    } catch (const BranchRaises &r) {
+      --tensorIfDepth_;
+      ifFrameDepth_ = savedDepth;
+      BranchState st;
+      st.raises = r.message;
+      return st;
     } catch (...) {
       --tensorIfDepth_;
       ifFrameDepth_ = savedDepth;
@@ -1074,13 +1082,34 @@ Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condVal
       unsupported("break or continue inside a branch that depends on tensor data");
       throw StopImport();
     }
-    BranchState st{frame.locals, {}};
+    BranchState st{frame.locals, {}, std::nullopt};
     for (auto &b : boxes)
       st.boxValues.push_back(b->value);
     return st;
   };
   BranchState thenState = trace(ifOp.getThenRegion().front(), s->body);
   BranchState elseState = trace(ifOp.getElseRegion().front(), s->orelse);
+
+  // `assert cond` / `if bad: raise`: one branch always raises. The run must
+  // fail exactly when that branch is taken, so the if becomes an assertion
+  // on the condition, followed by the other branch as straight-line code.
+  if (thenState.raises && elseState.raises)
+    fail("CUVIL-E-IMPORT-RAISE", "the model raises " + *thenState.raises +
+                                     " whichever way a data-dependent condition goes");
+  if (thenState.raises || elseState.raises) {
+    builder_.setInsertionPointAfter(ifOp);
+    mlir::Value ok = thenState.raises ? build<cir::LogicalNotOp>(c) : c;
+    builder_.create<cir::AssertOp>(location(), ok,
+                                   builder_.getStringAttr(thenState.raises ? *thenState.raises
+                                                                           : *elseState.raises));
+    ifOp->erase();
+    if (flag.use_empty()) // the scalar condition only the if used
+      flag.getDefiningOp()->erase();
+    frame.locals = before;
+    for (size_t k = 0; k < boxes.size(); ++k)
+      boxes[k]->value = boxValues[k];
+    return exec(thenState.raises ? s->orelse : s->body, ret);
+  }
 
   // Merge: values equal on both sides pass through; tensors that differ are
   // yielded; anything else cannot depend on tensor data.

@@ -38,6 +38,12 @@ struct StopImport : std::runtime_error {
   StopImport() : std::runtime_error("evaluation stopped at an unsupported construct") {}
 };
 
+/// Thrown by a `raise` reached while tracing a branch that depends on tensor
+/// data: the branch becomes a run-time assertion on the condition.
+struct BranchRaises {
+  std::string message; ///< "ExceptionClass: text"
+};
+
 /// Arguments of an operator call bound to its schema (defaults filled).
 class BoundArgs {
 public:
@@ -87,6 +93,8 @@ public:
   /// returns poison, so that the import goes on to find the others.
   IValue unsupported(const std::string &what);
   void warn(const std::string &msg);
+  /// True while tracing a branch whose condition depends on tensor data.
+  bool inTensorBranch() const { return tensorIfDepth_ > 0; }
   const std::vector<UnsupportedItem> &unsupportedItems() const { return unsupported_; }
   const std::vector<std::string> &warnings() const { return warnings_; }
   /// "code/__torch__/x.py:3:5 (model.py:12)" for the current site.

@@ -61,6 +61,10 @@ void CuvilDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/Cuvil/IR/TensorOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/EffectOps.cpp.inc"
+      >();
 }
 
 Operation *CuvilDialect::materializeConstant(OpBuilder &builder,

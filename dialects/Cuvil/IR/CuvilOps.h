@@ -37,5 +37,7 @@
 #include "dialects/Cuvil/IR/ShapeOps.h.inc"
 #define GET_OP_CLASSES
 #include "dialects/Cuvil/IR/TensorOps.h.inc"
+#define GET_OP_CLASSES
+#include "dialects/Cuvil/IR/EffectOps.h.inc"
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H

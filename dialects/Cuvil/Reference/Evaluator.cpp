@@ -245,6 +245,20 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
       results.push_back(operands[0].reshaped({}));
     } else if (llvm::isa<tensor::CastOp>(op)) {
       results.push_back(operands[0]);
+    } else if (auto check = llvm::dyn_cast<AssertOp>(op)) {
+      if (operands[0].getInt(0) == 0)
+        return op.emitError() << "model assertion failed: " << check.getMessage();
+    } else if (auto print = llvm::dyn_cast<PrintOp>(op)) {
+      // Python's print: the literal pieces with the values between them.
+      SmallVector<std::string> pieces;
+      if (failed(PrintOp::splitFormat(print.getFormat(), pieces)))
+        return op.emitOpError() << "has a malformed format";
+      std::string line = pieces[0];
+      for (size_t k = 0; k + 1 < pieces.size() && k < operands.size(); ++k)
+        line += operands[k].preview(8) + pieces[k + 1];
+      llvm::raw_ostream &os = options.printStream ? *options.printStream : llvm::outs();
+      os << line << "\n";
+      os.flush();
     } else {
       FailureOr<SmallVector<Tensor>> r = evaluateOp(&op, operands);
       if (failed(r))

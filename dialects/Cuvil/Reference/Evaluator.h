@@ -21,6 +21,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <optional>
 
 namespace mlir::cuvil::reference {
@@ -54,6 +56,8 @@ struct EvaluateOptions {
   /// static dimensions): catches disagreements between an op's shape rule
   /// and its reference implementation.
   bool checkResultTypes = true;
+  /// Where cuvil.effect.print writes (stdout when null).
+  llvm::raw_ostream *printStream = nullptr;
 };
 
 /// Evaluates `func` on `inputs`: checks the inputs against the signature

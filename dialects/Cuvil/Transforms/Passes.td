@@ -37,4 +37,48 @@ def CuvilFoldConstantsPass : Pass<"cuvil-fold-constants", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::cuvil::CuvilDialect"];
 }
 
+def CuvilSimplifyPass : Pass<"cuvil-simplify", "::mlir::func::FuncOp"> {
+  let summary = "Applies the cuvil ops' folders and canonicalization patterns, removing nothing else.";
+  let description = [{
+    Canonicalization for the graph pipeline: identities fold away (a
+    same-dtype cast, a reshape to the same shape, an identity permutation,
+    relu of relu, x + -0.0, ...), view chains collapse (reshape of
+    reshape, permute of permute, squeeze/unsqueeze/flatten to reshape), and
+    patterns rewrite ops, repeating until nothing changes. Unlike MLIR's
+    `canonicalize`, it never erases an op just because its result is
+    unused: dead code is `cuvil-dce`'s job, so switching that off keeps
+    every op.
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "int64_t", /*default=*/"10",
+           "Sweeps over the function before giving up on a fixed point">,
+  ];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Ops folded away">,
+    Statistic<"numRewritten", "num-rewritten", "Patterns applied">,
+  ];
+}
+
+def CuvilDeadCodeEliminationPass
+    : Pass<"cuvil-dce", "::mlir::func::FuncOp"> {
+  let summary = "Removes side-effect-free operations whose results are unused.";
+  let description = [{
+    Erases every operation whose results have no uses and that has no side
+    effects (MLIR's memory-effect interfaces, looking into regions: an
+    `scf.if` that only computes unused values goes, one that holds a
+    `cuvil.effect.print` stays), repeating until nothing changes. Ops with
+    effects (`cuvil.effect.assert`, `cuvil.effect.print`) and the values
+    they use are never removed. The pipeline's `dead-code-elimination`
+    switch turns this pass off.
+
+    ```mlir
+    %unused = cuvil.act.relu %x : tensor<4xf32>          // removed
+    cuvil.effect.print "{}" %y : tensor<4xf32>             // kept, with %y
+    ```
+  }];
+  let statistics = [
+    Statistic<"numErased", "num-erased", "Operations removed">,
+  ];
+}
+
 #endif // CUVIL_DIALECT_CUVIL_TRANSFORMS_PASSES_TD

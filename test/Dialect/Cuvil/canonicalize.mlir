@@ -1,4 +1,5 @@
 // RUN: cuvil-opt %s -split-input-file -canonicalize | FileCheck %s
+// RUN: cuvil-opt %s -split-input-file --cuvil-simplify --cuvil-dce | FileCheck %s
 
 // Tests the cuvil folders and canonicalization patterns, including the cases
 // they must leave alone.

@@ -1203,3 +1203,35 @@ func.func @resize_mode(%x: tensor<1x1x4x4xf32>) {
   %0 = cuvil.tensor.resize %x cubic size [8, 8] : tensor<1x1x4x4xf32> -> tensor<1x1x8x8xf32>
   return
 }
+
+// -----
+
+func.func @assert_not_scalar(%c: tensor<2xi1>) {
+  // expected-error @+1 {{'cuvil.effect.assert' op condition must be a 0-d tensor<i1>, got 'tensor<2xi1>'}}
+  cuvil.effect.assert %c, "bad" : tensor<2xi1>
+  return
+}
+
+// -----
+
+func.func @assert_not_bool(%c: tensor<f32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of i1}}
+  cuvil.effect.assert %c, "bad" : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @print_count(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.effect.print' op format has 2 '{}' placeholder(s) for 1 value(s)}}
+  cuvil.effect.print "{} and {}" %x : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @print_brace(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.effect.print' op format has a lone brace (write {{ or }} for a literal brace)}}
+  cuvil.effect.print "{} {oops" %x : tensor<2xf32>
+  return
+}

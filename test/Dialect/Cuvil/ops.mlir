@@ -291,3 +291,14 @@ func.func @resize(%x: tensor<1x3x8x8xf32>, %u: tensor<2x4x5xui8>, %d: tensor<?x3
     }
   }
 #-}
+
+// CHECK-LABEL: func @effects
+func.func @effects(%x: tensor<2xf32>, %c: tensor<i1>) {
+  // CHECK: cuvil.effect.assert %{{.*}}, "AssertionError: x must be positive" : tensor<i1>
+  cuvil.effect.assert %c, "AssertionError: x must be positive" : tensor<i1>
+  // CHECK: cuvil.effect.print "x = {} and {{.*}}" %{{.*}} : tensor<2xf32>
+  cuvil.effect.print "x = {} and {{braces}}" %x : tensor<2xf32>
+  // CHECK: cuvil.effect.print "no values"
+  cuvil.effect.print "no values"
+  return
+}

@@ -51,7 +51,29 @@ class Limits(nn.Module):
         return y.sum() + g.sum() + up.sum()
 
 
-MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits}
+class Effects(nn.Module):
+    """A print and asserts on tensor data: they must survive import and
+    optimisation, and fail the run when violated."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        assert x.size(1) == 4  # known at import time: vanishes
+        assert bool((x > -100.0).all()), "inputs must be > -100"
+        y = self.fc(x)
+        scaled = torch.tanh(y) * 3.0  # used only on a path the import rules out
+        if x.size(0) > 100:
+            return scaled
+        print("logits {x}:", y)
+        if y.sum() > 1000.0:
+            raise ValueError("logits too large")
+        return torch.relu(y)
+
+
+MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
+          "effects": Effects}
 
 if __name__ == "__main__":
     torch.manual_seed(0)

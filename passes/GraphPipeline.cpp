@@ -1,0 +1,168 @@
+//===- GraphPipeline.cpp - The graph optimisation pipeline ----------------===//
+#include "passes/GraphPipeline.h"
+
+#include "dialects/Cuvil/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace mlir::cuvil {
+
+const char *phaseName(PipelinePhase phase) {
+  switch (phase) {
+  case PipelinePhase::Cleanup: return "cleanup";
+  case PipelinePhase::ShapePropagation: return "shape-propagation";
+  case PipelinePhase::GraphOptimization: return "graph-optimization";
+  case PipelinePhase::Fusion: return "fusion";
+  case PipelinePhase::MemoryPlanning: return "memory-planning";
+  }
+  return "";
+}
+
+namespace {
+
+using Options = GraphPipelineOptions;
+
+std::vector<PipelineStep> makeSteps() {
+  std::vector<PipelineStep> steps = {
+      {"simplify", PipelinePhase::Cleanup, 10,
+       "folders and canonicalization patterns (identities, view chains)",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilSimplifyPass()); }},
+      {"fold-constants", PipelinePhase::Cleanup, 20,
+       "evaluate ops whose operands are all constants",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilFoldConstantsPass()); }},
+      {"dead-code-elimination", PipelinePhase::Cleanup, 30,
+       "remove unused side-effect-free ops (effects are kept)",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilDeadCodeEliminationPass()); }},
+      {"shape-propagation", PipelinePhase::ShapePropagation, 10,
+       "refine dynamic dimensions from the ops' shape rules",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilInferShapesPass()); }},
+      {"simplify", PipelinePhase::ShapePropagation, 20,
+       "fold what known shapes make trivial",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilSimplifyPass()); }},
+  };
+  // Priorities are distinct within a phase, so the order is total.
+  std::sort(steps.begin(), steps.end(), [](const PipelineStep &a, const PipelineStep &b) {
+    return a.phase != b.phase ? a.phase < b.phase : a.priority < b.priority;
+  });
+  return steps;
+}
+
+} // namespace
+
+const std::vector<PipelineStep> &graphPipelineSteps() {
+  static const std::vector<PipelineStep> steps = makeSteps();
+  return steps;
+}
+
+std::vector<std::string> optimizationNames() {
+  std::set<std::string> names;
+  for (const PipelineStep &s : graphPipelineSteps())
+    names.insert(s.name);
+  return {names.begin(), names.end()};
+}
+
+bool checkOptimizationNames(const std::set<std::string> &names, std::string &error) {
+  std::vector<std::string> known = optimizationNames();
+  for (const std::string &n : names)
+    if (!std::binary_search(known.begin(), known.end(), n)) {
+      error = "unknown optimization '" + n + "'; the known ones are:";
+      for (const std::string &k : known)
+        error += " " + k;
+      return false;
+    }
+  return true;
+}
+
+void buildGraphPipeline(OpPassManager &pm, const GraphPipelineOptions &options) {
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  for (const PipelineStep &s : graphPipelineSteps())
+    if (!options.disabled.count(s.name))
+      s.add(fpm, options);
+}
+
+void printGraphPipeline(llvm::raw_ostream &os, const GraphPipelineOptions &options) {
+  os << "graph pipeline (strategy graph_fusion):\n";
+  std::optional<PipelinePhase> phase;
+  int index = 0;
+  for (const PipelineStep &s : graphPipelineSteps()) {
+    if (phase != s.phase) {
+      phase = s.phase;
+      os << "  phase " << phaseName(s.phase) << "\n";
+    }
+    bool off = options.disabled.count(s.name);
+    os << llvm::format("    %2d. %-24s", ++index, s.name.c_str()) << " priority "
+       << llvm::format("%-3d", s.priority) << " " << s.description
+       << (off ? "  [disabled]" : "") << "\n";
+  }
+}
+
+namespace {
+
+struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
+  ListOption<std::string> disable{*this, "disable",
+                                  llvm::cl::desc("Optimizations to switch off, by name")};
+  Option<bool> fusionRemarks{*this, "fusion-remarks",
+                             llvm::cl::desc("Explain every rejected fusion"),
+                             llvm::cl::init(false)};
+
+  GraphPipelineOptions toOptions() const {
+    GraphPipelineOptions o;
+    o.disabled.insert(disable.begin(), disable.end());
+    o.fusionRemarks = fusionRemarks;
+    return o;
+  }
+};
+
+/// `--cuvil-print-pipeline[='disable=a,b']`: prints the pipeline to stderr
+/// and leaves the IR alone.
+struct PrintPipelinePass : public PassWrapper<PrintPipelinePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrintPipelinePass)
+  PrintPipelinePass() = default;
+  PrintPipelinePass(const PrintPipelinePass &other) : PassWrapper(other) {}
+  StringRef getArgument() const override { return "cuvil-print-pipeline"; }
+  StringRef getDescription() const override {
+    return "Prints the graph pipeline's phases and steps (with 'disable=...' applied)";
+  }
+  ListOption<std::string> disable{*this, "disable",
+                                  llvm::cl::desc("Optimizations to show as switched off")};
+  void runOnOperation() override {
+    GraphPipelineOptions o;
+    o.disabled.insert(disable.begin(), disable.end());
+    std::string error;
+    if (!checkOptimizationNames(o.disabled, error)) {
+      emitError(UnknownLoc::get(&getContext())) << error;
+      return signalPassFailure();
+    }
+    printGraphPipeline(llvm::errs(), o);
+  }
+};
+
+} // namespace
+
+void registerGraphPipeline() {
+  PassPipelineRegistration<PipelineCLOptions>(
+      "cuvil-graph-optimize",
+      "The graph_fusion strategy's graph pipeline (phases: cleanup, shape propagation, graph "
+      "optimization, fusion, memory planning); 'disable=NAME,...' switches steps off",
+      [](OpPassManager &pm, const PipelineCLOptions &cl) {
+        // Unknown names are reported when the pipeline runs: the builder
+        // has no error channel, so the first step fails instead.
+        GraphPipelineOptions o = cl.toOptions();
+        std::string error;
+        if (!checkOptimizationNames(o.disabled, error)) {
+          llvm::errs() << "error: cuvil-graph-optimize: " << error << "\n";
+          std::exit(2);
+        }
+        buildGraphPipeline(pm, o);
+      });
+  PassRegistration<PrintPipelinePass>();
+}
+
+} // namespace mlir::cuvil
