@@ -149,7 +149,7 @@ def Cuvil_SoftmaxOp : Cuvil_UnaryOp<"act.softmax", "Float", (ins I64Attr:$dim), 
     [{
       if (::mlir::failed(::mlir::cuvil::checkDim(getDim(), rank, "dim", emitError)))
         return ::mlir::failure();
-    }]> {
+    }], /*elementwise=*/0> {
   let summary = "exp(x) / sum(exp(x)) along `dim`, computed stably.";
   let description = [{
     `dim` is normalised (`0 <= dim < rank`). A 0-d operand is allowed with
@@ -165,7 +165,7 @@ def Cuvil_LogSoftmaxOp : Cuvil_UnaryOp<"act.log_softmax", "Float", (ins I64Attr:
     [{
       if (::mlir::failed(::mlir::cuvil::checkDim(getDim(), rank, "dim", emitError)))
         return ::mlir::failure();
-    }]> {
+    }], /*elementwise=*/0> {
   let summary = "x - log(sum(exp(x))) along `dim`, computed stably.";
   let description = [{
     ```mlir

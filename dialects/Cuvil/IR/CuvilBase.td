@@ -108,6 +108,25 @@ def Cuvil_ResizeMode : I32EnumAttr<"ResizeMode", "how resized samples are comput
 }
 def Cuvil_ResizeModeAttr : EnumAttr<Cuvil_Dialect, Cuvil_ResizeMode, "resize_mode">;
 
+def Cuvil_FusionKind : I32EnumAttr<"FusionKind", "what a fusion group is built around", [
+      I32EnumAttrCase<"Elementwise", 0, "elementwise">,
+      I32EnumAttrCase<"Conv", 1, "conv">,
+      I32EnumAttrCase<"Gemm", 2, "gemm">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_FusionKindAttr : EnumAttr<Cuvil_Dialect, Cuvil_FusionKind, "fusion_kind">;
+
+//===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+// Each result element depends only on the operand elements at the same
+// (broadcast) position: what the fusion passes may chain into one loop nest.
+def Cuvil_Elementwise : NativeOpTrait<"CuvilElementwise"> {
+  let cppNamespace = "::mlir::cuvil";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//
@@ -180,8 +199,9 @@ class Cuvil_Op<string mnemonic, list<Trait> traits = [], bit inferTypes = 1>
 // that the operand's element type must satisfy; `check` is extra C++ run by
 // the verifier on the op (with `rank` and `emitError` in scope).
 class Cuvil_UnaryOp<string mnemonic, string kind, dag attrs = (ins),
-                    list<Trait> traits = [], code check = "">
-    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
+                    list<Trait> traits = [], code check = "", bit elementwise = 1>
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure],
+                                     !if(elementwise, [Cuvil_Elementwise], []))> {
   let arguments = !con((ins Cuvil_Tensor:$input), attrs);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -208,7 +228,7 @@ class Cuvil_UnaryOp<string mnemonic, string kind, dag attrs = (ins),
 // and logical ops give i1), or a rule of its own.
 class Cuvil_BinaryOp<string mnemonic, string kind, string resultRule,
                      dag attrs = (ins), list<Trait> traits = []>
-    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure, Cuvil_Elementwise])> {
   let arguments = !con((ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs), attrs);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = [{

@@ -65,6 +65,10 @@ void CuvilDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/Cuvil/IR/EffectOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/FusedOps.cpp.inc"
+      >();
 }
 
 Operation *CuvilDialect::materializeConstant(OpBuilder &builder,

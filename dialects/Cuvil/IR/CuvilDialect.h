@@ -12,10 +12,19 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "mlir/IR/OpDefinition.h"
+
 #include "dialects/Cuvil/IR/CuvilDialect.h.inc"
 #include "dialects/Cuvil/IR/CuvilEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Cuvil/IR/CuvilAttrs.h.inc"
+
+namespace mlir::cuvil {
+/// Marks element-wise ops (Cuvil_Elementwise in ODS): each result element
+/// depends only on the operand elements at the same broadcast position.
+template <typename ConcreteType>
+class CuvilElementwise : public OpTrait::TraitBase<ConcreteType, CuvilElementwise> {};
+} // namespace mlir::cuvil
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H

@@ -39,7 +39,7 @@ def Cuvil_LogicalAndOp : Cuvil_LogicalBinaryOp<"logical_and", "lhs and rhs">;
 def Cuvil_LogicalOrOp : Cuvil_LogicalBinaryOp<"logical_or", "lhs or rhs">;
 def Cuvil_LogicalXorOp : Cuvil_LogicalBinaryOp<"logical_xor", "lhs xor rhs">;
 
-def Cuvil_LogicalNotOp : Cuvil_Op<"logic.logical_not", [Pure]> {
+def Cuvil_LogicalNotOp : Cuvil_Op<"logic.logical_not", [Pure, Cuvil_Elementwise]> {
   let summary = "Element-wise logical not (x == 0); i1 result.";
   let description = [{
     ```mlir
@@ -52,7 +52,7 @@ def Cuvil_LogicalNotOp : Cuvil_Op<"logic.logical_not", [Pure]> {
   let hasFolder = 1;
 }
 
-def Cuvil_WhereOp : Cuvil_Op<"logic.where", [Pure]> {
+def Cuvil_WhereOp : Cuvil_Op<"logic.where", [Pure, Cuvil_Elementwise]> {
   let summary = "Selects `true_value` where `condition` holds, else `false_value`.";
   let description = [{
     `torch.where(condition, x, y)`. The three operands broadcast together;

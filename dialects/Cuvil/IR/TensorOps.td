@@ -27,7 +27,7 @@ def Cuvil_ConstantOp : Cuvil_Op<"constant", [Pure, ConstantLike]> {
   let hasFolder = 1;
 }
 
-def Cuvil_CastOp : Cuvil_Op<"tensor.cast", [Pure], /*inferTypes=*/0> {
+def Cuvil_CastOp : Cuvil_Op<"tensor.cast", [Pure, Cuvil_Elementwise], /*inferTypes=*/0> {
   let summary = "Converts elements to the result's element type.";
   let description = [{
     `Tensor.to(dtype)`: floats to integers truncate toward zero, integers

@@ -221,7 +221,7 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
         return op.emitOpError() << "uses a value the evaluator has not computed";
       operands.push_back(it->second);
     }
-    if (llvm::isa<func::ReturnOp, scf::YieldOp>(op))
+    if (llvm::isa<func::ReturnOp, scf::YieldOp, FusedYieldOp>(op))
       return SmallVector<Tensor>(operands.begin(), operands.end());
 
     SmallVector<Tensor> results;
@@ -245,6 +245,16 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
       results.push_back(operands[0].reshaped({}));
     } else if (llvm::isa<tensor::CastOp>(op)) {
       results.push_back(operands[0]);
+    } else if (auto group = llvm::dyn_cast<FusedGroupOp>(op)) {
+      // A fusion group computes exactly what its ops compute unfused.
+      Block &body = group.getBody().front();
+      llvm::DenseMap<Value, Tensor> inner;
+      for (auto [arg, tensor] : llvm::zip(body.getArguments(), operands))
+        inner[arg] = tensor;
+      FailureOr<SmallVector<Tensor>> r = evaluateBlock(body, inner, options, depth + 1);
+      if (failed(r))
+        return failure();
+      results = std::move(*r);
     } else if (auto check = llvm::dyn_cast<AssertOp>(op)) {
       if (operands[0].getInt(0) == 0)
         return op.emitError() << "model assertion failed: " << check.getMessage();

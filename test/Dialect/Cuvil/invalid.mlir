@@ -1235,3 +1235,65 @@ func.func @print_brace(%x: tensor<2xf32>) {
   cuvil.effect.print "{} {oops" %x : tensor<2xf32>
   return
 }
+
+// -----
+
+func.func @fused_anchor(%v: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'cuvil.fused.group' op gemm group must start with cuvil.gemm.linear, matmul, batch_matmul or addmm, not 'cuvil.act.sigmoid'}}
+  %0 = cuvil.fused.group gemm (%v) : (tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>):
+    %s = cuvil.act.sigmoid %a : tensor<2x3xf32>
+    cuvil.fused.yield %s : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @fused_not_elementwise(%v: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'cuvil.fused.group' op may only hold element-wise ops after its anchor; 'cuvil.act.softmax' is not}}
+  %0 = cuvil.fused.group elementwise (%v) : (tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>):
+    %s = cuvil.act.softmax %a {dim = 1 : i64} : tensor<2x3xf32>
+    cuvil.fused.yield %s : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @fused_epilogue_type(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>) -> tensor<8x4xi1> {
+  // expected-error @+1 {{'cuvil.fused.group' op epilogue op 'cuvil.logic.gt' changes the anchor's type 'tensor<8x4xf32>' to 'tensor<8x4xi1>'}}
+  %0 = cuvil.fused.group gemm (%x, %w) : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xi1> {
+  ^bb0(%a: tensor<8x16xf32>, %b: tensor<4x16xf32>):
+    %l = cuvil.gemm.linear %a, %b : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+    %g = cuvil.logic.gt %l, %l : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x4xi1>
+    cuvil.fused.yield %g : tensor<8x4xi1>
+  }
+  return %0 : tensor<8x4xi1>
+}
+
+// -----
+
+func.func @fused_isolated(%v: tensor<2x3xf32>, %o: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = cuvil.fused.group elementwise (%v) : (tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>):
+    // expected-error @+1 {{using value defined outside the region}}
+    %s = cuvil.math.add %a, %o : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    cuvil.fused.yield %s : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @fused_yield_type(%v: tensor<2x3xf32>) -> tensor<2x3xf64> {
+  // expected-error @+1 {{'cuvil.fused.group' op yields 'tensor<2x3xf32>' for a result of type 'tensor<2x3xf64>'}}
+  %0 = cuvil.fused.group elementwise (%v) : (tensor<2x3xf32>) -> tensor<2x3xf64> {
+  ^bb0(%a: tensor<2x3xf32>):
+    %s = cuvil.act.sigmoid %a : tensor<2x3xf32>
+    cuvil.fused.yield %s : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf64>
+}

@@ -302,3 +302,28 @@ func.func @effects(%x: tensor<2xf32>, %c: tensor<i1>) {
   cuvil.effect.print "no values"
   return
 }
+
+// CHECK-LABEL: func @fused
+func.func @fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %skip: tensor<1x4x8x8xf32>, %v: tensor<2x3xf32>) -> (tensor<1x4x8x8xf32>, tensor<2x3xf32>) {
+  // CHECK: cuvil.fused.group conv(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<1x4x8x8xf32>, %[[WT:.*]]: tensor<4x4x3x3xf32>, %[[BI:.*]]: tensor<4xf32>, %[[R:.*]]: tensor<1x4x8x8xf32>):
+  // CHECK-NEXT: %[[C:.*]] = cuvil.conv.conv2d %[[A]], %[[WT]], %[[BI]]
+  // CHECK-NEXT: %[[S:.*]] = cuvil.math.add %[[C]], %[[R]]
+  // CHECK-NEXT: %[[Y:.*]] = cuvil.act.relu %[[S]]
+  // CHECK-NEXT: cuvil.fused.yield %[[Y]] : tensor<1x4x8x8xf32>
+  %0 = cuvil.fused.group conv (%x, %w, %b, %skip) : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  ^bb0(%a: tensor<1x4x8x8xf32>, %wt: tensor<4x4x3x3xf32>, %bias: tensor<4xf32>, %res: tensor<1x4x8x8xf32>):
+    %c = cuvil.conv.conv2d %a, %wt, %bias stride [1, 1] padding [1, 1] dilation [1, 1] : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    %s = cuvil.math.add %c, %res : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+    %y = cuvil.act.relu %s : tensor<1x4x8x8xf32>
+    cuvil.fused.yield %y : tensor<1x4x8x8xf32>
+  }
+  // CHECK: cuvil.fused.group elementwise(%{{.*}})
+  %1 = cuvil.fused.group elementwise (%v) : (tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>):
+    %s = cuvil.act.sigmoid %a : tensor<2x3xf32>
+    %m = cuvil.math.mul %a, %s : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    cuvil.fused.yield %m : tensor<2x3xf32>
+  }
+  return %0, %1 : tensor<1x4x8x8xf32>, tensor<2x3xf32>
+}
