@@ -46,6 +46,19 @@ std::vector<PipelineStep> makeSteps() {
       {"simplify", PipelinePhase::ShapePropagation, 20,
        "fold what known shapes make trivial",
        [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilSimplifyPass()); }},
+      {"fold-batch-norm", PipelinePhase::GraphOptimization, 10,
+       "batch norm into conv/linear weights, else a per-channel scale and shift",
+       [](OpPassManager &pm, const Options &o) {
+         pm.addPass(createCuvilFoldBatchNormPass({/*remarks=*/o.fusionRemarks}));
+       }},
+      {"dead-code-elimination", PipelinePhase::GraphOptimization, 90,
+       "drop the weights and statistics folding replaced",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilDeadCodeEliminationPass()); }},
+      {"fusion", PipelinePhase::Fusion, 10,
+       "conv/GEMM epilogues (bias, residual add, activation) and element-wise chains",
+       [](OpPassManager &pm, const Options &o) {
+         pm.addPass(createCuvilFusePass({/*remarks=*/o.fusionRemarks}));
+       }},
   };
   // Priorities are distinct within a phase, so the order is total.
   std::sort(steps.begin(), steps.end(), [](const PipelineStep &a, const PipelineStep &b) {
@@ -82,9 +95,13 @@ bool checkOptimizationNames(const std::set<std::string> &names, std::string &err
 
 void buildGraphPipeline(OpPassManager &pm, const GraphPipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  if (options.graphStats)
+    fpm.addPass(createCuvilGraphStatsPass({/*record=*/true}));
   for (const PipelineStep &s : graphPipelineSteps())
     if (!options.disabled.count(s.name))
       s.add(fpm, options);
+  if (options.graphStats)
+    fpm.addPass(createCuvilGraphStatsPass());
 }
 
 void printGraphPipeline(llvm::raw_ostream &os, const GraphPipelineOptions &options) {
@@ -111,11 +128,15 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<bool> fusionRemarks{*this, "fusion-remarks",
                              llvm::cl::desc("Explain every rejected fusion"),
                              llvm::cl::init(false)};
+  Option<bool> graphStats{*this, "graph-stats",
+                          llvm::cl::desc("Print op counts before and after, on stderr"),
+                          llvm::cl::init(false)};
 
   GraphPipelineOptions toOptions() const {
     GraphPipelineOptions o;
     o.disabled.insert(disable.begin(), disable.end());
     o.fusionRemarks = fusionRemarks;
+    o.graphStats = graphStats;
     return o;
   }
 };

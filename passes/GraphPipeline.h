@@ -31,6 +31,8 @@ struct GraphPipelineOptions {
   std::set<std::string> disabled;
   /// Explain every fusion the fusion step rejects (remarks on stderr).
   bool fusionRemarks = false;
+  /// Print op counts before and after the pipeline (stderr).
+  bool graphStats = false;
 };
 
 struct PipelineStep {

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Imports a test model with cuvil-import, runs the IR on the reference
 evaluator with cuvil-run, and compares with PyTorch's eager outputs
-(allclose rtol 1e-4, atol 1e-5).
+(allclose rtol 1e-4, atol 1e-5). Then runs the graph pipeline
+(cuvil-opt --cuvil-graph-optimize) on the imported IR and checks that the
+optimised model still gives PyTorch's outputs, and prints its op counts.
 
     /usr/bin/python3 check_import.py --bin BUILD/bin --work DIR --model NAME
 """
@@ -21,6 +23,42 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def run_model(args, d, mlir, inputs, out_dir):
+    """Runs `mlir` on the inputs; returns None or a failure message."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cmd = [os.path.join(args.bin, "cuvil-run"), mlir, "--quiet", "--output-dir", out_dir]
+    for f in inputs:
+        cmd += ["--input", os.path.join(d, f)]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        return f"{run.stderr}\ncuvil-run exited {run.returncode}"
+    return None
+
+
+def compare(d, out_dir, what):
+    """Compares out_dir/output*.npy with PyTorch's; True when all match."""
+    count = len([f for f in os.listdir(d) if f.startswith("expected")])
+    produced = [f for f in os.listdir(out_dir) if f.startswith("output")]
+    if len(produced) != count:
+        print(f"FAIL ({what}): the model has {len(produced)} outputs, PyTorch's has {count}")
+        return False
+    ok = True
+    for i in range(count):
+        want = np.load(os.path.join(d, f"expected{i}.npy"))
+        got = np.load(os.path.join(out_dir, f"output{i}.npy"))
+        if got.shape != want.shape or got.dtype != want.dtype:
+            print(f"FAIL ({what}): output {i}: {got.shape} {got.dtype} != expected "
+                  f"{want.shape} {want.dtype}")
+            ok = False
+            continue
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        close = np.allclose(got, want, rtol=1e-4, atol=1e-5)
+        print(f"{what}: output {i}: {want.shape} {want.dtype} max abs error "
+              f"{err.max() if err.size else 0:.3g} -> {'ok' if close else 'MISMATCH'}")
+        ok &= close
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -28,6 +66,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--python", default="/usr/bin/python3")
     args = ap.parse_args()
+
     d = os.path.join(args.work, args.model)
     try:
         subprocess.run([args.python, os.path.join(HERE, "models.py"), "--out", args.work,
@@ -36,6 +75,9 @@ def main():
         print(f"SKIPPED: cannot build the model with PyTorch ({e})")
         return 77
     shapes = open(os.path.join(d, "shapes.txt")).read().split()
+    inputs = [f"input{i}.npy" for i in range(len(shapes))]
+
+    # Import, run, compare.
     mlir = os.path.join(d, "model.mlirbc")
     t0 = time.time()
     imp = subprocess.run([os.path.join(args.bin, "cuvil-import"), os.path.join(d, "model.pt"),
@@ -45,42 +87,28 @@ def main():
         print(imp.stderr)
         print(f"FAIL: cuvil-import exited {imp.returncode}")
         return 1
-    inputs = [f"input{i}.npy" for i in range(len(shapes))]
-    shutil.rmtree(os.path.join(d, "out"), ignore_errors=True)
-    cmd = [os.path.join(args.bin, "cuvil-run"), mlir, "--quiet", "--output-dir",
-           os.path.join(d, "out")]
-    for f in inputs:
-        cmd += ["--input", os.path.join(d, f)]
-    run = subprocess.run(cmd, capture_output=True, text=True)
+    failure = run_model(args, d, mlir, inputs, os.path.join(d, "out"))
     t2 = time.time()
-    if run.returncode != 0:
-        print(run.stderr)
-        print(f"FAIL: cuvil-run exited {run.returncode}")
+    if failure:
+        print(failure)
         return 1
-    count = len([f for f in os.listdir(d) if f.startswith("expected")])
-    expected = [f"expected{i}.npy" for i in range(count)]
-    produced = [f for f in os.listdir(os.path.join(d, "out")) if f.startswith("output")]
-    if len(produced) != count:
-        print(f"FAIL: the model has {len(produced)} outputs, PyTorch's has {count}")
-        return 1
-    ok = True
-    for i, f in enumerate(expected):
-        want = np.load(os.path.join(d, f))
-        got_path = os.path.join(d, "out", f"output{i}.npy")
-        if not os.path.exists(got_path):
-            print(f"FAIL: output {i} missing")
-            return 1
-        got = np.load(got_path)
-        if got.shape != want.shape or got.dtype != want.dtype:
-            print(f"FAIL: output {i}: {got.shape} {got.dtype} != expected {want.shape} {want.dtype}")
-            ok = False
-            continue
-        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        close = np.allclose(got, want, rtol=1e-4, atol=1e-5)
-        print(f"output {i}: {want.shape} {want.dtype} max abs error {err.max() if err.size else 0:.3g}"
-              f" -> {'ok' if close else 'MISMATCH'}")
-        ok &= close
+    ok = compare(d, os.path.join(d, "out"), "imported")
     print(f"import {t1 - t0:.2f} s, reference run {t2 - t1:.2f} s")
+
+    # The graph pipeline must not change what the model computes.
+    optimized = os.path.join(d, "model.opt.mlirbc")
+    opt = subprocess.run([os.path.join(args.bin, "cuvil-opt"), mlir,
+                          "--cuvil-graph-optimize=graph-stats=1", "-o", optimized],
+                         capture_output=True, text=True)
+    print(opt.stderr.rstrip())
+    if opt.returncode != 0:
+        print(f"FAIL: cuvil-opt --cuvil-graph-optimize exited {opt.returncode}")
+        return 1
+    failure = run_model(args, d, optimized, inputs, os.path.join(d, "out-opt"))
+    if failure:
+        print(failure)
+        return 1
+    ok &= compare(d, os.path.join(d, "out-opt"), "optimized")
     return 0 if ok else 1
 
 

@@ -134,6 +134,16 @@ DenseElementsAttr attrFromTensor(const Tensor &t, RankedTensorType type) {
   return DenseElementsAttr::getFromRawBuffer(type, raw);
 }
 
+ElementsAttr elementsAttrFromTensor(const Tensor &t, RankedTensorType type, StringRef name) {
+  // Small values stay readable in the IR; weights go to a blob, as the
+  // importer writes them (64-byte aligned, outside the attribute uniquer).
+  if (t.dtype() == DType::Bool || t.numElements() <= 16)
+    return attrFromTensor(t, type);
+  ArrayRef<char> raw(reinterpret_cast<const char *>(t.data()), t.byteSize());
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64);
+  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+}
+
 //===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//

@@ -42,6 +42,9 @@ RankedTensorType tensorTypeOf(MLIRContext *ctx, const Tensor &t);
 FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc);
 /// A dense attribute holding `t` (whose dtype and shape must match `type`).
 DenseElementsAttr attrFromTensor(const Tensor &t, RankedTensorType type);
+/// An attribute holding `t`: a dense one for small or bool tensors, else a
+/// dense_resource blob named `name` (made unique by the resource manager).
+ElementsAttr elementsAttrFromTensor(const Tensor &t, RankedTensorType type, StringRef name);
 
 /// True when evaluateOp knows `op`.
 bool canEvaluate(Operation *op);

@@ -59,6 +59,81 @@ def CuvilSimplifyPass : Pass<"cuvil-simplify", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CuvilFoldBatchNormPass : Pass<"cuvil-fold-batch-norm", "::mlir::func::FuncOp"> {
+  let summary = "Folds eval-mode batch norm into the preceding conv/linear weights.";
+  let description = [{
+    With constant statistics, `batch_norm(x) = x * s + t` per channel, with
+    `s = weight / sqrt(var + eps)` and `t = bias - mean * s`. When `x` is a
+    convolution, transposed convolution or 2-D linear used only by the
+    batch norm, with constant weight and bias, the producer is rebuilt with
+    weight `W * s` (per output channel) and bias `b * s + t`, computed in
+    f64 and rounded once. Any other batch norm with constant statistics
+    becomes `x * s + t` with `[C, 1, ...]` constants (element-wise, so it
+    fuses). Batch norms with non-constant statistics stay, with a remark
+    when `remarks` is set.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Explain each batch norm that is not folded into weights">,
+  ];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Batch norms folded into weights">,
+    Statistic<"numScaleShift", "num-scale-shift", "Batch norms turned into scale and shift">,
+  ];
+  let dependentDialects = ["::mlir::cuvil::CuvilDialect"];
+}
+
+def CuvilFusePass : Pass<"cuvil-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Groups conv/GEMM epilogues and element-wise chains into cuvil.fused.group ops.";
+  let description = [{
+    In program order, every convolution and GEMM (linear, matmul,
+    batch_matmul, addmm) takes the element-wise ops that follow it into one
+    group (bias, scale, residual add, activation); then the remaining chains
+    of element-wise ops form groups. An op joins a group only if it is legal:
+
+    - the intermediate it consumes has no other user (it is never stored);
+    - it is in the same block (no control-flow boundary);
+    - it keeps the intermediate's type (no dtype change, no broadcast to a
+      larger shape);
+    - no other operand is a strided view (transpose, expand, inner slice),
+      which the kernel would have to gather;
+    - in a conv/GEMM group, no other operand shares storage with the
+      anchor's inputs (the fused kernel may write its result in place of
+      that operand while the anchor still reads it).
+
+    With `remarks` (or `--cuvil-fusion-remarks`), each rejected candidate
+    gets a remark at its source location naming the rule.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Explain every rejected fusion">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "num-groups", "Fusion groups formed">,
+    Statistic<"numFusedOps", "num-fused-ops", "Ops moved into groups">,
+  ];
+}
+
+def CuvilGraphStatsPass : Pass<"cuvil-graph-stats", "::mlir::func::FuncOp"> {
+  let summary = "Prints op counts (and fused-group patterns), before and after.";
+  let description = [{
+    Counts the ops of each function by name, fusion groups by kind and by
+    pattern (`conv2d+add+relu`), and prints a table on stderr. With
+    `record`, it only stores the counts on the function (attribute
+    `cuvil.graph_stats`); the next printing run shows them as the `before`
+    column and removes the attribute. The graph pipeline's `graph-stats`
+    option records at its start and prints at its end.
+
+    ```
+    cuvil-opt model.mlir --cuvil-graph-stats=record=1 --cuvil-graph-optimize --cuvil-graph-stats
+    ```
+  }];
+  let options = [
+    Option<"record", "record", "bool", /*default=*/"false",
+           "Store the counts for a later run instead of printing">,
+  ];
+}
+
 def CuvilDeadCodeEliminationPass
     : Pass<"cuvil-dce", "::mlir::func::FuncOp"> {
   let summary = "Removes side-effect-free operations whose results are unused.";
