@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -203,18 +204,69 @@ IValue view(const IValue &base, Value v) {
   box->value = v;
   std::shared_ptr<TensorBox> root = base.tensor->base ? base.tensor->base : base.tensor;
   box->base = root;
-  ++root->viewCount;
+  root->views.push_back(box);
   return IValue::ofTensor(box);
 }
 
+/// Recomputes a view after its base changed: the view ops between `v` and
+/// `oldBase` are replayed on `newBase`. Null when `v` is not reached from
+/// `oldBase` through view ops.
+Value replayView(Interpreter &in, Value v, Value oldBase, Value newBase, int depth = 0) {
+  if (v == oldBase)
+    return newBase;
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def || def->getNumOperands() != 1 || depth > 256)
+    return Value();
+  Value input = replayView(in, def->getOperand(0), oldBase, newBase, depth + 1);
+  if (!input)
+    return Value();
+  mlir::IRMapping map;
+  map.map(def->getOperand(0), input);
+  return in.builder().clone(*def, map)->getResult(0);
+}
+
+/// Gives `base` a new value and recomputes its live views (except `skip`).
+/// False when a view cannot be recomputed.
+bool updateBase(Interpreter &in, TensorBox &base, Value newValue, const TensorBox *skip) {
+  Value old = base.value;
+  base.value = newValue;
+  for (std::weak_ptr<TensorBox> &w : base.views) {
+    std::shared_ptr<TensorBox> view = w.lock();
+    if (!view || view.get() == skip)
+      continue;
+    Value refreshed = replayView(in, view->value, old, newValue);
+    if (!refreshed)
+      return false;
+    view->value = refreshed;
+  }
+  llvm::erase_if(base.views, [](const std::weak_ptr<TensorBox> &w) { return w.expired(); });
+  return true;
+}
+
 /// Applies an in-place op: the tensor's box takes the new value, which must
-/// keep its shape and (castable) dtype.
+/// keep its shape and (castable) dtype; views of the tensor are recomputed.
+///
+/// On a view, the write must reach the viewed tensor. That is provably the
+/// same in value semantics only when the view is a plain reshape of the
+/// whole tensor (view, reshape, flatten, squeeze, unsqueeze, or an alias
+/// such as detach): the tensor then takes the new value reshaped back. A
+/// write into a strided view (slice, select, transpose, expand) is refused
+/// with the reason.
 IValue inplace(Interpreter &in, const IValue &self, Value v) {
   TensorBox &box = *self.tensor;
-  if (box.base)
-    return in.unsupported("in-place operation on a view of another tensor");
-  if (box.viewCount > 0)
-    return in.unsupported("in-place operation on a tensor that has live views");
+  if (box.base) {
+    TensorBox &base = *box.base;
+    for (Value cur = box.value; cur != base.value;) {
+      mlir::Operation *def = cur.getDefiningOp();
+      if (!def || !llvm::isa<cir::ReshapeOp, cir::FlattenOp, cir::SqueezeOp, cir::UnsqueezeOp>(def))
+        return in.unsupported("in-place operation on a strided view (slice, select, transpose or "
+                              "expand) of another tensor (write out of place instead, e.g. with "
+                              "torch.cat or torch.where)");
+      cur = def->getOperand(0);
+    }
+    if (!typeOf(base.value).hasStaticShape())
+      return in.unsupported("in-place operation on a view of a tensor with dynamic dimensions");
+  }
   RankedTensorType old = typeOf(box.value);
   if (typeOf(v).getShape() != old.getShape())
     in.fail("CUVIL-E-IMPORT-RAISE", "an in-place operation would change the tensor's shape");
@@ -224,7 +276,20 @@ IValue inplace(Interpreter &in, const IValue &self, Value v) {
       in.fail("CUVIL-E-IMPORT-RAISE", "result type of an in-place operation can't be cast to the tensor's integer type");
     v = cast(in, v, to);
   }
-  box.value = v;
+  bool ok;
+  if (box.base) {
+    // Write through the reshape view; every view of the tensor, this one
+    // included, is then recomputed from the tensor's new value.
+    RankedTensorType baseType = typeOf(box.base->value);
+    Value back = typeOf(v).getShape() == baseType.getShape()
+                     ? v
+                     : in.build<cir::ReshapeOp>(v, in.builder().getDenseI64ArrayAttr(baseType.getShape()));
+    ok = updateBase(in, *box.base, back, nullptr);
+  } else {
+    ok = updateBase(in, box, v, nullptr);
+  }
+  if (!ok)
+    return in.unsupported("in-place operation on a tensor whose views cannot be recomputed");
   return self;
 }
 
@@ -1079,6 +1144,20 @@ void registerShapes(Table &t) {
     Args a{in, b};
     std::vector<int64_t> shape = staticShape(in, a.t("other"), "expand_as");
     return view(a["self"], in.build<cir::ExpandOp>(a.t("self"), i64s(in, shape)));
+  };
+  // self.copy_(src): src broadcast to self's shape and cast to its dtype.
+  t["aten::copy_"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value self = a.t("self");
+    const char *srcName = b.has("src") ? "src" : "other";
+    Value src = a[srcName].isTensor() ? a.t(srcName) : operand(in, a[srcName], self);
+    if (typeOf(src).getShape() != typeOf(self).getShape()) {
+      std::vector<int64_t> shape = staticShape(in, self, "copy_");
+      if (shape.empty() && typeOf(self).getRank() > 0)
+        return IValue::poison();
+      src = in.build<cir::ExpandOp>(src, i64s(in, shape));
+    }
+    return inplace(in, a["self"], cast(in, src, dtypeOf(self)));
   };
   auto alias = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};

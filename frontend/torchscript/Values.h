@@ -27,19 +27,16 @@ namespace cuvil::torchscript {
 /// A tensor: the IR value that currently holds its contents.
 struct TensorBox {
   mlir::Value value;
-  /// Set when this tensor is a view of another (in-place ops on views are
-  /// refused: their effect on the base would be lost).
+  /// Set when this tensor is a view of another: `value` is computed from
+  /// the base's value by view ops only.
   std::shared_ptr<TensorBox> base;
-  /// Number of live views of this tensor.
-  int viewCount = 0;
+  /// The views of this tensor that are still referenced: an in-place write
+  /// to this tensor recomputes them from its new value.
+  std::vector<std::weak_ptr<TensorBox>> views;
 
   TensorBox() = default;
   TensorBox(const TensorBox &) = delete;
   TensorBox &operator=(const TensorBox &) = delete;
-  ~TensorBox() {
-    if (base)
-      --base->viewCount;
-  }
 };
 
 struct IValue;

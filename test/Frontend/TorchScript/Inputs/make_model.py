@@ -72,8 +72,32 @@ class Effects(nn.Module):
         return torch.relu(y)
 
 
+class InPlace(nn.Module):
+    """In-place ops the importer turns into values: on a tensor, through a
+    reshape view (the write reaches the tensor), and copy_ with broadcast."""
+
+    def forward(self, x):
+        y = torch.zeros(2, 3)
+        y.copy_(x[1])           # broadcast [3] -> [2, 3]
+        flat = y.view(-1)
+        flat.mul_(2.0)          # writes through to y
+        row = y[1]              # a strided view: sees the writes below
+        y.relu_()
+        y.add_(x)
+        return y, row
+
+
+class InPlaceStrided(nn.Module):
+    """An in-place write into a slice: refused with the reason."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[0].add_(1.0)
+        return y
+
+
 MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
-          "effects": Effects}
+          "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided}
 
 if __name__ == "__main__":
     torch.manual_seed(0)
