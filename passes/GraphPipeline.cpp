@@ -59,6 +59,17 @@ std::vector<PipelineStep> makeSteps() {
        [](OpPassManager &pm, const Options &o) {
          pm.addPass(createCuvilFusePass({/*remarks=*/o.fusionRemarks}));
        }},
+      {"dead-code-elimination", PipelinePhase::Fusion, 90,
+       "drop what fusion left unused",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilDeadCodeEliminationPass()); }},
+      {"memory-planning", PipelinePhase::MemoryPlanning, 10,
+       "one arena per function: liveness-based reuse and in-place element-wise results",
+       [](OpPassManager &pm, const Options &o) {
+         pm.addPass(createCuvilPlanMemoryPass({/*report=*/o.memoryReport, /*inPlace=*/true}));
+       }},
+      {"lifetime-check", PipelinePhase::MemoryPlanning, 20,
+       "verify the plan: no tensor used after its buffer was reused",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilCheckLifetimesPass()); }},
   };
   // Priorities are distinct within a phase, so the order is total.
   std::sort(steps.begin(), steps.end(), [](const PipelineStep &a, const PipelineStep &b) {
@@ -131,12 +142,16 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<bool> graphStats{*this, "graph-stats",
                           llvm::cl::desc("Print op counts before and after, on stderr"),
                           llvm::cl::init(false)};
+  Option<bool> memoryReport{*this, "memory-report",
+                            llvm::cl::desc("Print the memory plan's summary, on stderr"),
+                            llvm::cl::init(false)};
 
   GraphPipelineOptions toOptions() const {
     GraphPipelineOptions o;
     o.disabled.insert(disable.begin(), disable.end());
     o.fusionRemarks = fusionRemarks;
     o.graphStats = graphStats;
+    o.memoryReport = memoryReport;
     return o;
   }
 };

@@ -33,6 +33,8 @@ struct GraphPipelineOptions {
   bool fusionRemarks = false;
   /// Print op counts before and after the pipeline (stderr).
   bool graphStats = false;
+  /// Print the memory plan's summary (stderr).
+  bool memoryReport = false;
 };
 
 struct PipelineStep {

@@ -98,7 +98,7 @@ def main():
     # The graph pipeline must not change what the model computes.
     optimized = os.path.join(d, "model.opt.mlirbc")
     opt = subprocess.run([os.path.join(args.bin, "cuvil-opt"), mlir,
-                          "--cuvil-graph-optimize=graph-stats=1", "-o", optimized],
+                          "--cuvil-graph-optimize=graph-stats=1 memory-report=1", "-o", optimized],
                          capture_output=True, text=True)
     print(opt.stderr.rstrip())
     if opt.returncode != 0:

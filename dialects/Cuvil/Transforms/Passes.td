@@ -134,6 +134,49 @@ def CuvilGraphStatsPass : Pass<"cuvil-graph-stats", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CuvilPlanMemoryPass : Pass<"cuvil-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Places every intermediate tensor in one arena, reusing dead buffers.";
+  let description = [{
+    Buffers and live ranges come from the alias-aware lifetime analysis
+    (views share their root's buffer; inputs, constants and returned values
+    are not in the arena). An element-wise op (or a fusion group through an
+    epilogue operand) writes its result in place of an operand whose buffer
+    dies there. Offsets are then assigned greedily, largest buffer first, at
+    the lowest 64-byte-aligned offset that no buffer live at the same time
+    occupies.
+
+    The plan is recorded as attributes: `cuvil.memory.offset` on each op
+    whose result is a buffer, and on the function `cuvil.memory.arena_bytes`
+    (the planned peak), `cuvil.memory.lower_bound_bytes` (the most bytes
+    live at any one op: no plan can use less) and
+    `cuvil.memory.total_bytes` (all intermediates with no reuse). With
+    `report`, a one-line summary per function goes to stderr. Functions
+    with dynamic shapes get a plan for their static buffers only.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the plan's summary (stderr)">,
+    Option<"inPlace", "in-place", "bool", /*default=*/"true",
+           "Let element-wise ops write over an operand that dies there">,
+  ];
+  let statistics = [
+    Statistic<"numBuffers", "num-buffers", "Buffers placed in the arena">,
+    Statistic<"numInPlace", "num-in-place", "Results written in place of an operand">,
+  ];
+}
+
+def CuvilCheckLifetimesPass : Pass<"cuvil-check-lifetimes", "::mlir::func::FuncOp"> {
+  let summary = "Verifies a memory plan: no tensor is used after its buffer was reused.";
+  let description = [{
+    Recomputes the live ranges of the buffers that carry a
+    `cuvil.memory.offset` (through views) and reports, as an error at the
+    op that overwrites it, every use of a tensor after another tensor was
+    written over its bytes, unless the overwrite is a legal in-place update
+    at the tensor's last use. Run after `cuvil-plan-memory` and after any
+    later transformation that moves ops.
+  }];
+}
+
 def CuvilDeadCodeEliminationPass
     : Pass<"cuvil-dce", "::mlir::func::FuncOp"> {
   let summary = "Removes side-effect-free operations whose results are unused.";
