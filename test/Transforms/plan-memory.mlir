@@ -1,10 +1,11 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-plan-memory=report=1 --cuvil-check-lifetimes 2>&1 | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --cuvil-plan-memory --cuvil-check-lifetimes | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --cuvil-plan-memory=report=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: cuvil-opt %s --split-input-file --cuvil-plan-memory='in-place=0' --cuvil-check-lifetimes | FileCheck %s --check-prefix=NOINPLACE
 
 // A chain a -> b -> c -> d of 4 KiB tensors: a dies at b, so c reuses a's
 // bytes; the element-wise ops write in place of their dying operand, so
 // the whole chain lives in one buffer.
-// CHECK: cuvil-plan-memory: @chain: 1 buffers (2 results in place), arena 4.0 KiB, liveness lower bound 4.0 KiB (arena/bound 1.000x), all intermediates 12.0 KiB (3.00x the arena)
+// REPORT: cuvil-plan-memory: @chain: 1 buffers (2 results in place), arena 4.0 KiB, liveness lower bound 4.0 KiB (arena/bound 1.000x), all intermediates 12.0 KiB (3.00x the arena)
 // CHECK-LABEL: func @chain
 // CHECK-SAME: cuvil.memory.arena_bytes = 4096 : i64, cuvil.memory.lower_bound_bytes = 4096 : i64, cuvil.memory.total_bytes = 12288 : i64
 // CHECK: cuvil.gemm.linear {{.*}} {cuvil.memory.offset = 0 : i64}
@@ -45,4 +46,26 @@ func.func @views(%x: tensor<32x32xf32>) -> tensor<32x32xf32> {
   %b = cuvil.act.sigmoid %a : tensor<32x32xf32>
   %c = cuvil.math.add %b, %t : tensor<32x32xf32>, tensor<32x32xf32> -> tensor<32x32xf32>
   return %c : tensor<32x32xf32>
+}
+
+// -----
+
+// Results of control flow are left to the code of their branches; what
+// the branches read from outside stays alive across the scf.if.
+// REPORT: cuvil-plan-memory: @branches: 1 buffers (0 results in place), {{.*}}, 2 values left to their producers (dynamic shapes, control-flow results)
+// CHECK-LABEL: func @branches
+// CHECK: %[[A:.*]] = cuvil.act.relu %arg0 {cuvil.memory.offset = 0 : i64}
+// CHECK: scf.if
+// CHECK-NOT: cuvil.memory.offset
+// CHECK: return
+func.func @branches(%x: tensor<32x32xf32>, %flag: i1) -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+  %a = cuvil.act.relu %x : tensor<32x32xf32>
+  %r:2 = scf.if %flag -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+    %n = cuvil.math.neg %a : tensor<32x32xf32>
+    scf.yield %n, %a : tensor<32x32xf32>, tensor<32x32xf32>
+  } else {
+    scf.yield %a, %a : tensor<32x32xf32>, tensor<32x32xf32>
+  }
+  %s = cuvil.act.sigmoid %r#0 : tensor<32x32xf32>
+  return %s, %r#1 : tensor<32x32xf32>, tensor<32x32xf32>
 }

@@ -40,8 +40,13 @@ FunctionLifetimes::FunctionLifetimes(func::FuncOp func) {
     for (Value r : op->getResults()) {
       if (!llvm::isa<RankedTensorType>(r.getType()) || isViewOp(op))
         continue;
-      addStorage(r, llvm::isa<ConstantOp>(op) ? StorageKind::Constant : StorageKind::Intermediate,
-                 positions_[op]);
+      StorageKind kind = llvm::isa<ConstantOp>(op) ? StorageKind::Constant : StorageKind::Intermediate;
+      // Results of control flow (scf.if) come from its branches, which
+      // are planned with the code generated for them; ops with several
+      // results would need one offset each.
+      if (op->getNumResults() != 1 || (op->getNumRegions() > 0 && !llvm::isa<FusedGroupOp>(op)))
+        kind = StorageKind::Unplanned;
+      addStorage(r, kind, positions_[op]);
     }
   // Live ranges: every use of a value or of a view of it.
   func.walk([&](Operation *user) {

@@ -3,7 +3,7 @@
 // The storage a compiled function needs for its intermediate tensors: each
 // storage root (a value that is not a view, see Aliasing.h) that is neither
 // a function input, a constant nor (viewed by) a returned value is a buffer
-// of `bytes`, live from the position of the op that writes it to the last
+// of `bytes` (single-result ops outside control flow), live from the position of the op that writes it to the last
 // position where it or any view of it is read. Positions are the indices
 // of the function body's top-level ops; a use inside a nested region
 // counts at its top-level ancestor. Values made inside regions (fusion

@@ -156,7 +156,7 @@ struct CuvilPlanMemoryPass final
                    << ", all intermediates " << humanBytes(total)
                    << llvm::format(" (%.2fx the arena)", arena ? double(total) / arena : 1.0);
       if (unplanned)
-        llvm::errs() << ", " << unplanned << " dynamic-shape values not planned";
+        llvm::errs() << ", " << unplanned << " values left to their producers (dynamic shapes, control-flow results)";
       llvm::errs() << "\n";
     }
   }
