@@ -110,6 +110,14 @@ std::string format(Interpreter &in, const std::string &fmt, const std::vector<IV
   return out;
 }
 
+/// A run-time Python int: `v` is a 0-d i64 tensor.
+IValue symbolicInt(mlir::Value v) {
+  IValue r = IValue::ofTensor(v);
+  r.tensor->symbolicInt = true;
+  return r;
+}
+bool isSymbolicInt(const IValue &v) { return v.isTensor() && v.tensor->symbolicInt; }
+
 bool anyTensorOrPoison(const std::vector<IValue> &args,
                        const std::vector<std::pair<std::string, IValue>> &kwargs) {
   for (const IValue &a : args)
@@ -139,15 +147,25 @@ IValue Interpreter::binaryOp(const std::string &op, const IValue &a, const IValu
     auto it = tensorOps.find(op);
     if (it == tensorOps.end())
       fail("CUVIL-E-IMPORT-TYPE", "unsupported operator " + op + " on tensors");
+    IValue r;
     if (!a.isTensor()) { // scalar op tensor: reverse where it matters
       if (op == "+" || op == "*")
-        return callOperator(it->second, {b, a}, {});
-      if (op == "-")
-        return callOperator("aten::rsub", {b, a}, {});
-      IValue full = callOperator("aten::full_like", {b, a}, {});
-      return callOperator(it->second, {full, b}, {});
+        r = callOperator(it->second, {b, a}, {});
+      else if (op == "-")
+        r = callOperator("aten::rsub", {b, a}, {});
+      else
+        r = callOperator(it->second, {callOperator("aten::full_like", {b, a}, {}), b}, {});
+    } else {
+      r = callOperator(it->second, {a, b}, {});
     }
-    return callOperator(it->second, {a, b}, {});
+    // Integer arithmetic on run-time ints stays a run-time int.
+    bool intOperands = (isSymbolicInt(a) || a.is(K::Int)) && (isSymbolicInt(b) || b.is(K::Int));
+    if (intOperands && r.isTensor() && op != "/" && op != "**" && op != "@") {
+      auto t = llvm::cast<mlir::RankedTensorType>(r.tensor->value.getType());
+      if (t.getRank() == 0 && t.getElementType().isInteger(64))
+        r.tensor->symbolicInt = true;
+    }
+    return r;
   }
   if (isNum(a) && isNum(b)) {
     bool isFloat = a.is(K::Float) || b.is(K::Float);
@@ -402,11 +420,11 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
         dimArg = kv.second;
     if (dimArg.isNone()) {
       IValueList dims;
-      for (int64_t d : shape) {
-        if (d < 0)
-          return in.unsupported("a dynamic dimension used as a value (size of a '?' dimension)");
-        dims.push_back(IValue::integer(d));
-      }
+      for (size_t k = 0; k < shape.size(); ++k)
+        dims.push_back(shape[k] >= 0 ? IValue::integer(shape[k])
+                                     : symbolicInt(in.build<mlir::cuvil::DimOp>(
+                                           arg(0).tensor->value,
+                                           in.builder().getI64IntegerAttr(static_cast<int64_t>(k)))));
       return IValue::makeList(std::move(dims));
     }
     int64_t d = requireInt(dimArg), rank = static_cast<int64_t>(shape.size());
@@ -414,8 +432,9 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
       in.fail("CUVIL-E-IMPORT-RAISE", "dimension " + std::to_string(d) +
                                           " is out of range for a tensor of rank " + std::to_string(rank));
     int64_t size = shape[d < 0 ? d + rank : d];
-    if (size < 0)
-      return in.unsupported("a dynamic dimension used as a value (size of a '?' dimension)");
+    if (size < 0) // known at run time only
+      return symbolicInt(in.build<mlir::cuvil::DimOp>(arg(0).tensor->value,
+                                                      in.builder().getI64IntegerAttr(d < 0 ? d + rank : d)));
     return IValue::integer(size);
   }
   if (name == "aten::numel" && n == 1 && arg(0).isTensor()) {
@@ -452,9 +471,52 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
   // turns into scf.if.
   if ((name == "builtin::bool" || name == "aten::Bool") && n == 1 && arg(0).isTensor())
     return arg(0);
-  if ((name == "builtin::int" || name == "builtin::float" || name == "aten::Int" ||
-       name == "aten::Float" || name == "aten::item") && n == 1 && arg(0).isTensor())
-    return in.unsupported("a number read from tensor data (int(t), float(t), t.item())");
+  // int(t) / t.item() of an integer tensor: a run-time int (sizes may use it).
+  if ((name == "builtin::int" || name == "aten::Int" || name == "aten::item") && n == 1 &&
+      arg(0).isTensor()) {
+    if (isSymbolicInt(arg(0)))
+      return arg(0);
+    mlir::Value t = arg(0).tensor->value;
+    auto type = llvm::cast<mlir::RankedTensorType>(t.getType());
+    bool isIntTensor = type.getElementType().isInteger(64) || type.getElementType().isInteger(32) ||
+                       type.getElementType().isInteger(16) || type.getElementType().isInteger(8);
+    if (name == "aten::item" && !isIntTensor)
+      return in.unsupported("a floating-point number read from tensor data (t.item())");
+    if (!type.hasStaticShape() || type.getNumElements() != 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "only a tensor with one element can be converted to a Python number");
+    if (type.getRank() > 0)
+      t = in.build<mlir::cuvil::ReshapeOp>(t, in.builder().getDenseI64ArrayAttr({}));
+    auto i64 = mlir::RankedTensorType::get({}, in.builder().getI64Type());
+    if (llvm::cast<mlir::RankedTensorType>(t.getType()) != i64)
+      t = in.builder().create<mlir::cuvil::CastOp>(in.location(), i64, t); // toward zero, as int()
+    return symbolicInt(t);
+  }
+  if ((name == "builtin::float" || name == "aten::Float") && n == 1 && arg(0).isTensor())
+    return in.unsupported("a floating-point number read from tensor data (float(t))");
+
+  // view/reshape with sizes known only at run time.
+  if ((name == "aten::view" || name == "aten::reshape") && n == 2 && arg(0).isTensor() &&
+      arg(1).isSequence() && llvm::any_of(*arg(1).list, isSymbolicInt)) {
+    auto i64 = in.builder().getI64Type();
+    std::vector<mlir::Value> parts;
+    for (const IValue &d : *arg(1).list) {
+      mlir::Value part;
+      if (isSymbolicInt(d))
+        part = d.tensor->value;
+      else if (d.is(K::Int))
+        part = in.scalarConstant(d, DType::Int64);
+      else
+        in.fail("CUVIL-E-IMPORT-TYPE", name + " sizes must be ints");
+      parts.push_back(in.build<mlir::cuvil::ReshapeOp>(part, in.builder().getDenseI64ArrayAttr({1})));
+    }
+    (void)i64;
+    mlir::Value shape = parts.size() == 1
+                            ? parts[0]
+                            : in.build<mlir::cuvil::ConcatOp>(mlir::ValueRange(parts),
+                                                              in.builder().getI64IntegerAttr(0));
+    mlir::Value r = in.build<mlir::cuvil::ReshapeDynamicOp>(arg(0).tensor->value, shape);
+    return viewOf(arg(0), r);
+  }
 
   // Lists, tuples, dicts, strings (their items may be tensors) -------------
   if ((name == "aten::len" || name == "builtin::len") && n == 1) {

@@ -744,6 +744,21 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
       break;
     }
   if (!match) {
+    auto symbolic = [](const IValue &v) {
+      if (v.isTensor())
+        return v.tensor->symbolicInt;
+      if (v.isSequence())
+        for (const IValue &x : *v.list)
+          if (x.isTensor() && x.tensor->symbolicInt)
+            return true;
+      return false;
+    };
+    bool anySymbolic = llvm::any_of(args, symbolic);
+    for (auto &kv : kwargs)
+      anySymbolic |= symbolic(kv.second);
+    if (anySymbolic)
+      return unsupported(name + " with a number known only at run time (computed from tensor "
+                                "data or a '?' dimension)");
     std::string got;
     for (const IValue &a : args)
       got += (got.empty() ? "" : ", ") + a.typeName();

@@ -66,6 +66,10 @@ void registerTensorHandlers(std::map<std::string, OpHandler> &table);
 void registerCompositeHandlers(std::map<std::string, OpHandler> &table);
 void registerRecurrentHandlers(std::map<std::string, OpHandler> &table);
 
+/// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
+/// in-place writes to `base` recompute it (LowerOps.cpp).
+IValue viewOf(const IValue &base, mlir::Value v);
+
 class Interpreter {
 public:
   Interpreter(TorchScriptArchive &archive, mlir::MLIRContext &ctx,

@@ -22,6 +22,16 @@
 namespace cir = mlir::cuvil;
 
 namespace cuvil::torchscript {
+
+IValue viewOf(const IValue &base, mlir::Value v) {
+  auto box = std::make_shared<TensorBox>();
+  box->value = v;
+  std::shared_ptr<TensorBox> root = base.tensor->base ? base.tensor->base : base.tensor;
+  box->base = root;
+  root->views.push_back(box);
+  return IValue::ofTensor(box);
+}
+
 namespace {
 
 using mlir::RankedTensorType;
@@ -198,15 +208,7 @@ Value floatOperand(Interpreter &in, Value v) {
   return isFloat(dtypeOf(v)) ? v : cast(in, v, DType::Float32);
 }
 
-/// A new tensor that is a view of `base` (reshape, transpose, slice, ...).
-IValue view(const IValue &base, Value v) {
-  auto box = std::make_shared<TensorBox>();
-  box->value = v;
-  std::shared_ptr<TensorBox> root = base.tensor->base ? base.tensor->base : base.tensor;
-  box->base = root;
-  root->views.push_back(box);
-  return IValue::ofTensor(box);
-}
+IValue view(const IValue &base, Value v) { return viewOf(base, v); }
 
 /// Recomputes a view after its base changed: the view ops between `v` and
 /// `oldBase` are replayed on `newBase`. Null when `v` is not reached from

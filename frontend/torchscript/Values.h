@@ -33,6 +33,9 @@ struct TensorBox {
   /// The views of this tensor that are still referenced: an in-place write
   /// to this tensor recomputes them from its new value.
   std::vector<std::weak_ptr<TensorBox>> views;
+  /// A Python int known only at run time (a '?' dimension's size, int(t)):
+  /// a 0-d i64 tensor that sizes (view/reshape) may use.
+  bool symbolicInt = false;
 
   TensorBox() = default;
   TensorBox(const TensorBox &) = delete;

@@ -272,3 +272,24 @@ func.func @one_dim_spatial(%x: tensor<2x4x16xf32>, %w: tensor<8x4x3xf32>, %wt: t
   %5 = cuvil.constant dense<1.0> : tensor<2xf32>
   return
 }
+
+// -----
+
+// A run-time reshape whose sizes are constants and static dimensions
+// becomes a static reshape; with a dynamic batch, x.view(x.size(0), -1)
+// still gets its flattened size.
+// CHECK-LABEL: func @reshape_dynamic
+func.func @reshape_dynamic(%x: tensor<2x4x8xf32>, %d: tensor<?x4x8xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %minus1 = cuvil.constant dense<[-1]> : tensor<1xi64>
+  %n = cuvil.shape.dim %x {dim = 0 : i64} : tensor<2x4x8xf32> -> tensor<i64>
+  %n1 = cuvil.shape.reshape %n {shape = array<i64: 1>} : tensor<i64> -> tensor<1xi64>
+  %s = cuvil.tensor.concat %n1, %minus1 {dim = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  // CHECK: cuvil.shape.reshape %arg0 {shape = array<i64: 2, -1>} : tensor<2x4x8xf32> -> tensor<2x32xf32>
+  %y = cuvil.shape.reshape_dynamic %x, %s : tensor<2x4x8xf32>, tensor<2xi64> -> tensor<?x?xf32>
+  %m = cuvil.shape.dim %d {dim = 0 : i64} : tensor<?x4x8xf32> -> tensor<i64>
+  %m1 = cuvil.shape.reshape %m {shape = array<i64: 1>} : tensor<i64> -> tensor<1xi64>
+  %t = cuvil.tensor.concat %m1, %minus1 {dim = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  // CHECK: cuvil.shape.reshape_dynamic %arg1, %{{.*}} : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x32xf32>
+  %z = cuvil.shape.reshape_dynamic %d, %t : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x?xf32>
+  return %y, %z : tensor<?x?xf32>, tensor<?x?xf32>
+}

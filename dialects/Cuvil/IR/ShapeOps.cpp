@@ -317,3 +317,37 @@ OpFoldResult ExpandOp::fold(FoldAdaptor) {
     return getInput();
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// ReshapeDynamicOp, DimOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeDynamicOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                                 SmallVectorImpl<Type> &types) {
+  auto in = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
+  auto shape = llvm::cast<RankedTensorType>(adaptor.getShape().getType());
+  if (shape.getRank() != 1 || shape.isDynamicDim(0))
+    return emitError() << "shape must be a 1-D tensor of static length, got " << shape;
+  SmallVector<int64_t> out(shape.getDimSize(0), ShapedType::kDynamic);
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}
+
+LogicalResult DimOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                      SmallVectorImpl<Type> &types) {
+  auto in = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
+  if (failed(checkDim(adaptor.getDim(), std::max<int64_t>(in.getRank(), 1), "dim", emitError)))
+    return failure();
+  if (in.getRank() == 0)
+    return emitError() << "input must have at least one dimension";
+  types.push_back(RankedTensorType::get({}, IntegerType::get(in.getContext(), 64)));
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  int64_t d = getDim();
+  if (d < 0 || d >= in.getRank() || in.isDynamicDim(d))
+    return {};
+  return DenseElementsAttr::get(llvm::cast<ShapedType>(getType()), in.getDimSize(d));
+}

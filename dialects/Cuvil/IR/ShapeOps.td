@@ -31,6 +31,42 @@ def Cuvil_ReshapeOp : Cuvil_ShapeOp<"reshape"> {
   let hasCanonicalizer = 1;
 }
 
+def Cuvil_ReshapeDynamicOp : Cuvil_Op<"shape.reshape_dynamic", [Pure]> {
+  let summary = "Reshape to a shape computed at run time (a 1-D i64 tensor).";
+  let description = [{
+    `x.view(n, -1)` where `n` comes from tensor data or a dynamic
+    dimension. `shape` holds the new sizes (one may be `-1`, inferred from
+    the element count); the result rank is its length, its dimensions are
+    dynamic. Shape propagation turns it into `cuvil.shape.reshape` when the
+    sizes become known; otherwise it reports the value-dependent shape.
+
+    ```mlir
+    %y = cuvil.shape.reshape_dynamic %x, %sizes : tensor<2x64xf32>, tensor<2xi64> -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Cuvil_IndexTensor:$shape);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $shape attr-dict `:` type($input) `,` type($shape) `->` type($result)
+  }];
+}
+
+def Cuvil_DimOp : Cuvil_Op<"shape.dim", [Pure]> {
+  let summary = "The size of one dimension, as a 0-d i64 tensor.";
+  let description = [{
+    `x.size(d)` of a dynamic (`?`) dimension; folds to a constant when the
+    dimension is static.
+
+    ```mlir
+    %n = cuvil.shape.dim %x {dim = 0 : i64} : tensor<?x3xf32> -> tensor<i64>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
 def Cuvil_FlattenOp : Cuvil_ShapeOp<"flatten"> {
   let summary = "Merges dimensions start_dim..end_dim into one.";
   let description = [{

@@ -421,9 +421,37 @@ FailureOr<Tensor> evalResize(ResizeOp op, ArrayRef<Tensor> a) {
   return out;
 }
 
+FailureOr<Tensor> evalReshapeDynamic(ReshapeDynamicOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  std::vector<int64_t> shape = a[1].toInts();
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && inferred < 0) {
+      inferred = static_cast<int64_t>(i);
+      continue;
+    }
+    if (shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known))
+      return op.emitOpError() << "run-time shape has an invalid size " << shape[i];
+  }
+  if (inferred >= 0) {
+    if (known == 0 || x.numElements() % known != 0)
+      return op.emitOpError() << "cannot infer the -1 of the run-time shape for "
+                              << x.numElements() << " elements";
+    shape[inferred] = x.numElements() / known;
+  } else if (known != x.numElements()) {
+    return op.emitOpError() << "run-time shape has " << known << " elements, the input "
+                            << x.describe() << " has " << x.numElements();
+  }
+  return x.reshaped(shape);
+}
+
 } // namespace
 
 void registerShapeEvaluators(OpEvaluators &e) {
+  e.add<ReshapeDynamicOp>(evalReshapeDynamic);
+  e.add<DimOp>([](DimOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return Tensor::fromDoubles(DType::Int64, {}, {static_cast<double>(a[0].dim(op.getDim()))});
+  });
   e.add<ResizeOp>(evalResize);
   e.add<ConstantOp>([](ConstantOp op, ArrayRef<Tensor>) {
     return tensorFromAttr(op.getValue(), op.getLoc());

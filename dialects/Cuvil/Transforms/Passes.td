@@ -14,11 +14,21 @@ def CuvilInferShapesPass : Pass<"cuvil-infer-shapes", "::mlir::func::FuncOp"> {
     Uses that cannot take a refined type (ops of other dialects) get a
     `tensor.cast` back to the old type.
 
+    A `cuvil.shape.reshape_dynamic` whose sizes can be computed from
+    constants and static dimensions (`x.view(x.size(0), -1)` once the batch
+    size is known) becomes a static `cuvil.shape.reshape`; one whose sizes
+    depend on tensor values gets a remark at its source line, and the
+    shapes after it stay dynamic.
+
     ```mlir
     // Before: %0 = cuvil.act.relu %arg0 : tensor<2x3xf32>   (result ?x3 elsewhere)
     ```
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numValueDependent", "num-value-dependent",
+              "Reshapes whose shape depends on tensor values">,
+  ];
 }
 
 def CuvilFoldConstantsPass : Pass<"cuvil-fold-constants", "::mlir::func::FuncOp"> {

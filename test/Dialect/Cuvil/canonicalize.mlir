@@ -160,3 +160,14 @@ func.func @slices_kept(%x: tensor<6xf32>) -> (tensor<3xf32>, tensor<5xf32>) {
   %1 = cuvil.tensor.slice %x {dim = 0 : i64, start = 1 : i64, end = 6 : i64} : tensor<6xf32> -> tensor<5xf32>
   return %0, %1 : tensor<3xf32>, tensor<5xf32>
 }
+
+// -----
+
+// Tests that the size of a static dimension folds to a constant.
+// CHECK-LABEL: func.func @dim_static
+//       CHECK:   %[[C:.*]] = cuvil.constant dense<4> : tensor<i64>
+//       CHECK:   return %[[C]]
+func.func @dim_static(%x: tensor<?x4xf32>) -> tensor<i64> {
+  %0 = cuvil.shape.dim %x {dim = 1 : i64} : tensor<?x4xf32> -> tensor<i64>
+  return %0 : tensor<i64>
+}

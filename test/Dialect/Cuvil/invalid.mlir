@@ -1297,3 +1297,27 @@ func.func @fused_yield_type(%v: tensor<2x3xf32>) -> tensor<2x3xf64> {
   }
   return %0 : tensor<2x3xf64>
 }
+
+// -----
+
+func.func @reshape_dynamic_shape_rank(%x: tensor<8xf32>, %s: tensor<2x1xi64>) {
+  // expected-error @+1 {{'cuvil.shape.reshape_dynamic' op shape must be a 1-D tensor of static length, got 'tensor<2x1xi64>'}}
+  %0 = cuvil.shape.reshape_dynamic %x, %s : tensor<8xf32>, tensor<2x1xi64> -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_dynamic_rank(%x: tensor<8xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.shape.reshape_dynamic' op result type 'tensor<?xf32>' does not match the type its operands imply, 'tensor<?x?xf32>'}}
+  %0 = cuvil.shape.reshape_dynamic %x, %s : tensor<8xf32>, tensor<2xi64> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @dim_range(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'cuvil.shape.dim' op dim 2 is out of range for rank 2}}
+  %0 = cuvil.shape.dim %x {dim = 2 : i64} : tensor<?x4xf32> -> tensor<i64>
+  return
+}

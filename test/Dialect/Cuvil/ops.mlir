@@ -327,3 +327,12 @@ func.func @fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4x
   }
   return %0, %1 : tensor<1x4x8x8xf32>, tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func @runtime_shapes
+func.func @runtime_shapes(%x: tensor<?x4x8xf32>, %s: tensor<2xi64>) -> (tensor<i64>, tensor<?x?xf32>) {
+  // CHECK: cuvil.shape.dim %{{.*}} {dim = 0 : i64} : tensor<?x4x8xf32> -> tensor<i64>
+  %n = cuvil.shape.dim %x {dim = 0 : i64} : tensor<?x4x8xf32> -> tensor<i64>
+  // CHECK: cuvil.shape.reshape_dynamic %{{.*}}, %{{.*}} : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x?xf32>
+  %y = cuvil.shape.reshape_dynamic %x, %s : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x?xf32>
+  return %n, %y : tensor<i64>, tensor<?x?xf32>
+}

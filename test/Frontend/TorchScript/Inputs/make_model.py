@@ -96,8 +96,36 @@ class InPlaceStrided(nn.Module):
         return y
 
 
+class DynamicBatch(nn.Module):
+    """x.view(x.size(0), -1) with a '?' batch dimension."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        return self.fc(y.view(y.size(0), -1))
+
+
+class ValueView(nn.Module):
+    """A view whose size is computed from tensor data (int(n.sum()))."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x, n):
+        y = torch.relu(self.conv(x))
+        k = int(n.sum())
+        return torch.relu(self.fc(y.view(k, -1, 8)))
+
+
 MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
-          "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided}
+          "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided,
+          "dynamic_batch": DynamicBatch, "value_view": ValueView}
 
 if __name__ == "__main__":
     torch.manual_seed(0)
