@@ -51,6 +51,9 @@ std::vector<PipelineStep> makeSteps() {
        [](OpPassManager &pm, const Options &o) {
          pm.addPass(createCuvilFoldBatchNormPass({/*remarks=*/o.fusionRemarks}));
        }},
+      {"recognize-composites", PipelinePhase::GraphOptimization, 20,
+       "softmax and layer norm written out in elementary ops become single ops",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilRecognizeCompositesPass()); }},
       {"dead-code-elimination", PipelinePhase::GraphOptimization, 90,
        "drop the weights and statistics folding replaced",
        [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilDeadCodeEliminationPass()); }},

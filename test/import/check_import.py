@@ -9,6 +9,7 @@ optimised model still gives PyTorch's outputs, and prints its op counts.
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,13 @@ def main():
     if opt.returncode != 0:
         print(f"FAIL: cuvil-opt --cuvil-graph-optimize exited {opt.returncode}")
         return 1
+    # resnet18's planned activation memory must be within 1.1x of the
+    # liveness lower bound (the graph optimisation issue's bar).
+    if args.model.startswith("resnet18"):
+        m = re.search(r"arena/bound ([0-9.]+)x", opt.stderr)
+        if not m or float(m.group(1)) > 1.1:
+            print(f"FAIL: memory plan arena/bound {m.group(1) if m else 'missing'} > 1.1")
+            return 1
     failure = run_model(args, d, optimized, inputs, os.path.join(d, "out-opt"))
     if failure:
         print(failure)

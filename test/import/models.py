@@ -159,6 +159,26 @@ class CausalDecoder(nn.Module):
         return self.dec(tgt, torch.matmul(weights, memory) + memory, tgt_mask=mask)
 
 
+class HandwrittenNorms(nn.Module):
+    """Softmax and layer norm written out in elementary ops (as some model
+    code does): the graph pipeline turns them into single ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.gamma = nn.Parameter(torch.rand(16) + 0.5)
+        self.beta = nn.Parameter(torch.randn(16))
+
+    def forward(self, x):
+        h = self.fc(x)
+        mean = h.mean(-1, keepdim=True)
+        d = h - mean
+        var = (d * d).mean(-1, keepdim=True)
+        h = d * torch.rsqrt(var + 1e-5) * self.gamma + self.beta
+        e = torch.exp(h - h.amax(-1, keepdim=True))
+        return e / e.sum(-1, keepdim=True)
+
+
 def bn_randomize(model):
     # Non-trivial running statistics, so BatchNorm is really exercised.
     g = torch.Generator().manual_seed(1)
@@ -211,6 +231,8 @@ def make(name):
         return torch.jit.script(bn_randomize(m).eval()), [torch.randn(1, 3, 96, 128)]
     if name == "causal_decoder_scripted":
         return torch.jit.script(CausalDecoder().eval()), [torch.randn(2, 5, 32), torch.randn(2, 6, 32)]
+    if name == "handwritten_norms_scripted":
+        return torch.jit.script(HandwrittenNorms().eval()), [torch.randn(3, 7, 16)]
     raise SystemExit(f"unknown model {name}")
 
 
@@ -218,7 +240,7 @@ MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen"
           "resnet18_scripted", "mobilenet_v2_scripted", "transformer_encoder_scripted",
           "control_flow_scripted", "two_inputs_scripted", "recurrent_scripted",
           "dense_style_scripted", "resampling_scripted", "segmentation_lraspp_scripted",
-          "causal_decoder_scripted"]
+          "causal_decoder_scripted", "handwritten_norms_scripted"]
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
 

@@ -187,6 +187,31 @@ def CuvilCheckLifetimesPass : Pass<"cuvil-check-lifetimes", "::mlir::func::FuncO
   }];
 }
 
+def CuvilRecognizeCompositesPass
+    : Pass<"cuvil-recognize-composites", "::mlir::func::FuncOp"> {
+  let summary = "Turns softmax and layer norm written out in elementary ops into single ops.";
+  let description = [{
+    Matches the usual hand-written forms and replaces their result with one
+    `cuvil.act.softmax` or `cuvil.norm.layer_norm` (the elementary ops are
+    left to dead-code elimination):
+
+    - softmax over `k`: `e / sum(e, [k], keepdim)` with `e = exp(x)` or
+      `e = exp(x - max(x, [k], keepdim))`;
+    - layer norm over the trailing dimensions: `d = x - mean(x, dims,
+      keepdim)`, `v = mean(d * d)` (or `mean(d ^ 2)`, or
+      `var(x, dims, correction = 0)`), then `d * rsqrt(v + eps)` or
+      `d / sqrt(v + eps)`, optionally `* weight + bias` with weight and bias
+      of the normalized shape.
+
+    A single op is one kernel for the later stages and computes the
+    statistics in one pass, with the stable formulation.
+  }];
+  let statistics = [
+    Statistic<"numSoftmax", "num-softmax", "Softmaxes recognised">,
+    Statistic<"numLayerNorm", "num-layer-norm", "Layer norms recognised">,
+  ];
+}
+
 def CuvilDeadCodeEliminationPass
     : Pass<"cuvil-dce", "::mlir::func::FuncOp"> {
   let summary = "Removes side-effect-free operations whose results are unused.";
