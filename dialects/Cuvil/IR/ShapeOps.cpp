@@ -248,9 +248,57 @@ struct ComposePermutes final : OpRewritePattern<PermuteOp> {
 };
 } // namespace
 
+namespace {
+/// A permutation that keeps the order of the non-unit dimensions moves no
+/// data: it is a reshape (static shapes).
+struct UnitPermuteToReshape final : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType in = tensorType(op.getInput());
+    auto out = llvm::cast<RankedTensorType>(op.getType());
+    if (!in.hasStaticShape() || !out.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t last = -1;
+    for (int64_t d : op.getDims()) {
+      if (in.getDimSize(d) == 1)
+        continue;
+      if (d < last)
+        return rewriter.notifyMatchFailure(op, "moves data");
+      last = d;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, out, op.getInput(),
+                                           rewriter.getDenseI64ArrayAttr(out.getShape()));
+    return success();
+  }
+};
+
+/// transpose(x, a, b) -> permute(x, ...): one form, so that chains of
+/// transposes and permutes compose (and cancel).
+struct TransposeToPermute final : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t rank = tensorType(op.getInput()).getRank();
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+    std::swap(dims[op.getDim0()], dims[op.getDim1()]);
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, op.getType(), op.getInput(),
+                                           rewriter.getDenseI64ArrayAttr(dims));
+    return success();
+  }
+};
+} // namespace
+
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
-  results.add<ComposePermutes>(context);
+  results.add<ComposePermutes, UnitPermuteToReshape>(context);
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<TransposeToPermute>(context);
 }
 
 LogicalResult TransposeOp::inferResultTypes(Adaptor adaptor,

@@ -127,6 +127,7 @@ def Cuvil_TransposeOp : Cuvil_ShapeOp<"transpose"> {
   }];
   let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim0, I64Attr:$dim1);
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Cuvil_ExpandOp : Cuvil_ShapeOp<"expand"> {

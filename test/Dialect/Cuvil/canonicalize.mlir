@@ -171,3 +171,20 @@ func.func @dim_static(%x: tensor<?x4xf32>) -> tensor<i64> {
   %0 = cuvil.shape.dim %x {dim = 1 : i64} : tensor<?x4xf32> -> tensor<i64>
   return %0 : tensor<i64>
 }
+
+// -----
+
+// Tests that transposes become permutes, so that a transpose undone by
+// another cancels, and that a permutation moving only unit dimensions is
+// a reshape.
+// CHECK-LABEL: func.func @transpose_chains
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[U:.*]]: tensor<1x5x1x6xf32>)
+//       CHECK:   %[[P:.*]] = cuvil.shape.permute %[[X]] {dims = array<i64: 2, 1, 0>}
+//       CHECK:   %[[R:.*]] = cuvil.shape.reshape %[[U]] {shape = array<i64: 5, 1, 6, 1>}
+//       CHECK:   return %[[X]], %[[P]], %[[R]]
+func.func @transpose_chains(%x: tensor<2x3x4xf32>, %u: tensor<1x5x1x6xf32>) -> (tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<5x1x6x1xf32>) {
+  %0 = cuvil.shape.transpose %x {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  %1 = cuvil.shape.transpose %0 {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<4x3x2xf32> -> tensor<2x3x4xf32>
+  %2 = cuvil.shape.permute %u {dims = array<i64: 1, 0, 3, 2>} : tensor<1x5x1x6xf32> -> tensor<5x1x6x1xf32>
+  return %1, %0, %2 : tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<5x1x6x1xf32>
+}
