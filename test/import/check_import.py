@@ -105,6 +105,24 @@ def main():
     if opt.returncode != 0:
         print(f"FAIL: cuvil-opt --cuvil-graph-optimize exited {opt.returncode}")
         return 1
+    # What the pipeline must achieve on the reference models (op counts
+    # from the graph-stats table: "after" column, and fused patterns).
+    expectations = {
+        "resnet18": {"cuvil.norm.batch_norm": 0, "cuvil.act.relu": 0, "cuvil.math.add": 0,
+                     "conv2d+relu": 9, "conv2d+add+relu": 8},
+        "mobilenet_v2": {"cuvil.norm.batch_norm": 0, "cuvil.act.hardtanh": 0,
+                         "conv2d+hardtanh": 35},
+        "transformer_encoder": {"cuvil.act.relu": 0, "linear+relu": 4},
+    }
+    for prefix, wanted in expectations.items():
+        if not args.model.startswith(prefix):
+            continue
+        for name, count in wanted.items():
+            m = re.search(r"^\s+" + re.escape(name) + r"\s+(?:\d+\s+)?(\d+)\s*$", opt.stderr, re.M)
+            got = int(m.group(1)) if m else 0
+            if got != count:
+                print(f"FAIL: after the pipeline, {name}: {got}, expected {count}")
+                return 1
     # resnet18's planned activation memory must be within 1.1x of the
     # liveness lower bound (the graph optimisation issue's bar).
     if args.model.startswith("resnet18"):
