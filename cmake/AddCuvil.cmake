@@ -10,12 +10,23 @@ if(NOT CUVIL_LINK_MLIR_DYLIB AND NOT TARGET CuvilMLIRStatic)
   file(GLOB _cuvil_mlir_archives "${LLVM_LIBRARY_DIR}/libMLIR*.a")
   list(FILTER _cuvil_mlir_archives EXCLUDE REGEX "Test|/libMLIR\\.a$")
   file(GLOB _cuvil_llvm_archives "${LLVM_LIBRARY_DIR}/libLLVM*.a")
+  # lld's ELF linker (cuvil-export links libinference.so in-process).
+  foreach(_lld lldELF lldCommon)
+    if(EXISTS "${LLVM_LIBRARY_DIR}/lib${_lld}.a")
+      list(PREPEND _cuvil_llvm_archives "${LLVM_LIBRARY_DIR}/lib${_lld}.a")
+    endif()
+  endforeach()
   find_package(Threads REQUIRED)
   find_package(ZLIB REQUIRED)
+  # lld's compression support (and Debian's LLVM) need zstd.
+  find_library(CUVIL_ZSTD_LIBRARY NAMES zstd libzstd.so.1)
   add_library(CuvilMLIRStatic INTERFACE)
   target_link_libraries(CuvilMLIRStatic INTERFACE
     -Wl,--start-group ${_cuvil_mlir_archives} ${_cuvil_llvm_archives} -Wl,--end-group
     Threads::Threads ZLIB::ZLIB ${CMAKE_DL_LIBS})
+  if(CUVIL_ZSTD_LIBRARY)
+    target_link_libraries(CuvilMLIRStatic INTERFACE ${CUVIL_ZSTD_LIBRARY})
+  endif()
 endif()
 
 # Links `target` against MLIR and LLVM (see CUVIL_LINK_MLIR_DYLIB).

@@ -87,17 +87,8 @@ int run(const Options &opt) {
   for (const std::string &w : result->warnings)
     spdlog::warn("{}", w);
   if (!result->unsupported.empty()) {
-    size_t count = 0;
-    for (const auto &item : result->unsupported)
-      count += item.locations.size();
-    std::fprintf(stderr, "%s: error: '%s' uses %zu unsupported operator(s) or construct(s) (%zu use(s)):\n",
-                 kTool, opt.model.c_str(), result->unsupported.size(), count);
-    for (const auto &item : result->unsupported) {
-      std::fprintf(stderr, "  %s (%zu use%s)\n", item.what.c_str(), item.locations.size(),
-                   item.locations.size() == 1 ? "" : "s");
-      for (const std::string &loc : item.locations)
-        std::fprintf(stderr, "    at %s\n", loc.c_str());
-    }
+    std::fprintf(stderr, "%s: error: %s\n", kTool,
+                 torchscript::describeUnsupported(opt.model, result->unsupported).c_str());
     if (!opt.unsupportedReport.empty())
       if (Status s = writeFileAtomically(opt.unsupportedReport,
                                          torchscript::unsupportedReportJson(opt.model, result->unsupported));

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/InitAll.h"
+#include "targets/Targets.h"
 #include "support/AtomicFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -27,7 +28,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   mlir::cuvil::registerAllDialects(registry);
+  mlir::cuvil::registerTargetDialects(registry);
   mlir::cuvil::registerAllPasses();
+  mlir::cuvil::registerTargetPasses();
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "Cuvil optimizer driver: runs Cuvil and MLIR passes\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

@@ -3,10 +3,13 @@
 // cuvil-run MODEL --input X.npy [--input Y.npy...] [--output-dir DIR]
 //           [--function NAME] [--benchmark N] [--threads T]
 //
-// MODEL is a .mlir / .mlirbc file, run on Cuvil's reference evaluator.
+// MODEL is a library made by cuvil-export (.so, run through its C API) or a
+// .mlir / .mlirbc file, run on Cuvil's reference evaluator.
 // Outputs are written as output0.npy, output1.npy, ... (atomically).
 //
 //===----------------------------------------------------------------------===//
+#include "cuvil-run/LibraryRunner.h"
+#include "cuvil-run/RunLoop.h"
 #include "dialects/Cuvil/Reference/ModelRunner.h"
 #include "support/AtomicFile.h"
 #include "support/Npy.h"
@@ -41,73 +44,50 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int run(const Options &opt) {
-  if (endsWith(opt.model, ".so"))
-    return reportError(kTool, usageError(
-        "'" + opt.model + "': running compiled libraries needs cuvil-export, "
-        "which is not part of this build yet; pass a .mlir or .mlirbc model "
-        "to run it on the reference evaluator"));
-  if (!endsWith(opt.model, ".mlir") && !endsWith(opt.model, ".mlirbc"))
+  bool library = endsWith(opt.model, ".so");
+  if (!library && !endsWith(opt.model, ".mlir") && !endsWith(opt.model, ".mlirbc"))
     return reportError(kTool, usageError("'" + opt.model +
-                                         "': expected a .mlir or .mlirbc model"));
+                                         "': expected a compiled library (.so) or a .mlir / "
+                                         ".mlirbc model"));
   // Fail before any work if the outputs cannot be written.
   if (Status s = prepareOutputDir(opt.outputDir); !s)
     return reportError(kTool, s.error());
+  Result<std::vector<Tensor>> inputs = readInputs(opt.inputs);
+  if (!inputs)
+    return reportError(kTool, inputs.error());
+  for (size_t i = 0; i < inputs->size(); ++i)
+    spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), opt.inputs[i]);
+  RunSettings settings{opt.outputDir, opt.benchmark, opt.quiet};
 
-  std::vector<Tensor> inputs;
-  for (const std::string &path : opt.inputs) {
-    Result<Tensor> t = readNpy(path);
-    if (!t)
-      return reportError(kTool, t.error());
-    spdlog::info("input {}: {} from '{}'", inputs.size(), t->describe(), path);
-    inputs.push_back(std::move(*t));
+  if (library) { // a library from cuvil-export, through its C API
+    Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads);
+    if (!lib)
+      return reportError(kTool, lib.error());
+    spdlog::info("library '{}': {}", opt.model, lib->signature());
+    if (inputs->size() != lib->numInputs())
+      return reportError(kTool, inputError("'" + opt.model + "' takes " +
+                                           std::to_string(lib->numInputs()) + " input(s) (" +
+                                           lib->signature() + "), got " +
+                                           std::to_string(inputs->size()) + " --input file(s)"));
+    Status s = runAndWrite([&](const std::vector<Tensor> &in) { return lib->run(in); }, *inputs,
+                           settings);
+    return s ? kExitSuccess : reportError(kTool, s.error());
   }
 
   auto model = mlir::cuvil::reference::ModelRunner::load(opt.model, opt.function);
   if (!model)
     return reportError(kTool, model.error());
   spdlog::info("model '{}': {}", opt.model, model->signature());
-  if (inputs.size() != model->numInputs())
+  if (inputs->size() != model->numInputs())
     return reportError(kTool, inputError(
         "'" + opt.model + "' takes " + std::to_string(model->numInputs()) +
         " input(s) (" + model->signature() + "), got " +
-        std::to_string(inputs.size()) + " --input file(s)"));
+        std::to_string(inputs->size()) + " --input file(s)"));
   if (opt.threads > 1)
-    spdlog::info("--threads {}: the reference evaluator runs single-threaded",
-                 opt.threads);
-
-  std::vector<double> times;
-  Result<std::vector<Tensor>> outputs = std::vector<Tensor>();
-  int runs = std::max(1, opt.benchmark);
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    outputs = model->run(inputs);
-    auto end = std::chrono::steady_clock::now();
-    if (!outputs)
-      return reportError(kTool, outputs.error());
-    times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-  }
-
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    Tensor out = (*outputs)[i];
-    if (out.dtype() == DType::BFloat16) {
-      spdlog::warn("output{} is bf16, which NumPy lacks; writing it as f32", i);
-      out = out.cast(DType::Float32);
-    }
-    std::string path = opt.outputDir + "/output" + std::to_string(i) + ".npy";
-    if (Status s = writeNpy(path, out); !s)
-      return reportError(kTool, s.error());
-    if (!opt.quiet)
-      std::printf("output%zu: %s -> %s\n", i, out.preview().c_str(), path.c_str());
-  }
-  if (opt.benchmark > 0) {
-    std::sort(times.begin(), times.end());
-    auto pct = [&](double p) {
-      return times[std::min(times.size() - 1, size_t(p * (times.size() - 1) + 0.5))];
-    };
-    std::printf("latency over %d run(s): min %.3f ms, median %.3f ms, p90 %.3f ms\n",
-                runs, times.front(), pct(0.5), pct(0.9));
-  }
-  return kExitSuccess;
+    spdlog::info("--threads {}: the reference evaluator runs single-threaded", opt.threads);
+  Status s = runAndWrite([&](const std::vector<Tensor> &in) { return model->run(in); }, *inputs,
+                         settings);
+  return s ? kExitSuccess : reportError(kTool, s.error());
 }
 
 } // namespace
@@ -116,12 +96,12 @@ int main(int argc, char **argv) {
   Options opt;
   CLI::App app{"Runs a Cuvil model on NumPy .npy inputs and writes its outputs "
                "as output0.npy, output1.npy, ...\n\n"
-               "MODEL is a .mlir or .mlirbc file (cuvil dialect), evaluated by "
-               "Cuvil's reference evaluator: plain loops that define what every "
-               "op computes. Exit status: 0 success, 1 the model or an input "
-               "is invalid, 2 usage error, 3 I/O error.",
+               "MODEL is a library compiled by cuvil-export (.so), run through its C API, "
+               "or a .mlir / .mlirbc file (cuvil dialect), evaluated by Cuvil's reference "
+               "evaluator: plain loops that define what every op computes. Exit status: 0 "
+               "success, 1 the model or an input is invalid, 2 usage error, 3 I/O error.",
                kTool};
-  app.add_option("model", opt.model, "Model file (.mlir, .mlirbc)")->required();
+  app.add_option("model", opt.model, "Model file (.so, .mlir, .mlirbc)")->required();
   app.add_option("-i,--input", opt.inputs,
                  "Input tensor (.npy), one per model input, in order");
   app.add_option("-o,--output-dir", opt.outputDir,

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds Cuvil and runs the bundled example model
-# (examples/mlp/model.pt, a scripted PyTorch classifier): imports it with
-# cuvil-import, optimises it with cuvil-opt, runs it with cuvil-run on the
-# reference evaluator, and compares the output with PyTorch's.
-#
-# Not there yet: compiling to libinference.so (cuvil-export), which lands
-# with the CPU code generation issue; the demo will then run the library.
+# (examples/mlp/model.pt, a scripted PyTorch classifier) the way a user
+# would: cuvil-import and cuvil-opt show the graph IR and what the graph
+# pipeline did to it, cuvil-export compiles the .pt into libinference.so,
+# and cuvil-run runs that library through its C API (outputs, latency),
+# compared with PyTorch's output. With qemu-aarch64 it also compiles for
+# aarch64 and runs that library under emulation.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
@@ -20,14 +20,26 @@ echo "== cuvil-import: examples/mlp/model.pt -> cuvil IR"
 "$BUILD_DIR/bin/cuvil-import" "$EXAMPLE/model.pt" --input-shape 0=2x8xf32 -o "$OUT/model.mlir"
 echo "   wrote $(grep -cE '= cuvil\.' "$OUT/model.mlir") cuvil ops"
 
-echo "== cuvil-opt: canonicalize, fold constants, infer shapes"
-"$BUILD_DIR/bin/cuvil-opt" "$OUT/model.mlir" \
-  --pass-pipeline='builtin.module(func.func(canonicalize,cuvil-fold-constants,cuvil-infer-shapes))' \
+echo "== cuvil-opt: the graph pipeline (fusion, memory planning)"
+"$BUILD_DIR/bin/cuvil-opt" "$OUT/model.mlir" --cuvil-graph-optimize='graph-stats=1 memory-report=1' \
   -o "$OUT/model.opt.mlir"
 
-echo "== cuvil-run: reference evaluation on examples/mlp/input0.npy"
-"$BUILD_DIR/bin/cuvil-run" "$OUT/model.opt.mlir" --input "$EXAMPLE/input0.npy" \
-  --output-dir "$OUT" --benchmark 20
+echo "== cuvil-export: examples/mlp/model.pt -> libinference.so (x86_64)"
+"$BUILD_DIR/bin/cuvil-export" --model "$EXAMPLE/model.pt" --input-shape 0=2x8xf32 \
+  --target x86_64 -o "$OUT/libinference.so" --emit-header "$OUT/cuvil_runtime.h"
+echo "   $(stat -c %s "$OUT/libinference.so") bytes, exports: $(nm -D --defined-only "$OUT/libinference.so" | grep -c ' T cuvil_') cuvil_* functions"
+
+echo "== cuvil-run: the library on examples/mlp/input0.npy"
+"$BUILD_DIR/bin/cuvil-run" "$OUT/libinference.so" --input "$EXAMPLE/input0.npy" \
+  --output-dir "$OUT" --benchmark 1000
+
+if command -v qemu-aarch64 >/dev/null && [ -x "$BUILD_DIR/bin/aarch64/cuvil-run" ]; then
+  echo "== cuvil-export --target aarch64, run under qemu-aarch64"
+  "$BUILD_DIR/bin/cuvil-export" --model "$EXAMPLE/model.pt" --input-shape 0=2x8xf32 \
+    --target aarch64 -o "$OUT/libinference_aarch64.so"
+  qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_DIR/bin/aarch64/cuvil-run" \
+    "$OUT/libinference_aarch64.so" --input "$EXAMPLE/input0.npy" --output-dir "$OUT/aarch64"
+fi
 
 echo "== compare with PyTorch's output (expected_output0.npy)"
 /usr/bin/python3 - "$OUT/output0.npy" "$EXAMPLE/expected_output0.npy" <<'PY'
@@ -38,4 +50,4 @@ err = float(np.abs(got - want).max())
 print(f"   max abs difference to PyTorch: {err:.3g}")
 sys.exit(0 if err <= 1e-5 else 1)
 PY
-echo "== done (compiling to libinference.so arrives with cuvil-export)"
+echo "== done"

@@ -5,9 +5,9 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  cmake ninja-build clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  cmake ninja-build clang-19 lld-19 liblld-19-dev llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   # libraries used by the tools
-  libcli11-dev libspdlog-dev libfmt-dev libprotobuf-dev protobuf-compiler zlib1g-dev
+  libcli11-dev libspdlog-dev libfmt-dev libprotobuf-dev protobuf-compiler zlib1g-dev libzstd-dev
   # tests: Catch2, PyTorch reference models, numpy, cross targets
   catch2 python3-torch python3-torchvision python3-numpy
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross

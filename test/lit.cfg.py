@@ -21,7 +21,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.cuvil_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["cuvil-opt", "cuvil-run", "cuvil-import"]
+tools = ["cuvil-opt", "cuvil-run", "cuvil-import", "cuvil-export"]
 # CIRCT's trick: CUVIL_OPT_VERIFY_ROUNDTRIP=1 turns every test into a
 # printer/parser test.
 if os.environ.get("CUVIL_OPT_VERIFY_ROUNDTRIP"):
@@ -41,3 +41,11 @@ if _has_module("numpy"):
     config.available_features.add("numpy")
 if _has_module("torch"):
     config.available_features.add("torch")
+
+# aarch64 libraries run under qemu with the aarch64 build of cuvil-run.
+import shutil
+_aarch64_run = os.path.join(config.cuvil_tools_dir, "aarch64", "cuvil-run")
+if shutil.which("qemu-aarch64") and os.path.exists(_aarch64_run):
+    config.available_features.add("qemu-aarch64")
+    config.substitutions.append(
+        ("%cuvil_run_aarch64", "qemu-aarch64 -L /usr/aarch64-linux-gnu " + _aarch64_run))

@@ -331,4 +331,20 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
   return result;
 }
 
+std::string describeUnsupported(const std::string &model,
+                                const std::vector<UnsupportedItem> &items) {
+  size_t count = 0;
+  for (const UnsupportedItem &item : items)
+    count += item.locations.size();
+  std::string s = "'" + model + "' uses " + std::to_string(items.size()) +
+                  " unsupported operator(s) or construct(s) (" + std::to_string(count) + " use(s)):";
+  for (const UnsupportedItem &item : items) {
+    s += "\n  " + item.what + " (" + std::to_string(item.locations.size()) + " use" +
+         (item.locations.size() == 1 ? "" : "s") + ")";
+    for (const std::string &loc : item.locations)
+      s += "\n    at " + loc;
+  }
+  return s;
+}
+
 } // namespace cuvil::torchscript

@@ -64,6 +64,11 @@ std::vector<std::string> supportedOperators();
 std::string unsupportedReportJson(const std::string &model,
                                   const std::vector<UnsupportedItem> &items);
 
+/// The report of unsupported operators as printed on stderr: "'MODEL' uses
+/// N unsupported operator(s) ...", then each with its count and locations.
+std::string describeUnsupported(const std::string &model,
+                                const std::vector<UnsupportedItem> &items);
+
 /// The dialects an imported module uses (register them in the context).
 void registerImporterDialects(mlir::MLIRContext &context);
 

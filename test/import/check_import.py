@@ -36,7 +36,7 @@ def run_model(args, d, mlir, inputs, out_dir):
     return None
 
 
-def compare(d, out_dir, what):
+def compare(d, out_dir, what, rtol=1e-4, atol=1e-5):
     """Compares out_dir/output*.npy with PyTorch's; True when all match."""
     count = len([f for f in os.listdir(d) if f.startswith("expected")])
     produced = [f for f in os.listdir(out_dir) if f.startswith("output")]
@@ -53,7 +53,7 @@ def compare(d, out_dir, what):
             ok = False
             continue
         err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        close = np.allclose(got, want, rtol=1e-4, atol=1e-5)
+        close = np.allclose(got, want, rtol=rtol, atol=atol)
         print(f"{what}: output {i}: {want.shape} {want.dtype} max abs error "
               f"{err.max() if err.size else 0:.3g} -> {'ok' if close else 'MISMATCH'}")
         ok &= close
@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--export", default="", help="targets to compile for and run, e.g. x86_64,aarch64")
+    ap.add_argument("--qemu", default="qemu-aarch64")
     args = ap.parse_args()
 
     d = os.path.join(args.work, args.model)
@@ -135,6 +137,39 @@ def main():
         print(failure)
         return 1
     ok &= compare(d, os.path.join(d, "out-opt"), "optimized")
+
+    # Compiled: cuvil-export to a library per target, run through the C API
+    # (aarch64 under qemu), compared with PyTorch (rtol 1e-3, atol 1e-4).
+    for target in [t for t in args.export.split(",") if t]:
+        lib = os.path.join(d, f"lib{target}.so")
+        t0 = time.time()
+        exp = subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model",
+                              os.path.join(d, "model.pt"), "--target", target, "-o", lib] + shapes,
+                             capture_output=True, text=True)
+        if exp.returncode != 0:
+            print(exp.stderr)
+            print(f"FAIL: cuvil-export --target {target} exited {exp.returncode}")
+            return 1
+        runner = [os.path.join(args.bin, "cuvil-run")]
+        if target == "aarch64":
+            runner = [args.qemu, "-L", "/usr/aarch64-linux-gnu",
+                      os.path.join(args.bin, "aarch64", "cuvil-run")]
+            if not shutil.which(args.qemu) or not os.path.exists(runner[-1]):
+                print(f"SKIPPED aarch64: {args.qemu} or the aarch64 cuvil-run is missing")
+                continue
+        out_dir = os.path.join(d, f"out-{target}")
+        shutil.rmtree(out_dir, ignore_errors=True)
+        cmd = runner + [lib, "--quiet", "--output-dir", out_dir]
+        for f in inputs:
+            cmd += ["--input", os.path.join(d, f)]
+        t1 = time.time()
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            print(run.stderr)
+            print(f"FAIL: running the {target} library exited {run.returncode}")
+            return 1
+        print(f"{target}: export {t1 - t0:.2f} s, run {time.time() - t1:.2f} s")
+        ok &= compare(d, out_dir, f"compiled {target}", rtol=1e-3, atol=1e-4)
     return 0 if ok else 1
 
 

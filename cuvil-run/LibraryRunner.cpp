@@ -1,0 +1,187 @@
+//===- LibraryRunner.cpp - Run a compiled libinference.so -----------------===//
+#include "cuvil-run/LibraryRunner.h"
+
+#include "cuvil/runtime.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace cuvil {
+
+namespace {
+
+std::optional<DType> fromC(cuvil_dtype d) {
+  switch (d) {
+  case CUVIL_DTYPE_F32: return DType::Float32;
+  case CUVIL_DTYPE_F64: return DType::Float64;
+  case CUVIL_DTYPE_F16: return DType::Float16;
+  case CUVIL_DTYPE_BF16: return DType::BFloat16;
+  case CUVIL_DTYPE_I8: return DType::Int8;
+  case CUVIL_DTYPE_U8: return DType::UInt8;
+  case CUVIL_DTYPE_I16: return DType::Int16;
+  case CUVIL_DTYPE_I32: return DType::Int32;
+  case CUVIL_DTYPE_I64: return DType::Int64;
+  case CUVIL_DTYPE_BOOL: return DType::Bool;
+  }
+  return std::nullopt;
+}
+
+cuvil_dtype toC(DType d) {
+  switch (d) {
+  case DType::Float32: return CUVIL_DTYPE_F32;
+  case DType::Float64: return CUVIL_DTYPE_F64;
+  case DType::Float16: return CUVIL_DTYPE_F16;
+  case DType::BFloat16: return CUVIL_DTYPE_BF16;
+  case DType::Int8: return CUVIL_DTYPE_I8;
+  case DType::UInt8: return CUVIL_DTYPE_U8;
+  case DType::Int16: return CUVIL_DTYPE_I16;
+  case DType::Int32: return CUVIL_DTYPE_I32;
+  case DType::Int64: return CUVIL_DTYPE_I64;
+  case DType::Bool: return CUVIL_DTYPE_BOOL;
+  }
+  return CUVIL_DTYPE_F32;
+}
+
+} // namespace
+
+/// The library's entry points, looked up by name.
+struct LibraryRunner::Impl {
+  std::string path;
+  void *handle = nullptr;
+  cuvil_model *model = nullptr;
+  uint32_t (*abiVersion)(void) = nullptr;
+  const char *(*lastError)(void) = nullptr;
+  void (*optionsInit)(cuvil_options *) = nullptr;
+  cuvil_status (*create)(const cuvil_options *, cuvil_model **) = nullptr;
+  void (*destroy)(cuvil_model *) = nullptr;
+  int32_t (*numInputs)(const cuvil_model *) = nullptr;
+  int32_t (*numOutputs)(const cuvil_model *) = nullptr;
+  cuvil_status (*inputInfo)(const cuvil_model *, int32_t, cuvil_tensor_info *) = nullptr;
+  cuvil_status (*outputInfo)(const cuvil_model *, int32_t, cuvil_tensor_info *) = nullptr;
+  cuvil_status (*run)(cuvil_model *, const cuvil_tensor *, int32_t, cuvil_tensor *, int32_t) = nullptr;
+  std::vector<cuvil_tensor_info> inputs, outputs;
+
+  ~Impl() {
+    if (model && destroy)
+      destroy(model);
+    if (handle)
+      dlclose(handle);
+  }
+  std::string error() const { return lastError ? lastError() : "unknown error"; }
+};
+
+LibraryRunner::LibraryRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LibraryRunner::LibraryRunner(LibraryRunner &&) noexcept = default;
+LibraryRunner &LibraryRunner::operator=(LibraryRunner &&) noexcept = default;
+LibraryRunner::~LibraryRunner() = default;
+
+Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  // A path without '/' would be searched for in the system directories.
+  std::string open = path.find('/') == std::string::npos ? "./" + path : path;
+  if (access(open.c_str(), R_OK) != 0)
+    return ioError("cannot open '" + path + "': " + std::strerror(errno));
+  impl->handle = dlopen(open.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!impl->handle)
+    return inputError("cannot load '" + path + "': " + dlerror());
+  bool missing = false;
+  auto sym = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(impl->handle, name));
+    missing |= fn == nullptr;
+  };
+  sym(impl->abiVersion, "cuvil_abi_version");
+  sym(impl->lastError, "cuvil_last_error");
+  sym(impl->optionsInit, "cuvil_options_init");
+  sym(impl->create, "cuvil_model_create");
+  sym(impl->destroy, "cuvil_model_destroy");
+  sym(impl->numInputs, "cuvil_model_num_inputs");
+  sym(impl->numOutputs, "cuvil_model_num_outputs");
+  sym(impl->inputInfo, "cuvil_model_input_info");
+  sym(impl->outputInfo, "cuvil_model_output_info");
+  sym(impl->run, "cuvil_model_run");
+  if (missing)
+    return inputError("'" + path + "' is not a Cuvil library (cuvil_* functions missing)");
+  if (impl->abiVersion() != CUVIL_ABI_VERSION)
+    return inputError("'" + path + "' has C API version " + std::to_string(impl->abiVersion()) +
+                      ", this cuvil-run speaks version " + std::to_string(CUVIL_ABI_VERSION));
+  cuvil_options options;
+  impl->optionsInit(&options);
+  options.num_threads = threads;
+  if (impl->create(&options, &impl->model) != CUVIL_OK)
+    return inputError("'" + path + "': " + impl->error());
+  for (int32_t i = 0; i < impl->numInputs(impl->model); ++i) {
+    cuvil_tensor_info info;
+    if (impl->inputInfo(impl->model, i, &info) != CUVIL_OK)
+      return inputError("'" + path + "': " + impl->error());
+    impl->inputs.push_back(info);
+  }
+  for (int32_t i = 0; i < impl->numOutputs(impl->model); ++i) {
+    cuvil_tensor_info info;
+    if (impl->outputInfo(impl->model, i, &info) != CUVIL_OK)
+      return inputError("'" + path + "': " + impl->error());
+    impl->outputs.push_back(info);
+  }
+  return LibraryRunner(std::move(impl));
+}
+
+size_t LibraryRunner::numInputs() const { return impl_->inputs.size(); }
+
+std::string LibraryRunner::signature() const {
+  auto describe = [](const std::vector<cuvil_tensor_info> &infos) {
+    std::string s;
+    for (const cuvil_tensor_info &info : infos) {
+      std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+      std::optional<DType> d = fromC(info.dtype);
+      s += (s.empty() ? "" : ", ") + std::string(info.name) + ": " +
+           formatShape(shape, d ? *d : DType::Float32);
+    }
+    return s;
+  };
+  return describe(impl_->inputs) + " -> " + describe(impl_->outputs);
+}
+
+Result<std::vector<Tensor>> LibraryRunner::run(const std::vector<Tensor> &inputs) {
+  std::vector<cuvil_tensor> in(inputs.size());
+  std::vector<std::vector<int64_t>> inShapes(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inShapes[i] = inputs[i].shape();
+    in[i].data = const_cast<uint8_t *>(inputs[i].data());
+    in[i].byte_size = inputs[i].byteSize();
+    in[i].dtype = toC(inputs[i].dtype());
+    in[i].rank = static_cast<int32_t>(inputs[i].rank());
+    in[i].shape = inShapes[i].data();
+  }
+  std::vector<Tensor> outputs;
+  std::vector<cuvil_tensor> out(impl_->outputs.size());
+  std::vector<std::vector<int64_t>> outShapes(impl_->outputs.size());
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) {
+    const cuvil_tensor_info &info = impl_->outputs[i];
+    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    for (int64_t d : shape)
+      if (d < 0)
+        return inputError("output '" + std::string(info.name) +
+                          "' has a dynamic shape, which cuvil-run cannot allocate yet");
+    std::optional<DType> dtype = fromC(info.dtype);
+    if (!dtype)
+      return inputError("output '" + std::string(info.name) + "' has an unknown dtype");
+    Result<Tensor> t = Tensor::create(*dtype, shape);
+    if (!t)
+      return t.error();
+    outputs.push_back(std::move(*t));
+    outShapes[i].assign(shape.size(), 0);
+    out[i].data = outputs.back().data();
+    out[i].byte_size = outputs.back().byteSize();
+    out[i].dtype = info.dtype;
+    out[i].rank = info.rank;
+    out[i].shape = outShapes[i].data();
+  }
+  if (impl_->run(impl_->model, in.data(), static_cast<int32_t>(in.size()), out.data(),
+                 static_cast<int32_t>(out.size())) != CUVIL_OK)
+    return inputError("'" + impl_->path + "': " + impl_->error());
+  return outputs;
+}
+
+} // namespace cuvil

@@ -1,0 +1,43 @@
+//===- LibraryRunner.h - Run a compiled libinference.so ---------*- C++ -*-===//
+//
+// Loads a library made by cuvil-export (dlopen) and runs it through its C
+// API, exactly as an application would. No LLVM: this also builds for
+// aarch64, where cuvil-run runs aarch64 libraries under qemu.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_CUVIL_RUN_LIBRARYRUNNER_H
+#define CUVIL_CUVIL_RUN_LIBRARYRUNNER_H
+
+#include "support/Status.h"
+#include "support/Tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+class LibraryRunner {
+public:
+  /// Loads `path` and creates one model instance with `threads` threads
+  /// (0 = all cores).
+  static Result<LibraryRunner> load(const std::string &path, int threads);
+  LibraryRunner(LibraryRunner &&) noexcept;
+  LibraryRunner &operator=(LibraryRunner &&) noexcept;
+  ~LibraryRunner();
+
+  size_t numInputs() const;
+  /// "x: 1x3x224x224xf32 -> output0: 1x1000xf32".
+  std::string signature() const;
+  /// Runs once; the library checks the inputs (shapes, dtypes).
+  Result<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+
+private:
+  struct Impl;
+  explicit LibraryRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace cuvil
+
+#endif // CUVIL_CUVIL_RUN_LIBRARYRUNNER_H

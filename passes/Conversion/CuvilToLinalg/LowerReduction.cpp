@@ -1,0 +1,387 @@
+//===- LowerReduction.cpp - Reductions, softmax and normalisation ---------===//
+//
+// A reduction is a linalg.generic with reduction iterators over the reduced
+// dimensions, from the operation's identity (0, 1, -inf, +inf, false,
+// true). mean divides the sum by the count; var/std use the two-pass
+// formula of the evaluator (mean first, then squared deviations); softmax
+// subtracts the maximum before exp. Normalisation ops are built from the
+// same pieces.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Conversion/CuvilToLinalg/Patterns.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+namespace mlir::cuvil::lowering {
+namespace {
+
+RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+
+using Combine = std::function<Value(OpBuilder &, Location, Value acc, Value x)>;
+
+/// Reduces `input` over `dims` (sorted) into `resultType` (keepdim or
+/// not), converting each element from `from` to the result's scalar type.
+Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bool keepdim,
+             RankedTensorType resultType, ScalarType from, double identity, Combine combine) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType in = typeOf(input);
+  int64_t rank = in.getRank();
+  llvm::SmallDenseSet<int64_t> reduced(dims.begin(), dims.end());
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool r = reduced.contains(d);
+    iterators.push_back(r ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    if (!r)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    else if (keepdim)
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  ScalarType to = scalarTypeOf(resultType.getElementType());
+  Value empty = emptyTensor(b, loc, resultType, {});
+  Value init = b.create<linalg::FillOp>(loc, scalarConstant(b, loc, to, identity), empty).getResult(0);
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{input}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = convertScalar(nb, nl, args[0], from, to);
+        nb.create<linalg::YieldOp>(nl, combine(nb, nl, args[1], x));
+      });
+  return generic.getResult(0);
+}
+
+/// Number of elements reduced (static shapes), as a scalar of `t`.
+double reducedCount(RankedTensorType in, ArrayRef<int64_t> dims) {
+  double n = 1;
+  for (int64_t d : dims)
+    n *= in.getDimSize(d);
+  return n;
+}
+
+/// The same dims with keepdim: the shape mean and max broadcast from.
+RankedTensorType keptType(RankedTensorType in, ArrayRef<int64_t> dims, Type element) {
+  SmallVector<int64_t> shape(in.getShape());
+  for (int64_t d : dims)
+    shape[d] = 1;
+  return RankedTensorType::get(shape, element);
+}
+
+Combine addCombine(ScalarType t) {
+  return [t](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+    if (t.isFloat())
+      return b.create<arith::AddFOp>(l, acc, x);
+    if (t.isBool())
+      return b.create<arith::OrIOp>(l, acc, x);
+    return b.create<arith::AddIOp>(l, acc, x);
+  };
+}
+
+Value sumOver(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bool keepdim,
+              RankedTensorType resultType, ScalarType from) {
+  ScalarType to = scalarTypeOf(resultType.getElementType());
+  return reduce(b, loc, input, dims, keepdim, resultType, from, 0.0, addCombine(to));
+}
+
+Value maxOver(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bool keepdim,
+              RankedTensorType resultType, ScalarType from, bool isMax) {
+  ScalarType to = scalarTypeOf(resultType.getElementType());
+  double identity;
+  if (to.isFloat())
+    identity = isMax ? -std::numeric_limits<double>::infinity()
+                     : std::numeric_limits<double>::infinity();
+  else if (to.isBool())
+    identity = isMax ? 0 : 1;
+  else if (to.isUnsigned)
+    identity = isMax ? 0 : double((uint64_t(1) << to.type.getIntOrFloatBitWidth()) - 1);
+  else
+    identity = isMax ? -std::ldexp(1.0, to.type.getIntOrFloatBitWidth() - 1)
+                     : std::ldexp(1.0, to.type.getIntOrFloatBitWidth() - 1) - 1;
+  return reduce(b, loc, input, dims, keepdim, resultType, from, identity,
+                [to, isMax](OpBuilder &nb, Location l, Value acc, Value x) -> Value {
+                  if (to.isFloat())
+                    return isMax ? nb.create<arith::MaximumFOp>(l, acc, x).getResult()
+                                 : nb.create<arith::MinimumFOp>(l, acc, x).getResult();
+                  if (to.isUnsigned || to.isBool())
+                    return isMax ? nb.create<arith::MaxUIOp>(l, acc, x).getResult()
+                                 : nb.create<arith::MinUIOp>(l, acc, x).getResult();
+                  return isMax ? nb.create<arith::MaxSIOp>(l, acc, x).getResult()
+                               : nb.create<arith::MinSIOp>(l, acc, x).getResult();
+                });
+}
+
+/// mean over dims (keepdim), float result of `element`.
+Value meanKept(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, Type element,
+               ScalarType from) {
+  RankedTensorType in = typeOf(input);
+  RankedTensorType kept = keptType(in, dims, element);
+  Value sum = sumOver(b, loc, input, dims, true, kept, from);
+  double n = reducedCount(in, dims);
+  ScalarType st = scalarTypeOf(element);
+  return elementwiseGeneric(b, loc, kept, sum, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return nb.create<arith::DivFOp>(l, a[0], scalarConstant(nb, l, st, n));
+  });
+}
+
+/// Biased/corrected variance over dims: sum((x - mean)^2) / (n - correction).
+Value varianceKept(OpBuilder &b, Location loc, Value input, Value meanK, ArrayRef<int64_t> dims,
+                   Type element, ScalarType from, int64_t correction) {
+  RankedTensorType in = typeOf(input);
+  RankedTensorType full = in.clone(element);
+  ScalarType st = scalarTypeOf(element);
+  Value sq = elementwiseGeneric(b, loc, full, {input, meanK},
+                                [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                                  Value x = convertScalar(nb, l, a[0], from, st);
+                                  Value d = nb.create<arith::SubFOp>(l, x, a[1]);
+                                  return nb.create<arith::MulFOp>(l, d, d);
+                                });
+  RankedTensorType kept = keptType(in, dims, element);
+  Value sum = sumOver(b, loc, sq, dims, true, kept, st);
+  double n = reducedCount(in, dims) - double(correction);
+  return elementwiseGeneric(b, loc, kept, sum, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return nb.create<arith::DivFOp>(l, a[0], scalarConstant(nb, l, st, n));
+  });
+}
+
+/// Drops the kept size-1 dims (keepdim = false).
+Value dropKept(OpBuilder &b, Location loc, Value v, RankedTensorType resultType) {
+  RankedTensorType t = typeOf(v);
+  if (t == resultType)
+    return v;
+  // Collapse every dim into a group; size-1 reduced dims join a neighbour.
+  SmallVector<ReassociationIndices> groups;
+  if (resultType.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, resultType, v, ArrayRef<ReassociationIndices>{});
+  int64_t out = 0;
+  ReassociationIndices current;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    current.push_back(d);
+    bool keep = out < resultType.getRank() && t.getDimSize(d) == resultType.getDimSize(out);
+    if (keep) {
+      // Later unit dims that are not in the result belong to this group.
+      groups.push_back(current);
+      current.clear();
+      ++out;
+    }
+  }
+  if (!current.empty()) // trailing reduced dims join the last group
+    groups.back().append(current.begin(), current.end());
+  return b.create<tensor::CollapseShapeOp>(loc, resultType, v, groups);
+}
+
+template <typename OpTy> bool staticInput(OpTy op) {
+  return typeOf(op->getOperand(0)).hasStaticShape();
+}
+
+template <typename OpTy>
+struct ReduceLowering final : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!staticInput(op))
+      return rewriter.notifyMatchFailure(op, "dynamic reduction");
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    ArrayRef<int64_t> dims = op.getDims();
+    bool keepdim = op.getKeepdim();
+    auto resultType = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    ScalarType from = scalarTypeOf(op.getInput());
+    ScalarType to = scalarTypeOf(resultType.getElementType());
+    Type element = resultType.getElementType();
+    Value r;
+    if constexpr (std::is_same_v<OpTy, SumOp>) {
+      r = sumOver(rewriter, loc, x, dims, keepdim, resultType, from);
+    } else if constexpr (std::is_same_v<OpTy, ProdOp>) {
+      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, 1.0,
+                 [to](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+                   if (to.isFloat())
+                     return b.create<arith::MulFOp>(l, acc, v);
+                   if (to.isBool())
+                     return b.create<arith::AndIOp>(l, acc, v);
+                   return b.create<arith::MulIOp>(l, acc, v);
+                 });
+    } else if constexpr (std::is_same_v<OpTy, MaxOp>) {
+      r = maxOver(rewriter, loc, x, dims, keepdim, resultType, from, true);
+    } else if constexpr (std::is_same_v<OpTy, MinOp>) {
+      r = maxOver(rewriter, loc, x, dims, keepdim, resultType, from, false);
+    } else if constexpr (std::is_same_v<OpTy, AnyOp>) {
+      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, 0.0,
+                 [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+                   return b.create<arith::OrIOp>(l, acc, v);
+                 });
+    } else if constexpr (std::is_same_v<OpTy, AllOp>) {
+      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, 1.0,
+                 [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+                   return b.create<arith::AndIOp>(l, acc, v);
+                 });
+    } else if constexpr (std::is_same_v<OpTy, MeanOp>) {
+      r = dropKept(rewriter, loc, meanKept(rewriter, loc, x, dims, element, from), resultType);
+    } else { // VarOp, StdOp
+      Value mean = meanKept(rewriter, loc, x, dims, element, from);
+      Value var = varianceKept(rewriter, loc, x, mean, dims, element, from, op.getCorrection());
+      if constexpr (std::is_same_v<OpTy, StdOp>)
+        var = elementwiseGeneric(rewriter, loc, typeOf(var), var,
+                                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                   return b.create<math::SqrtOp>(l, a[0]);
+                                 });
+      r = dropKept(rewriter, loc, var, resultType);
+    }
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// softmax / log_softmax along `dim`, stable.
+template <typename OpTy, bool isLog>
+struct SoftmaxLowering final : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    if (!t.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic softmax");
+    if (t.getRank() == 0) { // softmax of a scalar is 1 (log: 0)
+      ScalarType st = scalarTypeOf(t.getElementType());
+      rewriter.replaceOp(op, elementwiseGeneric(rewriter, loc, t, x,
+                                                [&](OpBuilder &b, Location l, ValueRange) {
+                                                  return scalarConstant(b, l, st, isLog ? 0.0 : 1.0);
+                                                }));
+      return success();
+    }
+    int64_t dim = op.getDim();
+    ScalarType st = scalarTypeOf(t.getElementType());
+    RankedTensorType kept = keptType(t, {dim}, t.getElementType());
+    Value m = maxOver(rewriter, loc, x, {dim}, true, kept, st, true);
+    Value shifted = elementwiseGeneric(rewriter, loc, t, {x, m},
+                                       [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                         return b.create<arith::SubFOp>(l, a[0], a[1]);
+                                       });
+    Value e = elementwiseGeneric(rewriter, loc, t, shifted,
+                                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                   return b.create<math::ExpOp>(l, a[0]);
+                                 });
+    Value s = sumOver(rewriter, loc, e, {dim}, true, kept, st);
+    Value r;
+    if (isLog)
+      r = elementwiseGeneric(rewriter, loc, t, {shifted, s},
+                             [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                               return b.create<arith::SubFOp>(l, a[0], b.create<math::LogOp>(l, a[1]));
+                             });
+    else
+      r = elementwiseGeneric(rewriter, loc, t, {e, s},
+                             [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                               return b.create<arith::DivFOp>(l, a[0], a[1]);
+                             });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct LayerNormLowering final : OpConversionPattern<LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    if (!t.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic layer_norm");
+    int64_t count = static_cast<int64_t>(op.getNormalizedShape().size());
+    SmallVector<int64_t> dims;
+    for (int64_t d = t.getRank() - count; d < t.getRank(); ++d)
+      dims.push_back(d);
+    ScalarType st = scalarTypeOf(t.getElementType());
+    Value mean = meanKept(rewriter, loc, x, dims, t.getElementType(), st);
+    Value var = varianceKept(rewriter, loc, x, mean, dims, t.getElementType(), st, 0);
+    double eps = op.getEps().convertToDouble();
+    SmallVector<Value> operands = {x, mean, var};
+    Value w = adaptor.getWeight(), bias = adaptor.getBias();
+    if (w)
+      operands.push_back(w);
+    if (bias)
+      operands.push_back(bias);
+    Value r = elementwiseGeneric(
+        rewriter, loc, t, operands, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value inv = b.create<arith::DivFOp>(
+              l, scalarConstant(b, l, st, 1.0),
+              b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
+          Value y = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
+          size_t next = 3;
+          if (w)
+            y = b.create<arith::MulFOp>(l, y, a[next++]);
+          if (bias)
+            y = b.create<arith::AddFOp>(l, y, a[next]);
+          return y;
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// Batch norm left after folding (non-constant statistics): per channel
+/// (dim 1) parameters.
+struct BatchNormLowering final : OpConversionPattern<BatchNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(BatchNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    if (!t.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic batch_norm");
+    int64_t rank = t.getRank();
+    SmallVector<Value> operands = {x, adaptor.getMean(), adaptor.getVar()};
+    Value w = adaptor.getWeight(), bias = adaptor.getBias();
+    if (w)
+      operands.push_back(w);
+    if (bias)
+      operands.push_back(bias);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap channel = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    SmallVector<AffineMap> maps = {identity};
+    for (size_t i = 1; i < operands.size(); ++i)
+      maps.push_back(channel);
+    maps.push_back(identity);
+    ScalarType st = scalarTypeOf(t.getElementType());
+    double eps = op.getEps().convertToDouble();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{t}, operands, ValueRange{emptyTensor(rewriter, loc, t, {})}, maps,
+        parallelIterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
+          Value inv = b.create<arith::DivFOp>(
+              l, scalarConstant(b, l, st, 1.0),
+              b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
+          Value y = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
+          size_t next = 3;
+          if (w)
+            y = b.create<arith::MulFOp>(l, y, a[next++]);
+          if (bias)
+            y = b.create<arith::AddFOp>(l, y, a[next]);
+          b.create<linalg::YieldOp>(l, y);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReductionLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ReduceLowering<SumOp>, ReduceLowering<ProdOp>, ReduceLowering<MeanOp>,
+               ReduceLowering<MaxOp>, ReduceLowering<MinOp>, ReduceLowering<AnyOp>,
+               ReduceLowering<AllOp>, ReduceLowering<VarOp>, ReduceLowering<StdOp>,
+               SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>,
+               LayerNormLowering, BatchNormLowering>(tc, ctx);
+}
+
+} // namespace mlir::cuvil::lowering

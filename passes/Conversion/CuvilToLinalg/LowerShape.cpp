@@ -1,0 +1,232 @@
+//===- LowerShape.cpp - Constants, views and data movement ----------------===//
+//
+// Views become tensor reshapes (collapse to 1-D, expand to the target:
+// static shapes), linalg.transpose and broadcasting generics; slices and
+// selects become extract_slice; concat becomes insert_slices into one
+// tensor. Shapes must be static except where noted: the dynamic cases are
+// reported by the pass as unsupported.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Conversion/CuvilToLinalg/Patterns.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+namespace mlir::cuvil::lowering {
+namespace {
+
+RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+
+/// Reshapes `src` (converted) to the static `type` through 1-D.
+Value staticReshape(OpBuilder &b, Location loc, Value src, RankedTensorType type) {
+  RankedTensorType in = typeOf(src);
+  if (in == type)
+    return src;
+  Value flat = src;
+  if (in.getRank() != 1) {
+    SmallVector<ReassociationIndices> all;
+    if (in.getRank() > 0) {
+      all.emplace_back();
+      for (int64_t d = 0; d < in.getRank(); ++d)
+        all.back().push_back(d);
+    }
+    auto flatType = RankedTensorType::get({in.getNumElements()}, in.getElementType());
+    if (in.getRank() == 0)
+      flat = b.create<tensor::ExpandShapeOp>(loc, flatType, src, ArrayRef<ReassociationIndices>{});
+    else
+      flat = b.create<tensor::CollapseShapeOp>(loc, flatType, src, all);
+  }
+  if (type.getRank() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all;
+  if (type.getRank() > 0) {
+    all.emplace_back();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.back().push_back(d);
+  }
+  if (type.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, type, flat, ArrayRef<ReassociationIndices>{});
+  return b.create<tensor::ExpandShapeOp>(loc, type, flat, all);
+}
+
+/// Any cuvil view whose result type says everything (static shapes).
+template <typename OpTy> struct ReshapeLikeLowering final : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getResult().getType()));
+    Value input = adaptor.getOperands()[0];
+    if (!type.hasStaticShape() || !typeOf(input).hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic reshape");
+    rewriter.replaceOp(op, staticReshape(rewriter, op.getLoc(), input, type));
+    return success();
+  }
+};
+
+struct ConstantLowering final : OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ConstantOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    ElementsAttr value = op.getValue();
+    if (value.getShapedType() != type) { // ui8 -> i8: same bytes, new type
+      if (auto dense = llvm::dyn_cast<DenseElementsAttr>(value))
+        value = dense.bitcast(type.getElementType());
+      else if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(value))
+        value = DenseResourceElementsAttr::get(type, res.getRawHandle());
+      else
+        return rewriter.notifyMatchFailure(op, "unsupported constant attribute");
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, llvm::cast<TypedAttr>(value));
+    return success();
+  }
+};
+
+struct PermuteLowering final : OpConversionPattern<PermuteOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(PermuteOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    Value init = emptyTensor(rewriter, op.getLoc(), type, {});
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic permute");
+    auto t = rewriter.create<linalg::TransposeOp>(op.getLoc(), adaptor.getInput(), init,
+                                                  op.getDims());
+    rewriter.replaceOp(op, t.getResult());
+    return success();
+  }
+};
+
+struct TransposeLowering final : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic transpose");
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      perm.push_back(d);
+    if (rank > 0)
+      std::swap(perm[op.getDim0()], perm[op.getDim1()]);
+    Value init = emptyTensor(rewriter, op.getLoc(), type, {});
+    auto t = rewriter.create<linalg::TransposeOp>(op.getLoc(), adaptor.getInput(), init, perm);
+    rewriter.replaceOp(op, t.getResult());
+    return success();
+  }
+};
+
+/// expand: a copy through a broadcasting indexing map.
+struct ExpandLowering final : OpConversionPattern<ExpandOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    Value r = elementwiseGeneric(rewriter, op.getLoc(), type, adaptor.getInput(),
+                                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct SliceLowering final : OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType in = typeOf(adaptor.getInput());
+    int64_t dim = op.getDim();
+    if (in.isDynamicDim(dim))
+      return rewriter.notifyMatchFailure(op, "slice of a dynamic dimension");
+    int64_t start = 0;
+    int64_t length = sliceLength(in.getDimSize(dim), op.getStart(), op.getEnd(), op.getStep(), &start);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      bool sliced = d == dim;
+      offsets.push_back(rewriter.getIndexAttr(sliced ? start : 0));
+      if (sliced)
+        sizes.push_back(rewriter.getIndexAttr(length));
+      else if (in.isDynamicDim(d))
+        sizes.push_back(rewriter.create<tensor::DimOp>(op.getLoc(), adaptor.getInput(), d).getResult());
+      else
+        sizes.push_back(rewriter.getIndexAttr(in.getDimSize(d)));
+      strides.push_back(rewriter.getIndexAttr(sliced ? op.getStep() : 1));
+    }
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, adaptor.getInput(), offsets,
+                                                        sizes, strides);
+    return success();
+  }
+};
+
+struct SelectLowering final : OpConversionPattern<SelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SelectOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType in = typeOf(adaptor.getInput());
+    int64_t dim = op.getDim(), index = op.getIndex();
+    if (in.isDynamicDim(dim))
+      return rewriter.notifyMatchFailure(op, "select on a dynamic dimension");
+    if (index < 0)
+      index += in.getDimSize(dim);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      offsets.push_back(rewriter.getIndexAttr(d == dim ? index : 0));
+      if (d == dim)
+        sizes.push_back(rewriter.getIndexAttr(1));
+      else if (in.isDynamicDim(d))
+        sizes.push_back(rewriter.create<tensor::DimOp>(op.getLoc(), adaptor.getInput(), d).getResult());
+      else
+        sizes.push_back(rewriter.getIndexAttr(in.getDimSize(d)));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+    // A rank-reducing extract_slice drops the selected dimension.
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, adaptor.getInput(), offsets,
+                                                        sizes, strides);
+    return success();
+  }
+};
+
+struct ConcatLowering final : OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic concat");
+    int64_t dim = op.getDim();
+    Value result = emptyTensor(rewriter, op.getLoc(), type, {});
+    int64_t offset = 0;
+    for (Value in : adaptor.getInputs()) {
+      RankedTensorType t = typeOf(in);
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        offsets.push_back(rewriter.getIndexAttr(d == dim ? offset : 0));
+        sizes.push_back(rewriter.getIndexAttr(t.getDimSize(d)));
+        strides.push_back(rewriter.getIndexAttr(1));
+      }
+      result = rewriter.create<tensor::InsertSliceOp>(op.getLoc(), in, result, offsets, sizes,
+                                                      strides);
+      offset += t.getRank() ? t.getDimSize(dim) : 0;
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateShapeLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ConstantLowering, PermuteLowering, TransposeLowering, ExpandLowering,
+               SliceLowering, SelectLowering, ConcatLowering,
+               ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<FlattenOp>,
+               ReshapeLikeLowering<SqueezeOp>, ReshapeLikeLowering<UnsqueezeOp>>(tc, ctx);
+}
+
+} // namespace mlir::cuvil::lowering

@@ -1,0 +1,30 @@
+//===- Passes.td - Conversions out of the cuvil dialect ----*- tablegen -*-===//
+#ifndef CUVIL_PASSES_CONVERSION_PASSES_TD
+#define CUVIL_PASSES_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertCuvilToLinalgPass : Pass<"convert-cuvil-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lowers cuvil ops to linalg, tensor, arith and math on tensors.";
+  let description = [{
+    Every cuvil op becomes structured ops on tensors with the semantics of
+    the reference evaluator: element-wise ops become one `linalg.generic`
+    (NumPy broadcasting through indexing maps, operands converted to the
+    computation type as PyTorch does), GEMMs become `linalg.matmul` /
+    `batch_matmul` plus a bias generic, reductions become reduction
+    generics, views become `tensor` reshapes and `linalg.transpose`, and a
+    `cuvil.fused.group` is inlined (its ops stay adjacent for the tiling and
+    fusion that follow). Unsigned 8-bit tensors become signless `i8` (arith
+    works on signless integers); the ops keep treating them as unsigned.
+
+    An op without a lowering is an error at its source location, naming it;
+    nothing is left half-converted.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
+#endif // CUVIL_PASSES_CONVERSION_PASSES_TD

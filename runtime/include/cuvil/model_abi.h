@@ -1,0 +1,71 @@
+/*===- cuvil/model_abi.h - Between generated code and the runtime --------===*
+ *
+ * Internal: not installed, not exported. cuvil-export generates an object
+ * file that defines the hidden symbol `cuvil_rt_model` (a cuvil_rt_model_desc)
+ * and the entry function it points to; the runtime, linked into the same
+ * libinference.so, implements the public API (runtime.h) on top of it.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CUVIL_MODEL_ABI_H
+#define CUVIL_MODEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUVIL_RT_MODEL_ABI_VERSION 1u
+
+typedef struct cuvil_rt_tensor_desc {
+  const char *name;
+  int32_t dtype;        /* a cuvil_dtype */
+  int32_t rank;
+  const int64_t *shape; /* -1: dynamic (not generated yet: static shapes only) */
+} cuvil_rt_tensor_desc;
+
+/* The compiled function: reads inputs[i], writes outputs[i] (buffers of
+ * exactly the described shapes), uses `arena` (arena_bytes, 64-byte
+ * aligned) for intermediates. Returns 0, or k > 0 when the model's k-th
+ * failure message applies (an assertion in the model failed). `exec` is
+ * the runtime's per-call context (threads), passed back to runtime
+ * helpers. */
+typedef int32_t (*cuvil_rt_entry_fn)(void *const *inputs, void *const *outputs, void *arena,
+                                     void *exec);
+
+typedef struct cuvil_rt_model_desc {
+  uint32_t abi_version; /* CUVIL_RT_MODEL_ABI_VERSION */
+  const char *model_name;
+  const char *target;   /* "x86_64", "aarch64" */
+  const char *cpu;      /* the CPU the code was tuned for, e.g. "sapphirerapids" */
+  /* CPU features the code needs, LLVM names without '+': "avx512f", "neon". */
+  const char *const *required_features;
+  int32_t num_required_features;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const cuvil_rt_tensor_desc *inputs;
+  const cuvil_rt_tensor_desc *outputs;
+  uint64_t arena_bytes;
+  cuvil_rt_entry_fn entry;
+  /* Messages for the entry's non-zero returns: failure_messages[k - 1]. */
+  const char *const *failure_messages;
+  int32_t num_failure_messages;
+} cuvil_rt_model_desc;
+
+/* Defined by the generated code (hidden visibility). */
+extern const cuvil_rt_model_desc cuvil_rt_model;
+
+/* Runtime helpers the generated code may call (hidden visibility). */
+/* Runs body(closure, begin, end) over [0, n) split across the call's threads
+ * and returns when every block is done. Blocks are contiguous and differ in
+ * size by at most one; the calling thread runs the first. A parallel_for
+ * from inside a body (or with exec NULL) runs inline. */
+void cuvil_rt_parallel_for(void *exec, int64_t n,
+                           void (*body)(void *closure, int64_t begin, int64_t end),
+                           void *closure);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUVIL_MODEL_ABI_H */

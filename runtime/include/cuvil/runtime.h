@@ -1,0 +1,122 @@
+/*===- cuvil/runtime.h - The C API of a Cuvil-compiled model -------------===*
+ *
+ * Every libinference.so made by cuvil-export exports exactly these
+ * functions (all named cuvil_*). One library holds one model; several
+ * libraries can be loaded in one process.
+ *
+ * Threads: a cuvil_model is thread-compatible. Separate instances (even of
+ * the same library) run fully concurrently; one instance runs one call at a
+ * time, and a second concurrent cuvil_model_run on it returns
+ * CUVIL_ERR_BUSY instead of corrupting it. Error messages are per thread
+ * (cuvil_last_error), so concurrent callers never see each other's.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CUVIL_RUNTIME_H
+#define CUVIL_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a struct or a function of this header changes. */
+#define CUVIL_ABI_VERSION 1u
+
+typedef enum cuvil_status {
+  CUVIL_OK = 0,
+  CUVIL_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, bad index, bad options */
+  CUVIL_ERR_COUNT = 2,            /* wrong number of inputs or outputs */
+  CUVIL_ERR_DTYPE = 3,            /* a tensor's element type differs from the model's */
+  CUVIL_ERR_SHAPE = 4,            /* wrong rank or dimension, or a buffer too small */
+  CUVIL_ERR_UNSUPPORTED_CPU = 5,  /* the CPU lacks a feature the code was compiled for */
+  CUVIL_ERR_OUT_OF_MEMORY = 6,
+  CUVIL_ERR_BUSY = 7,             /* the instance is running a call on another thread */
+  CUVIL_ERR_MODEL = 8,            /* the model itself failed (e.g. an assertion in it) */
+  CUVIL_ERR_ABI = 9               /* header/library version or struct size mismatch */
+} cuvil_status;
+
+typedef enum cuvil_dtype {
+  CUVIL_DTYPE_F32 = 0,
+  CUVIL_DTYPE_F64 = 1,
+  CUVIL_DTYPE_F16 = 2,
+  CUVIL_DTYPE_BF16 = 3,
+  CUVIL_DTYPE_I8 = 4,
+  CUVIL_DTYPE_U8 = 5,
+  CUVIL_DTYPE_I16 = 6,
+  CUVIL_DTYPE_I32 = 7,
+  CUVIL_DTYPE_I64 = 8,
+  CUVIL_DTYPE_BOOL = 9 /* one byte per element, 0 or 1 */
+} cuvil_dtype;
+
+/* Options of an instance. Initialise with cuvil_options_init, then set
+ * fields; struct_size lets older callers work with newer libraries. Create
+ * refuses (CUVIL_ERR_ABI) a struct_size below this first version's, and a
+ * larger one unless the fields this library does not know are all zero. */
+typedef struct cuvil_options {
+  uint32_t struct_size; /* sizeof(cuvil_options) */
+  int32_t num_threads;  /* threads for one call, 1..1024; 0 = all online cores */
+} cuvil_options;
+
+/* What the model takes or gives at one position. */
+typedef struct cuvil_tensor_info {
+  const char *name;     /* the model's parameter name, or "output0", ... */
+  cuvil_dtype dtype;
+  int32_t rank;
+  const int64_t *shape; /* rank entries; -1 for a dynamic dimension */
+} cuvil_tensor_info;
+
+/* A caller's buffer. For inputs, shape is the actual shape (rank entries).
+ * For outputs, data must hold byte_size bytes and shape must point to rank
+ * writable entries: the run writes the output's shape there. */
+typedef struct cuvil_tensor {
+  void *data;
+  size_t byte_size;
+  cuvil_dtype dtype;
+  int32_t rank;
+  int64_t *shape;
+} cuvil_tensor;
+
+typedef struct cuvil_model cuvil_model;
+
+/* CUVIL_ABI_VERSION of the library. */
+uint32_t cuvil_abi_version(void);
+
+/* Fills *options with the defaults. */
+void cuvil_options_init(cuvil_options *options);
+
+/* The message of the last error on this thread. Every call that can fail
+ * resets it, so it is "" after a call that succeeded. Valid until the next
+ * cuvil_* call on this thread. */
+const char *cuvil_last_error(void);
+
+/* Creates an instance. options may be NULL (defaults). Checks the CPU's
+ * features (CUVIL_ERR_UNSUPPORTED_CPU names the missing ones), allocates the
+ * instance's working memory and starts its threads. *model is NULL on
+ * failure. */
+cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **model);
+
+/* Destroys an instance (NULL is ignored). A call still running on it on
+ * another thread is waited for; the instance must not be used afterwards. */
+void cuvil_model_destroy(cuvil_model *model);
+
+/* -1 (and a message) when model is NULL or not a live instance. */
+int32_t cuvil_model_num_inputs(const cuvil_model *model);
+int32_t cuvil_model_num_outputs(const cuvil_model *model);
+cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
+cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
+
+/* Runs the model. Every input and output is checked (count, dtype, rank,
+ * shape, buffer size, NULL, alignment to the element size, outputs
+ * overlapping inputs or each other) before anything runs; a failed check
+ * returns its status with a message naming the tensor and the dimension,
+ * and leaves the outputs untouched. Output shapes are written on success. */
+cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
+                             cuvil_tensor *outputs, int32_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUVIL_RUNTIME_H */

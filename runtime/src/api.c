@@ -1,0 +1,561 @@
+/*===- runtime/src/api.c - The public C API (cuvil/runtime.h) -------------===*
+ *
+ * Implements runtime.h on top of the generated model description
+ * (cuvil_rt_model). Every call validates what the caller passed before it
+ * touches anything, and reports failures as a status plus a per-thread
+ * message; nothing here aborts or prints.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+
+/*--- Per-thread error messages ---------------------------------------------*/
+
+/* Thread-local so concurrent callers (and instances) never see each
+ * other's messages; every call that can fail overwrites it ("" on success). */
+static _Thread_local char last_error_message[1024];
+
+__attribute__((format(printf, 2, 3))) static cuvil_status fail(cuvil_status status,
+                                                                const char *format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  vsnprintf(last_error_message, sizeof(last_error_message), format, arguments);
+  va_end(arguments);
+  return status;
+}
+
+static cuvil_status succeed(void) {
+  last_error_message[0] = '\0';
+  return CUVIL_OK;
+}
+
+const char *cuvil_last_error(void) { return last_error_message; }
+
+uint32_t cuvil_abi_version(void) { return CUVIL_ABI_VERSION; }
+
+/*--- Element types ----------------------------------------------------------*/
+
+static size_t dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case CUVIL_DTYPE_F64:
+  case CUVIL_DTYPE_I64:
+    return 8;
+  case CUVIL_DTYPE_F32:
+  case CUVIL_DTYPE_I32:
+    return 4;
+  case CUVIL_DTYPE_F16:
+  case CUVIL_DTYPE_BF16:
+  case CUVIL_DTYPE_I16:
+    return 2;
+  case CUVIL_DTYPE_I8:
+  case CUVIL_DTYPE_U8:
+  case CUVIL_DTYPE_BOOL:
+    return 1;
+  }
+  return 0; /* not a cuvil_dtype */
+}
+
+/* Names as the enum spells them. `scratch` holds the text for values that
+ * are not a cuvil_dtype. */
+static const char *dtype_name(int32_t dtype, char scratch[24]) {
+  switch (dtype) {
+  case CUVIL_DTYPE_F32: return "f32";
+  case CUVIL_DTYPE_F64: return "f64";
+  case CUVIL_DTYPE_F16: return "f16";
+  case CUVIL_DTYPE_BF16: return "bf16";
+  case CUVIL_DTYPE_I8: return "i8";
+  case CUVIL_DTYPE_U8: return "u8";
+  case CUVIL_DTYPE_I16: return "i16";
+  case CUVIL_DTYPE_I32: return "i32";
+  case CUVIL_DTYPE_I64: return "i64";
+  case CUVIL_DTYPE_BOOL: return "bool";
+  }
+  snprintf(scratch, 24, "dtype(%d)", (int)dtype);
+  return scratch;
+}
+
+/* "[2, 3]" into buffer (truncated with "..." when long). */
+static const char *format_shape(const int64_t *shape, int32_t rank, char *buffer, size_t size) {
+  size_t used = (size_t)snprintf(buffer, size, "[");
+  for (int32_t i = 0; i < rank && used < size; ++i)
+    used += (size_t)snprintf(buffer + used, size - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+  if (used < size)
+    snprintf(buffer + used, size - used, "]");
+  else if (size >= 4)
+    memcpy(buffer + size - 4, "...", 4);
+  return buffer;
+}
+
+/*--- Instances --------------------------------------------------------------*/
+
+/* "cuvilive" / "cuvldead" in ASCII: tells a live instance from a destroyed one or a
+ * stray pointer, as far as the memory still reads (a sanitizer catches the
+ * rest). */
+#define LIVE_MAGIC UINT64_C(0x6576696c69767563)
+#define DEAD_MAGIC UINT64_C(0x646165646c767563)
+
+struct cuvil_model {
+  uint64_t magic;
+  const cuvil_rt_model_desc *desc;
+  /* 1 while a cuvil_model_run owns the instance: a second concurrent call
+   * gets CUVIL_ERR_BUSY instead of sharing the arena and the pool. */
+  atomic_int running;
+  void *arena;
+  cuvil_thread_pool *pool;
+  /* Per-tensor byte sizes (from the description) and the pointer arrays
+   * handed to the entry; sized once at create so a run never allocates. */
+  uint64_t *input_bytes;
+  uint64_t *output_bytes;
+  void **input_data;
+  void **output_data;
+};
+
+enum {
+  kMaxThreads = 1024,
+  kMaxRank = 64,
+  kMaxOptionsSize = 4096,
+  kArenaAlignment = 64,
+};
+
+/* The size of cuvil_options in ABI version 1; no caller can have less. */
+#define OPTIONS_V1_SIZE (offsetof(cuvil_options, num_threads) + sizeof(int32_t))
+#define OPTIONS_HAS_FIELD(options, field)                                                     \
+  ((options)->struct_size >= offsetof(cuvil_options, field) + sizeof((options)->field))
+
+static const char *model_name(const cuvil_rt_model_desc *desc) {
+  return desc->model_name ? desc->model_name : "(unnamed)";
+}
+
+static cuvil_status check_live(const cuvil_model *model) {
+  if (!model)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "model is NULL");
+  if (model->magic != LIVE_MAGIC)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT,
+                "model %p is not a live instance (destroyed, or not made by cuvil_model_create)",
+                (const void *)model);
+  if (model->desc != &cuvil_rt_model)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT,
+                "model %p was created by another model library; use that library's functions",
+                (const void *)model);
+  return CUVIL_OK;
+}
+
+void cuvil_options_init(cuvil_options *options) {
+  if (!options) {
+    fail(CUVIL_ERR_INVALID_ARGUMENT, "options is NULL");
+    return;
+  }
+  /* A later ABI that grows cuvil_options must keep older callers' smaller
+   * structs safe here; version 1's size is the floor create accepts. */
+  memset(options, 0, sizeof(*options));
+  options->struct_size = (uint32_t)sizeof(cuvil_options);
+  options->num_threads = 0;
+  succeed();
+}
+
+static cuvil_status read_options(const cuvil_options *options, int32_t *num_threads) {
+  *num_threads = 0;
+  if (!options)
+    return CUVIL_OK;
+  uint32_t size = options->struct_size;
+  if (size < OPTIONS_V1_SIZE)
+    return fail(CUVIL_ERR_ABI,
+                "options.struct_size is %u, smaller than the %u bytes of the first cuvil_options; "
+                "initialise options with cuvil_options_init",
+                size, (unsigned)OPTIONS_V1_SIZE);
+  if (size > sizeof(cuvil_options)) {
+    if (size > kMaxOptionsSize)
+      return fail(CUVIL_ERR_ABI, "options.struct_size is %u: not a cuvil_options", size);
+    /* A newer header's fields are fine as long as they keep their defaults
+     * (zero): this library would otherwise silently ignore a setting. */
+    const unsigned char *bytes = (const unsigned char *)options;
+    for (uint32_t i = sizeof(cuvil_options); i < size; ++i)
+      if (bytes[i] != 0)
+        return fail(CUVIL_ERR_ABI,
+                    "options set a field at byte %u, beyond the %u bytes this library (ABI %u) "
+                    "knows; use a library built with the same cuvil/runtime.h",
+                    i, (unsigned)sizeof(cuvil_options), CUVIL_ABI_VERSION);
+  }
+  if (OPTIONS_HAS_FIELD(options, num_threads)) {
+    if (options->num_threads < 0 || options->num_threads > kMaxThreads)
+      return fail(CUVIL_ERR_INVALID_ARGUMENT,
+                  "options.num_threads is %d; use 0 (all online cores) or 1..%d",
+                  options->num_threads, kMaxThreads);
+    *num_threads = options->num_threads;
+  }
+  return CUVIL_OK;
+}
+
+/* Bytes of one tensor of the description; false if it does not fit. */
+static bool tensor_bytes(const cuvil_rt_tensor_desc *tensor, uint64_t *bytes) {
+  uint64_t total = dtype_size(tensor->dtype);
+  for (int32_t i = 0; i < tensor->rank; ++i)
+    if (__builtin_mul_overflow(total, (uint64_t)tensor->shape[i], &total))
+      return false;
+  *bytes = total;
+  return total <= SIZE_MAX;
+}
+
+static cuvil_status check_tensor_descs(const cuvil_rt_model_desc *desc, const char *role,
+                                       const cuvil_rt_tensor_desc *tensors, int32_t count) {
+  if (count < 0 || (count > 0 && !tensors))
+    return fail(CUVIL_ERR_ABI, "model '%s': malformed %s list", model_name(desc), role);
+  for (int32_t i = 0; i < count; ++i) {
+    const cuvil_rt_tensor_desc *tensor = &tensors[i];
+    if (!tensor->name || dtype_size(tensor->dtype) == 0 || tensor->rank < 0 ||
+        tensor->rank > kMaxRank || (tensor->rank > 0 && !tensor->shape))
+      return fail(CUVIL_ERR_ABI, "model '%s': malformed description of %s %d", model_name(desc),
+                  role, (int)i);
+    for (int32_t d = 0; d < tensor->rank; ++d)
+      if (tensor->shape[d] < 0)
+        return fail(CUVIL_ERR_ABI,
+                    "model '%s': %s '%s' dim %d is dynamic; this runtime runs static shapes only",
+                    model_name(desc), role, tensor->name, (int)d);
+    uint64_t bytes;
+    if (!tensor_bytes(tensor, &bytes))
+      return fail(CUVIL_ERR_ABI, "model '%s': %s '%s' is larger than the address space",
+                  model_name(desc), role, tensor->name);
+  }
+  return CUVIL_OK;
+}
+
+/* The generated description comes from a matching cuvil-export, but a
+ * mismatched runtime archive or a damaged object must not crash us. */
+static cuvil_status check_desc(const cuvil_rt_model_desc *desc) {
+  if (desc->abi_version != CUVIL_RT_MODEL_ABI_VERSION)
+    return fail(CUVIL_ERR_ABI,
+                "model '%s' was generated for runtime model ABI %u but this runtime implements %u; "
+                "re-export it with a matching cuvil-export",
+                model_name(desc), desc->abi_version, CUVIL_RT_MODEL_ABI_VERSION);
+  if (!desc->entry)
+    return fail(CUVIL_ERR_ABI, "model '%s' has no entry function", model_name(desc));
+  if (desc->num_required_features < 0 ||
+      (desc->num_required_features > 0 && !desc->required_features) ||
+      desc->num_failure_messages < 0 ||
+      (desc->num_failure_messages > 0 && !desc->failure_messages))
+    return fail(CUVIL_ERR_ABI, "model '%s': malformed description", model_name(desc));
+  cuvil_status status = check_tensor_descs(desc, "input", desc->inputs, desc->num_inputs);
+  if (status != CUVIL_OK)
+    return status;
+  return check_tensor_descs(desc, "output", desc->outputs, desc->num_outputs);
+}
+
+/* Appends text to a bounded message buffer. */
+static void append(char *buffer, size_t size, size_t *used, const char *text) {
+  if (*used >= size)
+    return;
+  int written = snprintf(buffer + *used, size - *used, "%s", text);
+  if (written > 0)
+    *used += (size_t)written;
+}
+
+static cuvil_status check_cpu(const cuvil_rt_model_desc *desc) {
+  char missing[512] = "";
+  size_t used = 0;
+  int32_t num_missing = 0;
+  for (int32_t i = 0; i < desc->num_required_features; ++i) {
+    const char *feature = desc->required_features[i] ? desc->required_features[i] : "(null)";
+    bool hidden = cuvil_cpu_feature_hidden_for_test(feature);
+    if (!hidden && cuvil_cpu_detects_feature(feature))
+      continue;
+    if (num_missing++ > 0)
+      append(missing, sizeof(missing), &used, ", ");
+    append(missing, sizeof(missing), &used, feature);
+    if (hidden)
+      append(missing, sizeof(missing), &used, " (hidden by CUVIL_TEST_HIDE_CPU_FEATURES)");
+    else if (!cuvil_cpu_feature_known(feature))
+      append(missing, sizeof(missing), &used, " (unknown to this runtime)");
+  }
+  if (num_missing == 0)
+    return CUVIL_OK;
+  char this_cpu[64];
+  cuvil_cpu_describe(this_cpu, sizeof(this_cpu));
+  return fail(CUVIL_ERR_UNSUPPORTED_CPU,
+              "model '%s' was compiled for %s CPU '%s' and needs CPU features this machine "
+              "lacks: %s%s%s%s; re-export it with a --cpu this machine supports",
+              model_name(desc), desc->target ? desc->target : cuvil_runtime_target(),
+              desc->cpu ? desc->cpu : "generic", missing, this_cpu[0] ? " (this CPU: " : "",
+              this_cpu, this_cpu[0] ? ")" : "");
+}
+
+static int32_t online_cores(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1)
+    return 1;
+  return cores > kMaxThreads ? kMaxThreads : (int32_t)cores;
+}
+
+static void free_model(cuvil_model *model) {
+  cuvil_thread_pool_destroy(model->pool);
+  free(model->arena);
+  free(model->input_bytes);
+  free(model->output_bytes);
+  free(model->input_data);
+  free(model->output_data);
+  model->magic = DEAD_MAGIC;
+  free(model);
+}
+
+cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **model) {
+  if (!model)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "model (the out-parameter) is NULL");
+  *model = NULL;
+  int32_t num_threads;
+  cuvil_status status = read_options(options, &num_threads);
+  if (status != CUVIL_OK)
+    return status;
+  const cuvil_rt_model_desc *desc = &cuvil_rt_model;
+  if ((status = check_desc(desc)) != CUVIL_OK || (status = check_cpu(desc)) != CUVIL_OK)
+    return status;
+  if (num_threads == 0)
+    num_threads = online_cores();
+
+  cuvil_model *created = calloc(1, sizeof(*created));
+  if (!created)
+    return fail(CUVIL_ERR_OUT_OF_MEMORY, "out of memory creating an instance of '%s'",
+                model_name(desc));
+  created->desc = desc;
+  atomic_init(&created->running, 0);
+  /* calloc(0, ...) may return NULL; one slot keeps "NULL means failed". */
+  size_t input_slots = desc->num_inputs > 0 ? (size_t)desc->num_inputs : 1;
+  size_t output_slots = desc->num_outputs > 0 ? (size_t)desc->num_outputs : 1;
+  created->input_bytes = calloc(input_slots, sizeof(uint64_t));
+  created->output_bytes = calloc(output_slots, sizeof(uint64_t));
+  created->input_data = calloc(input_slots, sizeof(void *));
+  created->output_data = calloc(output_slots, sizeof(void *));
+  if (!created->input_bytes || !created->output_bytes || !created->input_data ||
+      !created->output_data) {
+    free_model(created);
+    return fail(CUVIL_ERR_OUT_OF_MEMORY, "out of memory creating an instance of '%s'",
+                model_name(desc));
+  }
+  for (int32_t i = 0; i < desc->num_inputs; ++i)
+    tensor_bytes(&desc->inputs[i], &created->input_bytes[i]);
+  for (int32_t i = 0; i < desc->num_outputs; ++i)
+    tensor_bytes(&desc->outputs[i], &created->output_bytes[i]);
+
+  if (desc->arena_bytes > 0) {
+    if (desc->arena_bytes > SIZE_MAX - kArenaAlignment) {
+      free_model(created);
+      return fail(CUVIL_ERR_OUT_OF_MEMORY, "model '%s' needs %llu bytes of working memory",
+                  model_name(desc), (unsigned long long)desc->arena_bytes);
+    }
+    /* aligned_alloc wants a multiple of the alignment. */
+    size_t rounded = ((size_t)desc->arena_bytes + kArenaAlignment - 1) &
+                     ~(size_t)(kArenaAlignment - 1);
+    created->arena = aligned_alloc(kArenaAlignment, rounded);
+    if (!created->arena) {
+      free_model(created);
+      return fail(CUVIL_ERR_OUT_OF_MEMORY,
+                  "cannot allocate the %llu bytes of working memory model '%s' needs",
+                  (unsigned long long)desc->arena_bytes, model_name(desc));
+    }
+  }
+
+  int error_number = 0;
+  created->pool = cuvil_thread_pool_create(num_threads, &error_number);
+  if (!created->pool) {
+    free_model(created);
+    return fail(CUVIL_ERR_OUT_OF_MEMORY, "cannot start %d threads for model '%s': %s",
+                (int)num_threads, model_name(desc), strerror(error_number));
+  }
+  created->magic = LIVE_MAGIC;
+  *model = created;
+  return succeed();
+}
+
+void cuvil_model_destroy(cuvil_model *model) {
+  if (!model) {
+    succeed();
+    return;
+  }
+  if (check_live(model) != CUVIL_OK)
+    return;
+  /* A run still in progress on another thread owns the arena and the
+   * pool: wait for it instead of freeing them under it. */
+  int idle = 0;
+  while (!atomic_compare_exchange_weak_explicit(&model->running, &idle, 1, memory_order_acquire,
+                                                memory_order_relaxed)) {
+    idle = 0;
+    sched_yield();
+  }
+  free_model(model);
+  succeed();
+}
+
+/*--- Queries ----------------------------------------------------------------*/
+
+int32_t cuvil_model_num_inputs(const cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return -1;
+  succeed();
+  return model->desc->num_inputs;
+}
+
+int32_t cuvil_model_num_outputs(const cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return -1;
+  succeed();
+  return model->desc->num_outputs;
+}
+
+static cuvil_status tensor_info(const cuvil_model *model, const char *role, int32_t index,
+                                cuvil_tensor_info *info, bool is_output) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  if (!info)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "info is NULL");
+  const cuvil_rt_model_desc *desc = model->desc;
+  int32_t count = is_output ? desc->num_outputs : desc->num_inputs;
+  if (index < 0 || index >= count)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s index %d is out of range: the model has %d %s%s",
+                role, (int)index, (int)count, role, count == 1 ? "" : "s");
+  const cuvil_rt_tensor_desc *tensor = is_output ? &desc->outputs[index] : &desc->inputs[index];
+  info->name = tensor->name;
+  info->dtype = (cuvil_dtype)tensor->dtype;
+  info->rank = tensor->rank;
+  info->shape = tensor->shape;
+  return succeed();
+}
+
+cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index,
+                                    cuvil_tensor_info *info) {
+  return tensor_info(model, "input", index, info, false);
+}
+
+cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index,
+                                     cuvil_tensor_info *info) {
+  return tensor_info(model, "output", index, info, true);
+}
+
+/*--- Running ----------------------------------------------------------------*/
+
+/* One caller tensor against the description. Inputs must match the shape
+ * exactly; an output's shape array only receives the shape. */
+static cuvil_status check_tensor(const char *role, const cuvil_tensor *tensor,
+                                 const cuvil_rt_tensor_desc *expected, uint64_t needed_bytes,
+                                 bool is_output) {
+  char got_type[24], expected_type[24], shape_text[128];
+  const char *name = expected->name;
+  if (!tensor->data && needed_bytes > 0)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s '%s': data is NULL", role, name);
+  if ((int32_t)tensor->dtype != expected->dtype)
+    return fail(CUVIL_ERR_DTYPE, "%s '%s': expected dtype %s, got %s", role, name,
+                dtype_name(expected->dtype, expected_type), dtype_name(tensor->dtype, got_type));
+  if (tensor->rank != expected->rank)
+    return fail(CUVIL_ERR_SHAPE, "%s '%s': expected rank %d, got %d", role, name,
+                (int)expected->rank, (int)tensor->rank);
+  if (expected->rank > 0 && !tensor->shape)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s '%s': shape is NULL (rank %d)", role, name,
+                (int)expected->rank);
+  if (!is_output)
+    for (int32_t d = 0; d < expected->rank; ++d)
+      if (tensor->shape[d] != expected->shape[d])
+        return fail(CUVIL_ERR_SHAPE, "%s '%s' dim %d: expected %lld, got %lld", role, name, (int)d,
+                    (long long)expected->shape[d], (long long)tensor->shape[d]);
+  if (tensor->byte_size < needed_bytes)
+    return fail(CUVIL_ERR_SHAPE, "%s '%s': buffer holds %llu bytes, needs %llu (%s %s)", role,
+                name, (unsigned long long)tensor->byte_size, (unsigned long long)needed_bytes,
+                dtype_name(expected->dtype, expected_type),
+                format_shape(expected->shape, expected->rank, shape_text, sizeof(shape_text)));
+  /* Generated code accesses whole elements; a misaligned buffer would be
+   * undefined behaviour (and a fault on some CPUs). */
+  size_t element = dtype_size(expected->dtype);
+  if ((uintptr_t)tensor->data % element != 0)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s '%s': data %p is not aligned to its %zu-byte elements",
+                role, name, tensor->data, element);
+  return CUVIL_OK;
+}
+
+static bool ranges_overlap(const void *a, uint64_t a_bytes, const void *b, uint64_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0)
+    return false;
+  uintptr_t a_begin = (uintptr_t)a, b_begin = (uintptr_t)b;
+  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
+}
+
+/* Outputs are written while inputs are still read, and generated code
+ * assumes no aliasing: in-place runs are refused, not silently wrong. */
+static cuvil_status check_overlaps(const cuvil_model *model, const cuvil_tensor *inputs,
+                                   const cuvil_tensor *outputs) {
+  const cuvil_rt_model_desc *desc = model->desc;
+  for (int32_t o = 0; o < desc->num_outputs; ++o) {
+    const void *data = outputs[o].data;
+    uint64_t bytes = model->output_bytes[o];
+    for (int32_t i = 0; i < desc->num_inputs; ++i)
+      if (ranges_overlap(data, bytes, inputs[i].data, model->input_bytes[i]))
+        return fail(CUVIL_ERR_INVALID_ARGUMENT,
+                    "output '%s' overlaps input '%s'; in-place runs are not supported",
+                    desc->outputs[o].name, desc->inputs[i].name);
+    for (int32_t other = 0; other < o; ++other)
+      if (ranges_overlap(data, bytes, outputs[other].data, model->output_bytes[other]))
+        return fail(CUVIL_ERR_INVALID_ARGUMENT, "output '%s' overlaps output '%s'",
+                    desc->outputs[o].name, desc->outputs[other].name);
+  }
+  return CUVIL_OK;
+}
+
+cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
+                             cuvil_tensor *outputs, int32_t num_outputs) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  const cuvil_rt_model_desc *desc = model->desc;
+  if (num_inputs != desc->num_inputs)
+    return fail(CUVIL_ERR_COUNT, "model '%s': expected %d input%s, got %d", model_name(desc),
+                (int)desc->num_inputs, desc->num_inputs == 1 ? "" : "s", (int)num_inputs);
+  if (num_outputs != desc->num_outputs)
+    return fail(CUVIL_ERR_COUNT, "model '%s': expected %d output%s, got %d", model_name(desc),
+                (int)desc->num_outputs, desc->num_outputs == 1 ? "" : "s", (int)num_outputs);
+  if (num_inputs > 0 && !inputs)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "inputs is NULL (the model takes %d input%s)",
+                (int)num_inputs, num_inputs == 1 ? "" : "s");
+  if (num_outputs > 0 && !outputs)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "outputs is NULL (the model gives %d output%s)",
+                (int)num_outputs, num_outputs == 1 ? "" : "s");
+  for (int32_t i = 0; i < num_inputs; ++i)
+    if ((status = check_tensor("input", &inputs[i], &desc->inputs[i], model->input_bytes[i],
+                               false)) != CUVIL_OK)
+      return status;
+  for (int32_t i = 0; i < num_outputs; ++i)
+    if ((status = check_tensor("output", &outputs[i], &desc->outputs[i], model->output_bytes[i],
+                               true)) != CUVIL_OK)
+      return status;
+  if ((status = check_overlaps(model, inputs, outputs)) != CUVIL_OK)
+    return status;
+
+  int idle = 0;
+  if (!atomic_compare_exchange_strong_explicit(&model->running, &idle, 1, memory_order_acquire,
+                                               memory_order_relaxed))
+    return fail(CUVIL_ERR_BUSY,
+                "model %p is running a call on another thread; an instance runs one call at a "
+                "time (create one instance per thread)",
+                (void *)model);
+  for (int32_t i = 0; i < num_inputs; ++i)
+    model->input_data[i] = inputs[i].data;
+  for (int32_t i = 0; i < num_outputs; ++i)
+    model->output_data[i] = outputs[i].data;
+  int32_t result = desc->entry(model->input_data, model->output_data, model->arena, model->pool);
+  atomic_store_explicit(&model->running, 0, memory_order_release);
+
+  if (result != 0) {
+    if (result > 0 && result <= desc->num_failure_messages && desc->failure_messages[result - 1])
+      return fail(CUVIL_ERR_MODEL, "model '%s' failed: %s", model_name(desc),
+                  desc->failure_messages[result - 1]);
+    return fail(CUVIL_ERR_MODEL, "model '%s' failed with code %d (no message for it)",
+                model_name(desc), (int)result);
+  }
+  for (int32_t i = 0; i < num_outputs; ++i)
+    if (desc->outputs[i].rank > 0)
+      memcpy(outputs[i].shape, desc->outputs[i].shape,
+             (size_t)desc->outputs[i].rank * sizeof(int64_t));
+  return succeed();
+}

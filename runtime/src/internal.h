@@ -1,0 +1,65 @@
+/*===- runtime/src/internal.h - Shared by the runtime's sources ----------===*
+ *
+ * Every runtime source includes this first. The sources are compiled with
+ * -fvisibility=hidden; the pragmas give the public API (runtime.h) default
+ * visibility and keep the generated-code contract (model_abi.h) hidden even
+ * for declarations, so references to cuvil_rt_model bind inside the library.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CUVIL_RUNTIME_INTERNAL_H
+#define CUVIL_RUNTIME_INTERNAL_H
+
+/* pthread_setname_np, syscall, getauxval: the sources are strict C11. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(default)
+#include "cuvil/runtime.h"
+#pragma GCC visibility pop
+
+#pragma GCC visibility push(hidden)
+#include "cuvil/model_abi.h"
+
+#ifdef __cplusplus
+extern "C" { /* the runtime's own tests are C++ */
+#endif
+
+/*--- Thread pool (thread_pool.c) -------------------------------------------*/
+
+/* The threads of one instance: num_threads - 1 workers plus the thread that
+ * calls cuvil_model_run. A pointer to it is the `exec` handed to the entry. */
+typedef struct cuvil_thread_pool cuvil_thread_pool;
+
+/* Starts num_threads - 1 workers (num_threads >= 1). Returns NULL and sets
+ * *error_number (an errno value) on failure. */
+cuvil_thread_pool *cuvil_thread_pool_create(int32_t num_threads, int *error_number);
+/* Stops and joins the workers. No parallel_for may be running on it. */
+void cuvil_thread_pool_destroy(cuvil_thread_pool *pool);
+int32_t cuvil_thread_pool_size(const cuvil_thread_pool *pool);
+
+/*--- CPU features (cpu_features.c) -----------------------------------------*/
+
+/* Whether this CPU (and the OS) supports the LLVM feature `name`; false for
+ * names this runtime does not know. Ignores CUVIL_TEST_HIDE_CPU_FEATURES. */
+bool cuvil_cpu_detects_feature(const char *name);
+/* Whether `name` is listed in CUVIL_TEST_HIDE_CPU_FEATURES. */
+bool cuvil_cpu_feature_hidden_for_test(const char *name);
+/* Whether this runtime knows how to detect the feature `name`. */
+bool cuvil_cpu_feature_known(const char *name);
+/* The CPU's own name where the hardware reports one ("" otherwise). */
+void cuvil_cpu_describe(char *buffer, size_t buffer_size);
+/* The architecture this runtime was built for: "x86_64" or "aarch64". */
+const char *cuvil_runtime_target(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#pragma GCC visibility pop
+
+#endif /* CUVIL_RUNTIME_INTERNAL_H */

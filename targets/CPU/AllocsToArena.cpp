@@ -1,0 +1,153 @@
+//===- AllocsToArena.cpp - Intermediate buffers as views of one arena ------===//
+#include "targets/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_ALLOCSTOARENAPASS
+#include "targets/CPU/Passes.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+struct Buffer {
+  memref::AllocOp alloc;
+  int64_t bytes = 0;
+  int64_t start = 0, end = 0;
+  int64_t offset = 0;
+};
+
+int64_t bytesOf(MemRefType t) {
+  int64_t bits = t.getElementType().isIntOrFloat() ? t.getElementType().getIntOrFloatBitWidth() : 0;
+  return t.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+/// Position of the top-level (function body) ancestor of `op`.
+int64_t positionIn(Block &body, Operation *op, const llvm::DenseMap<Operation *, int64_t> &pos) {
+  while (op && op->getBlock() != &body)
+    op = op->getParentOp();
+  auto it = pos.find(op);
+  return it == pos.end() ? 0 : it->second;
+}
+
+struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<AllocsToArenaPass> {
+  using Base::Base;
+
+  LogicalResult planFunction(func::FuncOp func) {
+    if (func.isExternal())
+      return success();
+    Block &body = func.getBody().front();
+    llvm::DenseMap<Operation *, int64_t> pos;
+    int64_t index = 0;
+    for (Operation &op : body)
+      pos[&op] = index++;
+
+    SmallVector<Buffer> buffers;
+    WalkResult walk = func.walk([&](memref::AllocOp alloc) -> WalkResult {
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape()) {
+        alloc.emitError() << "a buffer of dynamic size cannot be placed in the arena";
+        return WalkResult::interrupt();
+      }
+      Buffer b;
+      b.alloc = alloc;
+      b.bytes = (bytesOf(type) + kAlignment - 1) / kAlignment * kAlignment;
+      b.start = positionIn(body, alloc, pos);
+      b.end = b.start;
+      // Every use through view-like ops keeps the buffer alive.
+      SmallVector<Value> worklist = {alloc.getResult()};
+      llvm::DenseSet<Value> seen;
+      while (!worklist.empty()) {
+        Value v = worklist.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        for (Operation *user : v.getUsers()) {
+          b.end = std::max(b.end, positionIn(body, user, pos));
+          if (auto view = llvm::dyn_cast<ViewLikeOpInterface>(user))
+            if (view.getViewSource() == v)
+              worklist.append(user->result_begin(), user->result_end());
+          // A buffer yielded out of a region (scf.if, scf.for) lives on as
+          // the parent's result.
+          if (user->hasTrait<OpTrait::IsTerminator>() && user->getParentOp() &&
+              !llvm::isa<func::FuncOp>(user->getParentOp()))
+            for (OpOperand &operand : user->getOpOperands())
+              if (operand.get() == v &&
+                  operand.getOperandNumber() < user->getParentOp()->getNumResults())
+                worklist.push_back(user->getParentOp()->getResult(operand.getOperandNumber()));
+        }
+      }
+      buffers.push_back(b);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // Greedy by size: largest first, lowest offset free during its life.
+    SmallVector<size_t> order;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      order.push_back(i);
+    llvm::sort(order, [&](size_t a, size_t b) {
+      return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes
+                                                  : buffers[a].start < buffers[b].start;
+    });
+    SmallVector<size_t> placed;
+    int64_t arena = 0;
+    for (size_t i : order) {
+      Buffer &b = buffers[i];
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (size_t j : placed) {
+        const Buffer &o = buffers[j];
+        if (b.start <= o.end && o.start <= b.end)
+          busy.emplace_back(o.offset, o.offset + o.bytes);
+      }
+      llvm::sort(busy);
+      int64_t offset = 0;
+      for (auto [lo, hi] : busy) {
+        if (offset + b.bytes <= lo)
+          break;
+        offset = std::max(offset, hi);
+      }
+      b.offset = offset;
+      arena = std::max(arena, offset + b.bytes);
+      placed.push_back(i);
+    }
+
+    // The arena argument, then each alloc as a view of it.
+    MLIRContext *ctx = func.getContext();
+    // A static size: the bare-pointer calling convention needs static shapes.
+    auto arenaType = MemRefType::get({std::max<int64_t>(arena, kAlignment)}, IntegerType::get(ctx, 8));
+    unsigned argIndex = func.getNumArguments();
+    func.insertArgument(argIndex, arenaType, {}, func.getLoc());
+    Value arenaArg = func.getArgument(argIndex);
+    for (Buffer &b : buffers) {
+      OpBuilder builder(b.alloc);
+      Value offset = builder.create<arith::ConstantIndexOp>(b.alloc.getLoc(), b.offset);
+      Value view = builder.create<memref::ViewOp>(b.alloc.getLoc(), b.alloc.getType(), arenaArg,
+                                                  offset, ValueRange{});
+      b.alloc.getResult().replaceAllUsesWith(view);
+      // Deallocations (if any pass added them) go with the alloc.
+      for (Operation *user : llvm::make_early_inc_range(view.getUsers()))
+        if (llvm::isa<memref::DeallocOp>(user))
+          user->erase();
+      b.alloc.erase();
+    }
+    func->setAttr("cuvil.arena_bytes", IntegerAttr::get(IntegerType::get(ctx, 64), arena));
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (func::FuncOp func : getOperation().getOps<func::FuncOp>())
+      if (failed(planFunction(func)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,259 @@
+//===- Codegen.cpp - LLVM IR to objects and shared libraries --------------===//
+#include "targets/CPU/Codegen.h"
+
+#include "support/AtomicFile.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+LLD_HAS_DRIVER(elf)
+
+// Debian's static LLVM lists Polly as a static extension of the LTO backend
+// (which lld pulls in) but ships no libPolly.a. Cuvil never runs LTO; an
+// empty plug-in satisfies the reference.
+llvm::PassPluginLibraryInfo getPollyPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "polly-unavailable", "0", [](llvm::PassBuilder &) {}};
+}
+
+extern "C" {
+void LLVMInitializeX86TargetInfo();
+void LLVMInitializeX86Target();
+void LLVMInitializeX86TargetMC();
+void LLVMInitializeX86AsmPrinter();
+void LLVMInitializeAArch64TargetInfo();
+void LLVMInitializeAArch64Target();
+void LLVMInitializeAArch64TargetMC();
+void LLVMInitializeAArch64AsmPrinter();
+}
+
+namespace mlir::cuvil {
+
+using ::cuvil::Error;
+using ::cuvil::Result;
+using ::cuvil::Status;
+
+namespace {
+
+void initializeTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
+  });
+}
+
+/// The directory the runtime archives are in: CUVIL_RUNTIME_DIR, else
+/// ../lib next to this executable (the build tree's layout).
+std::string runtimeDirectory() {
+  if (const char *env = std::getenv("CUVIL_RUNTIME_DIR"))
+    return env;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, reinterpret_cast<void *>(&runtimeDirectory));
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(dir, "lib");
+  return std::string(dir);
+}
+
+/// The CPU features the runtime knows how to check (cpu_features.c).
+const char *const kCheckedFeatures[] = {
+    // x86-64
+    "sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512dq", "avx512vl",
+    "avx512vnni", "avx512bf16", "amx-tile", "amx-int8", "amx-bf16",
+    // aarch64
+    "neon", "fp-armv8", "dotprod", "fullfp16", "i8mm", "bf16", "sve"};
+
+} // namespace
+
+Result<CpuTarget> makeCpuTarget(const std::string &name, const std::string &cpu) {
+  initializeTargets();
+  CpuTarget t;
+  t.name = name;
+  std::string dir = runtimeDirectory();
+  if (name == "x86_64") {
+    t.triple = "x86_64-unknown-linux-gnu";
+    bool native = llvm::Triple(llvm::sys::getProcessTriple()).getArch() == llvm::Triple::x86_64;
+    if (cpu.empty() && native) {
+      t.cpu = llvm::sys::getHostCPUName().str();
+      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+      std::vector<std::string> names;
+      for (auto &f : host)
+        names.push_back((f.second ? "+" : "-") + f.first().str());
+      llvm::sort(names); // deterministic order
+      for (const std::string &f : names)
+        t.features += (t.features.empty() ? "" : ",") + f;
+    } else {
+      t.cpu = cpu.empty() ? "x86-64-v2" : cpu;
+    }
+    t.emulation = "elf_x86_64";
+    // libc, libm and the loader (thread-local storage: __tls_get_addr).
+    t.systemLibraries = {"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6",
+                         "/lib64/ld-linux-x86-64.so.2"};
+    t.runtimeArchive = dir + "/libcuvil_runtime.a";
+  } else if (name == "aarch64") {
+    t.triple = "aarch64-unknown-linux-gnu";
+    // Armv8.2-A with NEON and the dot product unless a CPU is named.
+    t.cpu = cpu.empty() ? "generic" : cpu;
+    if (cpu.empty())
+      t.features = "+v8.2a,+neon,+fp-armv8,+dotprod";
+    t.emulation = "aarch64linux";
+    t.systemLibraries = {"/usr/aarch64-linux-gnu/lib/libc.so.6",
+                         "/usr/aarch64-linux-gnu/lib/libm.so.6",
+                         "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1"};
+    t.runtimeArchive = dir + "/aarch64/libcuvil_runtime.a";
+  } else {
+    return Error{"unknown CPU target '" + name + "' (x86_64, aarch64)", ::cuvil::kExitUsageError};
+  }
+  std::string message;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, message);
+  if (!target)
+    return Error{"LLVM cannot generate code for " + t.triple + ": " + message, ::cuvil::kExitInputError};
+  // Reject unknown CPU names here, with the list, rather than LLVM's warning.
+  if (!cpu.empty()) {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(t.triple, t.cpu, ""));
+    if (!sti || !sti->isCPUStringValid(t.cpu))
+      return Error{"unknown CPU '" + cpu + "' for " + name +
+                       " (see `llc-19 -mtriple=" + t.triple + " -mcpu=help`)",
+                   ::cuvil::kExitUsageError};
+  }
+  return t;
+}
+
+std::vector<std::string> requiredFeatures(const CpuTarget &target) {
+  std::string err;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(target.triple, err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      t->createMCSubtargetInfo(target.triple, target.cpu, target.features));
+  std::vector<std::string> out;
+  for (const char *f : kCheckedFeatures) {
+    const llvm::SubtargetFeatureKV *kv = nullptr;
+    for (const llvm::SubtargetFeatureKV &entry : sti->getAllProcessorFeatures())
+      if (llvm::StringRef(entry.Key) == f)
+        kv = &entry;
+    if (kv && sti->getFeatureBits().test(kv->Value))
+      out.push_back(f);
+  }
+  return out;
+}
+
+Result<std::string> emitMachineCode(llvm::Module &module, const CpuTarget &target,
+                                    OutputKind kind) {
+  initializeTargets();
+  std::string message;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(target.triple, message);
+  if (!t)
+    return Error{message, ::cuvil::kExitInputError};
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(tm->createDataLayout());
+  for (llvm::Function &f : module) // tune every function for the CPU
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", target.cpu);
+      if (!target.features.empty())
+        f.addFnAttr("target-features", target.features);
+    }
+
+  // LLVM's O3 pipeline.
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                              kind == OutputKind::Object ? llvm::CodeGenFileType::ObjectFile
+                                                         : llvm::CodeGenFileType::AssemblyFile))
+    return Error{"LLVM cannot emit code for " + target.triple, ::cuvil::kExitInputError};
+  codegen.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
+                         const std::string &outputPath) {
+  if (!llvm::sys::fs::exists(target.runtimeArchive))
+    return ::cuvil::inputError("the " + target.name + " runtime (" + target.runtimeArchive +
+                               ") is missing: build the project's runtime for " + target.name +
+                               " (or set CUVIL_RUNTIME_DIR)");
+  for (const std::string &lib : target.systemLibraries)
+    if (!llvm::sys::fs::exists(lib))
+      return ::cuvil::inputError("the " + target.name + " C library (" + lib +
+                                 ") is missing: install the target's libc");
+  // The object and the version script go to temporary files next to the
+  // output (lld reads files).
+  llvm::SmallString<256> objPath, mapPath;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".%%%%%%.o", objPath))
+    return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath + "': " +
+                            ec.message());
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".%%%%%%.map", mapPath)) {
+    llvm::sys::fs::remove(objPath);
+    return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath + "': " +
+                            ec.message());
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(mapPath);
+  });
+  if (Status s = ::cuvil::writeFileAtomically(std::string(objPath), object); !s)
+    return s;
+  // Only the C API leaves the library.
+  if (Status s = ::cuvil::writeFileAtomically(std::string(mapPath), runtimeExportsMapText()); !s)
+    return s;
+  std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-shared",
+                                   "--version-script", std::string(mapPath),
+                                   "-soname", "libinference.so", "--no-undefined",
+                                   "--build-id=none", "--gc-sections", "-z", "noexecstack",
+                                   "-z", "now", "-o", outputPath, std::string(objPath),
+                                   // The whole runtime: nothing in the model's
+                                   // object references the C API it exports.
+                                   "--whole-archive", target.runtimeArchive, "--no-whole-archive"};
+  for (const std::string &lib : target.systemLibraries)
+    args.push_back(lib);
+  std::vector<const char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+  std::string out, err;
+  llvm::raw_string_ostream outOS(out), errOS(err);
+  lld::Result r = lld::lldMain(argv, outOS, errOS, {{lld::Gnu, &lld::elf::link}});
+  if (r.retCode != 0) {
+    llvm::sys::fs::remove(outputPath);
+    return ::cuvil::inputError("linking the library failed: " + errOS.str());
+  }
+  return Status::ok();
+}
+
+} // namespace mlir::cuvil

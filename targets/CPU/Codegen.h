@@ -1,0 +1,59 @@
+//===- Codegen.h - LLVM IR to objects and shared libraries ------*- C++ -*-===//
+//
+// In-process: LLVM's target machines turn the model's LLVM IR into an
+// object (after LLVM's O3 pipeline), and lld links it with the runtime
+// archive into libinference.so, exporting only cuvil_* and depending only
+// on libc and libm. Both steps are deterministic for identical inputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_TARGETS_CPU_CODEGEN_H
+#define CUVIL_TARGETS_CPU_CODEGEN_H
+
+#include "support/Status.h"
+
+#include "llvm/IR/Module.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil {
+
+/// A CPU target as LLVM and the linker see it.
+struct CpuTarget {
+  std::string name;     ///< "x86_64", "aarch64"
+  std::string triple;   ///< "x86_64-unknown-linux-gnu"
+  std::string cpu;      ///< LLVM CPU name
+  std::string features; ///< LLVM feature string ("+avx2,+fma,...")
+  std::string emulation;  ///< lld -m
+  std::vector<std::string> systemLibraries; ///< libc.so.6, libm.so.6 of the target
+  std::string runtimeArchive; ///< libcuvil_runtime.a for the target
+  std::string exportsMap;     ///< runtime/exports.map
+};
+
+/// The x86_64 / aarch64 targets for `cpu` ("" = the default: the host CPU
+/// for x86_64 when compiling on x86-64, else a portable baseline).
+::cuvil::Result<CpuTarget> makeCpuTarget(const std::string &name, const std::string &cpu);
+
+/// The features of `target` that the runtime checks at load time (LLVM
+/// names among those the runtime knows).
+std::vector<std::string> requiredFeatures(const CpuTarget &target);
+
+enum class OutputKind { Assembly, Object };
+
+/// Optimises `module` (O3) for `target` and emits assembly or an object.
+::cuvil::Result<std::string> emitMachineCode(llvm::Module &module, const CpuTarget &target,
+                                             OutputKind kind);
+
+/// Links `object` with the target's runtime into a shared library at
+/// `outputPath` (a temporary path: the caller renames it into place).
+::cuvil::Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
+                                  const std::string &outputPath);
+
+/// runtime/include/cuvil/runtime.h, for `cuvil-export --emit-header`.
+const char *runtimeHeaderText();
+/// runtime/exports.map: the linker version script of every library.
+const char *runtimeExportsMapText();
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGETS_CPU_CODEGEN_H

@@ -1,0 +1,31 @@
+//===- CpuPipeline.h - cuvil IR to the LLVM dialect for CPUs ----*- C++ -*-===//
+//
+// After the graph pipeline: cuvil -> linalg on tensors -> one-shot
+// bufferization (function boundaries, identity layouts, results as out
+// parameters) -> intermediates into one arena argument -> loops -> the LLVM
+// dialect with bare-pointer calling convention. The function then takes
+// (inputs..., outputs..., arena) as plain pointers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_TARGETS_CPU_CPUPIPELINE_H
+#define CUVIL_TARGETS_CPU_CPUPIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::cuvil {
+
+/// Adds the lowering from cuvil IR (after the graph pipeline) to the LLVM
+/// dialect.
+void buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Dialects and external models (bufferization interfaces, LLVM
+/// translation) the lowering needs.
+void registerCpuLoweringDialects(DialectRegistry &registry);
+
+/// Registers `cuvil-lower-to-llvm` (the pipeline) and the CPU passes.
+void registerCpuLoweringPipeline();
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGETS_CPU_CPUPIPELINE_H

@@ -1,0 +1,165 @@
+//===- ModelInterface.cpp - The descriptor of a compiled model ------------===//
+#include "targets/CPU/ModelInterface.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace mlir::cuvil {
+
+namespace {
+
+/// cuvil_dtype codes (runtime.h).
+std::optional<int32_t> dtypeCode(Type t) {
+  if (t.isF32()) return 0;
+  if (t.isF64()) return 1;
+  if (t.isF16()) return 2;
+  if (t.isBF16()) return 3;
+  if (t.isInteger(1)) return 9;
+  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
+    switch (i.getWidth()) {
+    case 8: return i.isUnsigned() ? 5 : 4;
+    case 16: return 6;
+    case 32: return 7;
+    case 64: return 8;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("cuvil.name"))
+      return name.str();
+  return fallback;
+}
+
+} // namespace
+
+FailureOr<ModelInterface> readModelInterface(func::FuncOp func, llvm::StringRef modelName) {
+  ModelInterface m;
+  m.modelName = modelName.str();
+  FunctionType type = func.getFunctionType();
+  auto read = [&](Type t, std::string name, std::vector<TensorSignature> &into) -> LogicalResult {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(t);
+    std::optional<int32_t> code = tensor ? dtypeCode(tensor.getElementType()) : std::nullopt;
+    if (!code)
+      return func.emitError() << "'" << name << "' has type " << t
+                              << ", which the C API cannot describe";
+    TensorSignature s;
+    s.name = std::move(name);
+    s.dtype = *code;
+    for (int64_t d : tensor.getShape())
+      s.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    into.push_back(std::move(s));
+    return success();
+  };
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    if (failed(read(type.getInput(i), nameAttr(func.getArgAttrDict(i), "input" + std::to_string(i)),
+                    m.inputs)))
+      return failure();
+  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (failed(read(type.getResult(i),
+                    nameAttr(func.getResultAttrDict(i), "output" + std::to_string(i)), m.outputs)))
+      return failure();
+  return m;
+}
+
+LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
+                                 const ModelInterface &interface, const DescriptorInfo &info,
+                                 std::string &error) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Function *model = module.getFunction(function);
+  size_t expected = interface.inputs.size() + interface.outputs.size() + 1;
+  if (!model || model->arg_size() != expected) {
+    error = "the lowered model function '" + function.str() + "' " +
+            (model ? "takes " + std::to_string(model->arg_size()) + " arguments, expected " +
+                         std::to_string(expected) + " (inputs, outputs, arena)"
+                   : "is missing");
+    return failure();
+  }
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx), *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::PointerType *ptr = llvm::PointerType::getUnqual(ctx);
+  int counter = 0;
+  auto privateGlobal = [&](llvm::Constant *init, const char *prefix) {
+    auto *g = new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
+                                       llvm::GlobalValue::PrivateLinkage, init,
+                                       std::string("cuvil.") + prefix + "." + std::to_string(counter++));
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return g;
+  };
+  auto string = [&](const std::string &s) -> llvm::Constant * {
+    return privateGlobal(llvm::ConstantDataArray::getString(ctx, s), "str");
+  };
+  auto stringArray = [&](const std::vector<std::string> &items) -> llvm::Constant * {
+    if (items.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    std::vector<llvm::Constant *> ptrs;
+    for (const std::string &s : items)
+      ptrs.push_back(string(s));
+    return privateGlobal(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, ptrs.size()), ptrs),
+                         "strs");
+  };
+  // struct cuvil_rt_tensor_desc { const char *name; int32_t dtype; int32_t rank; const int64_t *shape; }
+  llvm::StructType *tensorDesc = llvm::StructType::get(ctx, {ptr, i32, i32, ptr});
+  auto tensorArray = [&](const std::vector<TensorSignature> &items) -> llvm::Constant * {
+    if (items.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    std::vector<llvm::Constant *> descs;
+    for (const TensorSignature &t : items) {
+      llvm::Constant *shape =
+          t.shape.empty()
+              ? static_cast<llvm::Constant *>(llvm::ConstantPointerNull::get(ptr))
+              : privateGlobal(llvm::ConstantDataArray::get(
+                                  ctx, llvm::ArrayRef<uint64_t>(
+                                           reinterpret_cast<const uint64_t *>(t.shape.data()),
+                                           t.shape.size())),
+                              "shape");
+      descs.push_back(llvm::ConstantStruct::get(
+          tensorDesc, {string(t.name), llvm::ConstantInt::get(i32, t.dtype),
+                       llvm::ConstantInt::get(i32, t.shape.size()), shape}));
+    }
+    return privateGlobal(llvm::ConstantArray::get(llvm::ArrayType::get(tensorDesc, descs.size()), descs),
+                         "tensors");
+  };
+
+  // The entry: unpack the pointer arrays, call the model, return 0.
+  llvm::FunctionType *entryType = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+  llvm::Function *entry = llvm::Function::Create(entryType, llvm::GlobalValue::InternalLinkage,
+                                                 "cuvil_rt_entry", module);
+  {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    std::vector<llvm::Value *> args;
+    auto unpack = [&](llvm::Value *array, size_t count) {
+      for (size_t i = 0; i < count; ++i)
+        args.push_back(b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, array, i)));
+    };
+    unpack(entry->getArg(0), interface.inputs.size());
+    unpack(entry->getArg(1), interface.outputs.size());
+    args.push_back(entry->getArg(2));
+    b.CreateCall(model, args);
+    b.CreateRet(llvm::ConstantInt::get(i32, 0));
+  }
+  model->setLinkage(llvm::GlobalValue::InternalLinkage); // only reached through the entry
+
+  // struct cuvil_rt_model_desc (model_abi.h), field for field.
+  llvm::StructType *descType = llvm::StructType::get(
+      ctx, {i32, ptr, ptr, ptr, ptr, i32, i32, i32, ptr, ptr, i64, ptr, ptr, i32});
+  llvm::Constant *desc = llvm::ConstantStruct::get(
+      descType, {llvm::ConstantInt::get(i32, 1), string(interface.modelName), string(info.target),
+                 string(info.cpu), stringArray(info.requiredFeatures),
+                 llvm::ConstantInt::get(i32, info.requiredFeatures.size()),
+                 llvm::ConstantInt::get(i32, interface.inputs.size()),
+                 llvm::ConstantInt::get(i32, interface.outputs.size()),
+                 tensorArray(interface.inputs), tensorArray(interface.outputs),
+                 llvm::ConstantInt::get(i64, info.arenaBytes), entry,
+                 stringArray(interface.failureMessages),
+                 llvm::ConstantInt::get(i32, interface.failureMessages.size())});
+  auto *global = new llvm::GlobalVariable(module, descType, /*isConstant=*/true,
+                                          llvm::GlobalValue::ExternalLinkage, desc, "cuvil_rt_model");
+  global->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  return success();
+}
+
+} // namespace mlir::cuvil

@@ -1,0 +1,56 @@
+//===- ModelInterface.h - What a compiled model takes and gives -*- C++ -*-===//
+//
+// The inputs and outputs of the model function (names, dtypes, shapes),
+// read from the cuvil function before lowering (its element types still
+// say unsigned), and the code that turns them into the library's
+// descriptor (runtime/include/cuvil/model_abi.h) in LLVM IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_TARGETS_CPU_MODELINTERFACE_H
+#define CUVIL_TARGETS_CPU_MODELINTERFACE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/IR/Module.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil {
+
+struct TensorSignature {
+  std::string name;
+  int32_t dtype = 0; ///< a cuvil_dtype
+  std::vector<int64_t> shape; ///< -1: dynamic
+};
+
+struct ModelInterface {
+  std::string modelName;
+  std::vector<TensorSignature> inputs, outputs;
+  /// Messages of the model's run-time failures (assertions), 1-based codes.
+  std::vector<std::string> failureMessages;
+};
+
+/// Reads the interface of `func` (cuvil level). Fails, with an error on the
+/// function, on element types the C API has no dtype for.
+FailureOr<ModelInterface> readModelInterface(func::FuncOp func, llvm::StringRef modelName);
+
+/// Where the compiled code runs and what it needs.
+struct DescriptorInfo {
+  std::string target;                       ///< "x86_64", "aarch64"
+  std::string cpu;                          ///< tuning CPU
+  std::vector<std::string> requiredFeatures; ///< names the runtime checks
+  int64_t arenaBytes = 0;
+};
+
+/// Adds to `module` the hidden `cuvil_rt_model` descriptor and the entry
+/// `cuvil_rt_entry(inputs, outputs, arena, exec)` that unpacks the pointer
+/// arrays and calls `function` (the lowered model: inputs..., outputs...,
+/// arena as bare pointers). Fails when `function` is missing or takes
+/// another number of arguments.
+LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
+                                 const ModelInterface &interface, const DescriptorInfo &info,
+                                 std::string &error);
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGETS_CPU_MODELINTERFACE_H

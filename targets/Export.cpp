@@ -1,0 +1,134 @@
+//===- Export.cpp - A cuvil model to a compiled library -------------------===//
+#include "targets/Export.h"
+
+#include "targets/CPU/Codegen.h"
+#include "targets/CPU/CpuPipeline.h"
+#include "targets/CPU/ModelInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::cuvil {
+
+using ::cuvil::Error;
+using ::cuvil::Result;
+
+namespace {
+
+/// The model's entry: the only public function with a body, or `forward`.
+FailureOr<func::FuncOp> entryFunction(ModuleOp module) {
+  SmallVector<func::FuncOp> candidates;
+  for (func::FuncOp f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() && f.isPublic())
+      candidates.push_back(f);
+  if (candidates.size() == 1)
+    return candidates.front();
+  for (func::FuncOp f : candidates)
+    if (f.getSymName() == "forward")
+      return f;
+  return failure();
+}
+
+Error stageError(const std::string &stage, const std::string &detail = "") {
+  return ::cuvil::inputError(stage + " failed" + (detail.empty() ? " (see the diagnostics above)"
+                                                                 : ": " + detail));
+}
+
+} // namespace
+
+Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
+                                 const std::string &outputPath) {
+  MLIRContext *ctx = module.getContext();
+  Result<CpuTarget> target = makeCpuTarget(options.target, options.cpu);
+  if (!target)
+    return target.error();
+  FailureOr<func::FuncOp> entry = entryFunction(module);
+  if (failed(entry))
+    return ::cuvil::inputError("the model must have one public function (or one named 'forward')");
+  std::string entryName = entry->getSymName().str();
+
+  // Graph pipeline, then the interface the library describes.
+  PassManager graph(ctx);
+  buildGraphPipeline(graph, options.graph);
+  if (failed(graph.run(module)))
+    return stageError("the graph optimisation pipeline");
+  FailureOr<ModelInterface> interface = readModelInterface(*entry, options.modelName);
+  if (failed(interface))
+    return stageError("reading the model's inputs and outputs");
+
+  // Lowering to the LLVM dialect.
+  PassManager lower(ctx);
+  buildCpuLoweringPipeline(lower);
+  if (failed(lower.run(module)))
+    return stageError("lowering to " + options.target + " code");
+  ExportResult result;
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName))
+    if (auto arena = f->getAttrOfType<IntegerAttr>("cuvil.arena_bytes"))
+      result.arenaBytes = arena.getInt();
+  if (options.emit == EmitKind::Mlir) {
+    llvm::raw_string_ostream os(result.bytes);
+    module.print(os);
+    return result;
+  }
+
+  // Cuvil's own attributes (names, memory plan) have no LLVM meaning.
+  module.walk([](LLVM::LLVMFuncOp f) {
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      f.removeArgAttr(i, StringAttr::get(f.getContext(), "cuvil.name"));
+    SmallVector<StringAttr> own;
+    for (NamedAttribute a : f->getDiscardableAttrs())
+      if (a.getName().strref().starts_with("cuvil."))
+        own.push_back(a.getName());
+    for (StringAttr name : own)
+      f->removeAttr(name);
+  });
+
+  // LLVM IR with the descriptor the runtime reads.
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, llvmContext, options.modelName);
+  if (!llvmModule)
+    return stageError("translating to LLVM IR");
+  DescriptorInfo info;
+  info.target = target->name;
+  info.cpu = target->cpu;
+  info.requiredFeatures = requiredFeatures(*target);
+  info.arenaBytes = result.arenaBytes;
+  result.requiredFeatures = info.requiredFeatures;
+  std::string error;
+  if (failed(addModelDescriptor(*llvmModule, entryName, *interface, info, error)))
+    return stageError("building the model descriptor", error);
+  if (options.emit == EmitKind::Llvm) {
+    llvm::raw_string_ostream os(result.bytes);
+    llvmModule->print(os, nullptr);
+    return result;
+  }
+
+  Result<std::string> code = emitMachineCode(
+      *llvmModule, *target, options.emit == EmitKind::Asm ? OutputKind::Assembly : OutputKind::Object);
+  if (!code)
+    return code.error();
+  if (options.emit != EmitKind::SharedLibrary) {
+    result.bytes = std::move(*code);
+    return result;
+  }
+
+  // Link next to the output; the caller renames the file into place.
+  llvm::SmallString<256> temp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".tmp.%%%%%%", temp))
+    return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath +
+                            "': " + ec.message());
+  if (::cuvil::Status s = linkSharedLibrary(*code, *target, std::string(temp)); !s) {
+    llvm::sys::fs::remove(temp);
+    return s.error();
+  }
+  result.libraryTempPath = std::string(temp);
+  return result;
+}
+
+} // namespace mlir::cuvil

@@ -1,0 +1,55 @@
+// RUN: cuvil-opt %s --split-input-file --convert-cuvil-to-linalg --verify-diagnostics | FileCheck %s
+
+// A broadcasting add: one generic, the smaller operand read through a
+// broadcasting map, operands converted to the result type (i64 -> f32).
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @add_broadcast
+// CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK: arith.sitofp {{.*}} : i64 to f32
+// CHECK: arith.addf
+func.func @add_broadcast(%x: tensor<2x3xf32>, %b: tensor<3xi64>) -> tensor<2x3xf32> {
+  %0 = cuvil.math.add %x, %b : tensor<2x3xf32>, tensor<3xi64> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// relu keeps NaN (maximumf propagates it); comparisons of unsigned 8-bit
+// tensors use unsigned predicates on signless i8.
+// CHECK-LABEL: func @relu_and_unsigned
+// CHECK-SAME: (%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xi8>, %{{.*}}: tensor<4xi8>) -> (tensor<4xf32>, tensor<4xi1>)
+// CHECK: arith.maximumf
+// CHECK: arith.cmpi ult
+func.func @relu_and_unsigned(%x: tensor<4xf32>, %a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xi1>) {
+  %0 = cuvil.act.relu %x : tensor<4xf32>
+  %1 = cuvil.logic.lt %a, %b : tensor<4xui8>, tensor<4xui8> -> tensor<4xi1>
+  return %0, %1 : tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+// A fusion group is inlined: its ops stay adjacent.
+// CHECK-LABEL: func @group
+// CHECK-NOT: cuvil.
+// CHECK: linalg.matmul_transpose_b
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+func.func @group(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  %0 = cuvil.fused.group gemm (%x, %w, %b) : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x8xf32>, %wt: tensor<4x8xf32>, %bias: tensor<4xf32>):
+    %l = cuvil.gemm.linear %a, %wt, %bias : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    %r = cuvil.act.relu %l : tensor<2x4xf32>
+    cuvil.fused.yield %r : tensor<2x4xf32>
+  }
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Ops without a lowering yet are reported at their location, all at once.
+func.func @unsupported(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'cuvil.conv.conv2d' is not supported by the CPU code generator yet}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}

@@ -1,0 +1,48 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-allocs-to-arena | FileCheck %s
+
+// Two buffers alive at once get distinct offsets; a third, allocated after
+// the first died, reuses its bytes. The arena becomes the last argument.
+// CHECK-LABEL: func @reuse
+// CHECK-SAME: %[[ARENA:[a-z0-9]+]]: memref<8192xi8>
+// CHECK-SAME: attributes {cuvil.arena_bytes = 8192 : i64}
+// CHECK: arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[ARENA]][%c0{{[_0-9]*}}][] : memref<8192xi8> to memref<32x32xf32>
+// CHECK: arith.constant 4096 : index
+// CHECK-NEXT: memref.view %[[ARENA]][%c4096{{[_0-9]*}}][] : memref<8192xi8> to memref<32x32xf32>
+// CHECK: arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[ARENA]][%c0{{[_0-9]*}}][] : memref<8192xi8> to memref<32x32xf32>
+// CHECK-NOT: memref.alloc
+func.func @reuse(%x: memref<32x32xf32>, %out: memref<32x32xf32>) {
+  %a = memref.alloc() : memref<32x32xf32>
+  memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
+  %b = memref.alloc() : memref<32x32xf32>
+  memref.copy %a, %b : memref<32x32xf32> to memref<32x32xf32>
+  %c = memref.alloc() : memref<32x32xf32>
+  memref.copy %b, %c : memref<32x32xf32> to memref<32x32xf32>
+  memref.copy %c, %out : memref<32x32xf32> to memref<32x32xf32>
+  return
+}
+
+// -----
+
+// A buffer yielded out of an scf.if lives on as the if's result: it must
+// not be reused while the result is read.
+// CHECK-LABEL: func @through_if
+// CHECK-SAME: memref<8192xi8>
+// CHECK: scf.if
+// CHECK: memref.view %{{.*}}[%c0{{[_0-9]*}}]
+// CHECK: memref.view %{{.*}}[%c4096{{[_0-9]*}}]
+func.func @through_if(%x: memref<32x32xf32>, %flag: i1, %out: memref<32x32xf32>) {
+  %r = scf.if %flag -> memref<32x32xf32> {
+    %a = memref.alloc() : memref<32x32xf32>
+    memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
+    scf.yield %a : memref<32x32xf32>
+  } else {
+    scf.yield %x : memref<32x32xf32>
+  }
+  %b = memref.alloc() : memref<32x32xf32>
+  memref.copy %r, %b : memref<32x32xf32> to memref<32x32xf32>
+  memref.copy %r, %out : memref<32x32xf32> to memref<32x32xf32>
+  memref.copy %b, %out : memref<32x32xf32> to memref<32x32xf32>
+  return
+}
