@@ -68,9 +68,14 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   if (failed(lower.run(module)))
     return stageError("lowering to " + options.target + " code");
   ExportResult result;
-  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName))
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName)) {
     if (auto arena = f->getAttrOfType<IntegerAttr>("cuvil.arena_bytes"))
       result.arenaBytes = arena.getInt();
+    // Run-time checks: the function returns their status (RuntimeChecks.h).
+    if (auto messages = f->getAttrOfType<ArrayAttr>("cuvil.failure_messages"))
+      for (auto m : messages.getAsValueRange<StringAttr>())
+        interface->failureMessages.push_back(m.str());
+  }
   if (options.emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(result.bytes);
     module.print(os);

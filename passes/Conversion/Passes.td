@@ -17,6 +17,13 @@ def ConvertCuvilToLinalgPass : Pass<"convert-cuvil-to-linalg", "::mlir::ModuleOp
     fusion that follow). Unsigned 8-bit tensors become signless `i8` (arith
     works on signless integers); the ops keep treating them as unsigned.
 
+    Failures only known at run time (a model's assertion, an index out of
+    range) do not stop the generated code early: indices are clamped so
+    nothing is read out of bounds, and a function with such checks gets one
+    more result, an `i32` status that is 0 or the number of the first
+    failed check, whose message is in the function's
+    `cuvil.failure_messages`. `print` is left out, with a warning.
+
     An op without a lowering is an error at its source location, naming it;
     nothing is left half-converted.
   }];

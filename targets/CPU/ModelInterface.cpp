@@ -124,7 +124,8 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
                          "tensors");
   };
 
-  // The entry: unpack the pointer arrays, call the model, return 0.
+  // The entry: unpack the pointer arrays, call the model, return its
+  // status (the number of the first failed run-time check) or 0.
   llvm::FunctionType *entryType = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
   llvm::Function *entry = llvm::Function::Create(entryType, llvm::GlobalValue::InternalLinkage,
                                                  "cuvil_rt_entry", module);
@@ -138,8 +139,13 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
     unpack(entry->getArg(0), interface.inputs.size());
     unpack(entry->getArg(1), interface.outputs.size());
     args.push_back(entry->getArg(2));
-    b.CreateCall(model, args);
-    b.CreateRet(llvm::ConstantInt::get(i32, 0));
+    llvm::CallInst *call = b.CreateCall(model, args);
+    bool hasStatus = model->getReturnType()->isIntegerTy(32);
+    if (hasStatus != !interface.failureMessages.empty()) {
+      error = "the lowered model function's status result and its failure messages disagree";
+      return failure();
+    }
+    b.CreateRet(hasStatus ? static_cast<llvm::Value *>(call) : llvm::ConstantInt::get(i32, 0));
   }
   model->setLinkage(llvm::GlobalValue::InternalLinkage); // only reached through the entry
 

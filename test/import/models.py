@@ -142,6 +142,57 @@ class Resampling(nn.Module):
         return {"out": up, "nearest": near, "exact": exact, "corners": corners, "line": line}
 
 
+class ConvPoolVariants(nn.Module):
+    """Every convolution and pooling attribute the code generator handles:
+    strides, padding, dilation, groups, transposed convolutions with output
+    padding, ceil mode, padding excluded from averages, divisor override and
+    adaptive pooling whose windows overlap."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2)
+        self.t1 = nn.ConvTranspose1d(6, 4, 3, stride=2, padding=1, output_padding=1)
+        self.c2 = nn.Conv2d(4, 8, (3, 2), stride=(2, 1), padding=(1, 0), bias=False)
+        self.t2 = nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1,
+                                     groups=2, dilation=(1, 2))
+        self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6)
+
+    def forward(self, x, s):
+        t = self.t1(self.c1(s))
+        a = F.max_pool1d(t, 3, stride=2, padding=1, ceil_mode=True)  # 9 wide
+        a = a[..., :8] + F.avg_pool1d(t, 2, stride=2)  # 8 wide
+        y = self.dw(self.t2(self.c2(x)))
+        m = F.max_pool2d(y, 3, stride=2, padding=1, dilation=(1, 2), ceil_mode=True)
+        v = F.avg_pool2d(y, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        d = F.avg_pool2d(y, 2, stride=1, padding=1, divisor_override=3)
+        g = F.adaptive_avg_pool2d(y, (5, 3))
+        h = F.adaptive_avg_pool1d(a, 4)
+        return m, v, d, g, h
+
+
+class Indexing(nn.Module):
+    """Reads at computed positions: embedding, index_select and gather with
+    index tensors given at run time, padding in every mode, argmax/argmin,
+    group norm, and an assertion on the data."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.gn = nn.GroupNorm(2, 6)
+
+    def forward(self, x, ids):
+        assert bool((x > -100.0).all()), "inputs must be above -100"
+        e = self.emb(ids)                                   # [2, 5, 6]
+        picked = torch.index_select(e, 1, ids[0, :3] % 5)  # [2, 3, 6]
+        g = torch.gather(x, 2, ids[:, :4].unsqueeze(1).expand(2, 6, 4) % 7)
+        r = F.pad(x, (2, 3, 1, 1), mode="reflect")
+        c = F.pad(x, (1, 7), mode="circular")
+        p = F.pad(x, (2, 0, 1, 1), mode="replicate")
+        k = F.pad(x, (-1, 2, 1, -2), value=0.5)
+        n = self.gn(x.unsqueeze(-1)).squeeze(-1)
+        return picked, g, r, c, p, k, n, x.argmax(2), x.argmin(), x.argmax(1, keepdim=True)
+
+
 class CausalDecoder(nn.Module):
     """nn.TransformerDecoder with a causal mask made by torch.triu and a
     lower-triangular (tril) weighting of the memory; masked attention runs
@@ -231,6 +282,13 @@ def make(name):
         return torch.jit.script(bn_randomize(m).eval()), [torch.randn(1, 3, 96, 128)]
     if name == "causal_decoder_scripted":
         return torch.jit.script(CausalDecoder().eval()), [torch.randn(2, 5, 32), torch.randn(2, 6, 32)]
+    if name == "conv_pool_variants_scripted":
+        return torch.jit.script(ConvPoolVariants().eval()), [
+            torch.randn(2, 4, 9, 7), torch.randn(2, 4, 15)]
+    if name == "indexing_scripted":
+        x = torch.randn(2, 6, 7)
+        x[1, 2, 3] = x[1, 2, 5] = 9.0  # a tie: the first index wins
+        return torch.jit.script(Indexing().eval()), [x, torch.randint(0, 10, (2, 5))]
     if name == "handwritten_norms_scripted":
         return torch.jit.script(HandwrittenNorms().eval()), [torch.randn(3, 7, 16)]
     raise SystemExit(f"unknown model {name}")
@@ -240,7 +298,8 @@ MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen"
           "resnet18_scripted", "mobilenet_v2_scripted", "transformer_encoder_scripted",
           "control_flow_scripted", "two_inputs_scripted", "recurrent_scripted",
           "dense_style_scripted", "resampling_scripted", "segmentation_lraspp_scripted",
-          "causal_decoder_scripted", "handwritten_norms_scripted"]
+          "causal_decoder_scripted", "handwritten_norms_scripted",
+          "conv_pool_variants_scripted", "indexing_scripted"]
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
 

@@ -2,6 +2,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
+#include "passes/Conversion/CuvilToLinalg/RuntimeChecks.h"
 #include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -45,13 +46,18 @@ struct ConvertCuvilToLinalgPass final
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     inlineFusionGroups(module);
+    for (func::FuncOp f : module.getOps<func::FuncOp>())
+      lowering::numberRuntimeChecks(f);
 
     TypeConverter converter = lowering::makeTypeConverter();
     RewritePatternSet patterns(ctx);
     lowering::populateElementwiseLowering(converter, patterns);
     lowering::populateGemmLowering(converter, patterns);
+    lowering::populateConvPoolLowering(converter, patterns);
     lowering::populateReductionLowering(converter, patterns);
     lowering::populateShapeLowering(converter, patterns);
+    lowering::populateIndexingLowering(converter, patterns);
+    lowering::populateEffectLowering(converter, patterns);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
@@ -90,7 +96,10 @@ struct ConvertCuvilToLinalgPass final
     if (unsupported)
       return signalPassFailure();
     if (failed(applyFullConversion(module, target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    for (func::FuncOp f : module.getOps<func::FuncOp>())
+      if (failed(lowering::addStatusResult(f)))
+        return signalPassFailure();
   }
 };
 

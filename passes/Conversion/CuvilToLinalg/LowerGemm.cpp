@@ -158,7 +158,7 @@ struct MatmulLowering final : OpConversionPattern<MatmulOp> {
       b = reshapeTo(rewriter, loc, b, {bt.getDimSize(0), 1});
     at = typeOf(a);
     bt = typeOf(b);
-    int64_t m = at.getDimSize(at.getRank() - 2), k = at.getDimSize(at.getRank() - 1);
+    int64_t m = at.getDimSize(at.getRank() - 2);
     int64_t n = bt.getDimSize(bt.getRank() - 1);
     // Broadcast batch dimensions.
     int64_t batchA = at.getRank() - 2, batchB = bt.getRank() - 2;

@@ -373,6 +373,182 @@ struct BatchNormLowering final : OpConversionPattern<BatchNormOp> {
   }
 };
 
+/// argmax / argmin: one generic with two results, the best value so far and
+/// its index; a later element wins only when strictly better (or NaN over a
+/// number), so the first extreme is kept.
+template <typename OpTy, bool isMax>
+struct ArgReduceLowering final : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    auto resultType = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    if (!t.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic argmax/argmin");
+    // Without a dim the input is flattened.
+    int64_t dim;
+    if (op.getDim()) {
+      dim = *op.getDim();
+      if (dim < 0)
+        dim += t.getRank();
+    } else {
+      auto flat = RankedTensorType::get({t.getNumElements()}, t.getElementType());
+      SmallVector<ReassociationIndices> all(1);
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        all.front().push_back(d);
+      x = t.getRank() == 0 ? rewriter.create<tensor::ExpandShapeOp>(loc, flat, x,
+                                                                    ArrayRef<ReassociationIndices>{})
+                                 .getResult()
+                           : rewriter.create<tensor::CollapseShapeOp>(loc, flat, x, all).getResult();
+      t = flat;
+      dim = 0;
+    }
+    int64_t rank = t.getRank();
+    ScalarType st = scalarTypeOf(op.getInput());
+    RankedTensorType kept = keptType(t, {dim}, t.getElementType());
+    RankedTensorType keptIndex = keptType(t, {dim}, rewriter.getI64Type());
+    double worst;
+    if (st.isFloat())
+      worst = isMax ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    else if (st.isBool() || st.isUnsigned)
+      worst = isMax ? 0 : double((uint64_t(1) << st.type.getIntOrFloatBitWidth()) - 1);
+    else
+      worst = isMax ? -std::ldexp(1.0, st.type.getIntOrFloatBitWidth() - 1)
+                    : std::ldexp(1.0, st.type.getIntOrFloatBitWidth() - 1) - 1;
+    Value best = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, st, worst),
+                                                 emptyTensor(rewriter, loc, kept, {}))
+                     .getResult(0);
+    Value bestIndex =
+        rewriter.create<linalg::FillOp>(loc, rewriter.create<arith::ConstantOp>(loc, rewriter.getI64IntegerAttr(0)).getResult(),
+                                        emptyTensor(rewriter, loc, keptIndex, {}))
+            .getResult(0);
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      outExprs.push_back(d == dim ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(d, ctx));
+      iterators.push_back(d == dim ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    }
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{kept, keptIndex}, ValueRange{x}, ValueRange{best, bestIndex},
+        SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = a[0], acc = a[1];
+          Value better;
+          if (st.isFloat()) {
+            better = b.create<arith::CmpFOp>(l, isMax ? arith::CmpFPredicate::OGT
+                                                      : arith::CmpFPredicate::OLT, v, acc);
+            Value vNaN = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v);
+            Value accNaN = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, acc, acc);
+            Value accNumber = b.create<arith::XOrIOp>(
+                l, accNaN, b.create<arith::ConstantOp>(l, b.getBoolAttr(true)));
+            better = b.create<arith::OrIOp>(l, better, b.create<arith::AndIOp>(l, vNaN, accNumber));
+          } else {
+            bool u = st.isUnsigned || st.isBool();
+            better = b.create<arith::CmpIOp>(
+                l, isMax ? (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                         : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt),
+                v, acc);
+          }
+          Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                 b.create<linalg::IndexOp>(l, dim));
+          // The first element always replaces the fill (which may tie it).
+          Value first = b.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::eq, i, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)));
+          better = b.create<arith::OrIOp>(l, better, first);
+          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::SelectOp>(l, better, v, acc),
+                                                 b.create<arith::SelectOp>(l, better, i, a[2])});
+        });
+    Value r = generic.getResult(1);
+    // keepdim without dim keeps every dimension as size 1; otherwise drop.
+    if (resultType != typeOf(r)) {
+      if (resultType.getNumElements() != typeOf(r).getNumElements())
+        return rewriter.notifyMatchFailure(op, "unexpected result shape");
+      if (resultType.getRank() < typeOf(r).getRank())
+        r = dropKept(rewriter, loc, r, resultType);
+      else {
+        SmallVector<ReassociationIndices> groups;
+        if (typeOf(r).getRank() == 1) {
+          groups.emplace_back();
+          for (int64_t d = 0; d < resultType.getRank(); ++d)
+            groups.back().push_back(d);
+        }
+        r = rewriter.create<tensor::ExpandShapeOp>(loc, resultType, r, groups);
+      }
+    }
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// group_norm: [N, C, ...] viewed as [N, G, C/G, S]; statistics over the
+/// last two dims, then the per-channel affine transform.
+struct GroupNormLowering final : OpConversionPattern<GroupNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(GroupNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    if (!t.hasStaticShape() || t.getRank() < 2)
+      return rewriter.notifyMatchFailure(op, "dynamic group_norm");
+    int64_t n = t.getDimSize(0), c = t.getDimSize(1), g = op.getNumGroups();
+    int64_t s = 1;
+    for (int64_t d = 2; d < t.getRank(); ++d)
+      s *= t.getDimSize(d);
+    if (g <= 0 || c % g)
+      return rewriter.notifyMatchFailure(op, "groups do not divide the channels");
+    Type element = t.getElementType();
+    ScalarType st = scalarTypeOf(element);
+    // [N, C, ...] -> [N*C*S] -> [N, G, C/G, S].
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      all.front().push_back(d);
+    auto flatType = RankedTensorType::get({t.getNumElements()}, element);
+    auto grouped = RankedTensorType::get({n, g, c / g, s}, element);
+    Value flat = rewriter.create<tensor::CollapseShapeOp>(loc, flatType, x, all);
+    Value xg = rewriter.create<tensor::ExpandShapeOp>(loc, grouped, flat,
+                                                      ArrayRef<ReassociationIndices>{{0, 1, 2, 3}});
+    Value mean = meanKept(rewriter, loc, xg, {2, 3}, element, st);
+    Value var = varianceKept(rewriter, loc, xg, mean, {2, 3}, element, st, 0);
+    // Weight and bias [C] as [G, C/G, 1]: they broadcast over N and S.
+    auto channels = [&](Value v) -> Value {
+      auto type = RankedTensorType::get({g, c / g, 1}, element);
+      return rewriter.create<tensor::ExpandShapeOp>(loc, type, v,
+                                                    ArrayRef<ReassociationIndices>{{0, 1, 2}});
+    };
+    SmallVector<Value> operands = {xg, mean, var};
+    Value w = adaptor.getWeight(), bias = adaptor.getBias();
+    if (w)
+      operands.push_back(channels(w));
+    if (bias)
+      operands.push_back(channels(bias));
+    double eps = op.getEps().convertToDouble();
+    Value y = elementwiseGeneric(
+        rewriter, loc, grouped, operands, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value inv = b.create<arith::DivFOp>(
+              l, scalarConstant(b, l, st, 1.0),
+              b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
+          Value r = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
+          size_t next = 3;
+          if (w)
+            r = b.create<arith::MulFOp>(l, r, a[next++]);
+          if (bias)
+            r = b.create<arith::AddFOp>(l, r, a[next]);
+          return r;
+        });
+    Value back = rewriter.create<tensor::CollapseShapeOp>(loc, flatType, y,
+                                                          ArrayRef<ReassociationIndices>{{0, 1, 2, 3}});
+    Value r = t.getRank() == 1 ? back
+                               : rewriter.create<tensor::ExpandShapeOp>(loc, t, back, all).getResult();
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
@@ -381,7 +557,8 @@ void populateReductionLowering(const TypeConverter &tc, RewritePatternSet &patte
                ReduceLowering<MaxOp>, ReduceLowering<MinOp>, ReduceLowering<AnyOp>,
                ReduceLowering<AllOp>, ReduceLowering<VarOp>, ReduceLowering<StdOp>,
                SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>,
-               LayerNormLowering, BatchNormLowering>(tc, ctx);
+               LayerNormLowering, BatchNormLowering, GroupNormLowering,
+               ArgReduceLowering<ArgmaxOp, true>, ArgReduceLowering<ArgminOp, false>>(tc, ctx);
 }
 
 } // namespace mlir::cuvil::lowering

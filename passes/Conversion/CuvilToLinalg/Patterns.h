@@ -10,8 +10,15 @@ namespace mlir::cuvil::lowering {
 void populateElementwiseLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 /// cuvil.gemm.*.
 void populateGemmLowering(const TypeConverter &tc, RewritePatternSet &patterns);
+/// cuvil.conv.*, cuvil.pool.*.
+void populateConvPoolLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 /// cuvil.reduce.*, softmax / log_softmax, cuvil.norm.*.
 void populateReductionLowering(const TypeConverter &tc, RewritePatternSet &patterns);
+/// cuvil.tensor.{index_select,gather,embedding,pad,resize}.
+void populateIndexingLowering(const TypeConverter &tc, RewritePatternSet &patterns);
+/// cuvil.effect.*: assertions become run-time checks; prints are dropped
+/// with a warning (a library does not write to stdout).
+void populateEffectLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 /// cuvil.constant, cuvil.shape.*, cuvil.tensor.* (data movement).
 void populateShapeLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 

@@ -48,8 +48,8 @@ func.func @group(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) ->
 // -----
 
 // Ops without a lowering yet are reported at their location, all at once.
-func.func @unsupported(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
-  // expected-error @+1 {{'cuvil.conv.conv2d' is not supported by the CPU code generator yet}}
-  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
-  return %0 : tensor<1x1x2x2xf32>
+func.func @unsupported(%x: tensor<2x4xf32>, %s: tensor<2xi64>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'cuvil.shape.reshape_dynamic' is not supported by the CPU code generator yet}}
+  %0 = cuvil.shape.reshape_dynamic %x, %s : tensor<2x4xf32>, tensor<2xi64> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
 }
