@@ -7,6 +7,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #include "internal.h"
+#include "kernels.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -543,7 +544,11 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
     model->input_data[i] = inputs[i].data;
   for (int32_t i = 0; i < num_outputs; ++i)
     model->output_data[i] = outputs[i].data;
+  /* The kernels the generated code calls find this call's threads here. */
+  void *outer_exec = cuvil_rt_current_exec;
+  cuvil_rt_current_exec = model->pool;
   int32_t result = desc->entry(model->input_data, model->output_data, model->arena, model->pool);
+  cuvil_rt_current_exec = outer_exec;
   atomic_store_explicit(&model->running, 0, memory_order_release);
 
   if (result != 0) {

@@ -64,6 +64,24 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
                            void (*body)(void *closure, int64_t begin, int64_t end),
                            void *closure);
 
+/* Kernels for the model's convolutions and linear layers (runtime/src/
+ * gemm.c). `params` is a constant array the compiler writes (its layout is
+ * versioned in params[0]); weights arrive packed in the layout the kernels
+ * read (kernels.h: [ceil(rows/8)][K][8], per group); bias and residual are
+ * read only when params' flags say so. They use the threads of the call
+ * in progress on this thread. */
+/* params: 1, N, C, H, W, Cout, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW,
+ * groups, flags (1 bias, 2 residual, 4 clamp), lo, hi (float bits), 8. */
+void cuvil_rt_conv2d_f32(const int64_t *params, const float *input, const float *weights,
+                         const float *bias, const float *residual, float *output);
+/* The same params; weights [Cout][1][KH][KW] as PyTorch stores them. */
+void cuvil_rt_depthwise_conv2d_f32(const int64_t *params, const float *input,
+                                   const float *weights, const float *bias,
+                                   const float *residual, float *output);
+/* params: 1, M, K, N, flags, lo, hi, 8: y[M][N] = x[M][K] . W[N][K]^T. */
+void cuvil_rt_linear_f32(const int64_t *params, const float *x, const float *weights,
+                         const float *bias, const float *residual, float *y);
+
 #ifdef __cplusplus
 }
 #endif

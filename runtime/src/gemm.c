@@ -1,0 +1,375 @@
+/*===- runtime/src/gemm.c - Blocked GEMM, convolutions, linear layers -----===*
+ *
+ * The driver splits C into work items (a column tile of NR, or of all N
+ * when N is narrow, times a chunk of MR-row panels), spreads them over the
+ * model's threads, packs B per K-block into a buffer that stays in L1,
+ * accumulates each tile in a small buffer, and applies the epilogue (bias,
+ * residual, clamp) once, while the tile is still in cache.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "kernels.h"
+
+#include <pthread.h>
+#include <string.h>
+
+_Thread_local void *cuvil_rt_current_exec;
+
+/* K-block: B's block (KC x NR floats = 32 KiB at NR = 32) stays in L1. */
+/* An item covers up to 64 row panels of one column tile, so B's block is
+ * packed once for all of them. */
+enum { KC = 256, PANELS_PER_CHUNK = 64 };
+
+/*--- Micro-kernel choice ---------------------------------------------------*/
+
+static const cuvil_microkernels *best_kernels;
+static pthread_once_t best_kernels_once = PTHREAD_ONCE_INIT;
+
+static void choose_kernels(void) {
+  const cuvil_microkernels *k = NULL;
+  if (cuvil_cpu_detects_feature("avx512f"))
+    k = cuvil_microkernels_avx512();
+  if (!k && cuvil_cpu_detects_feature("avx2") && cuvil_cpu_detects_feature("fma"))
+    k = cuvil_microkernels_avx2();
+  best_kernels = k ? k : cuvil_microkernels_generic();
+}
+
+const cuvil_microkernels *cuvil_microkernels_best(void) {
+  pthread_once(&best_kernels_once, choose_kernels);
+  return best_kernels;
+}
+
+/*--- The driver ------------------------------------------------------------*/
+
+typedef struct gemm_job {
+  const cuvil_gemm_problem *p;
+  const cuvil_microkernels *mk;
+  int64_t nr;               /* columns per tile (the kernel's NR, or N when narrow) */
+  int narrow;
+  int64_t m_panels, panels_per_chunk, m_chunks, n_tiles;
+} gemm_job;
+
+static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t i, int64_t j) {
+  if (p->bias)
+    v += p->bias[i];
+  if (p->residual)
+    v += p->residual[i * p->c_row_stride + j * p->c_col_stride];
+  if (p->clamp) {
+    /* fmaxf/fminf would turn NaN into the bound; PyTorch keeps NaN. */
+    v = v < p->lo ? p->lo : v;
+    v = v > p->hi ? p->hi : v;
+  }
+  return v;
+}
+
+static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t tile_stride,
+                       int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t i = i0 + r;
+    const float *src = tile + r * tile_stride;
+    if (p->c_col_stride == 1) {
+      float *dst = p->c + i * p->c_row_stride + j0;
+      const float *res = p->residual ? p->residual + i * p->c_row_stride + j0 : NULL;
+      float bias = p->bias ? p->bias[i] : 0.0f;
+      for (int64_t c = 0; c < cols; ++c) {
+        float v = src[c] + bias;
+        if (res)
+          v += res[c];
+        if (p->clamp) {
+          v = v < p->lo ? p->lo : v;
+          v = v > p->hi ? p->hi : v;
+        }
+        dst[c] = v;
+      }
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
+        p->c[i * p->c_row_stride + (j0 + c) * p->c_col_stride] =
+            apply_epilogue(p, src[c], i, j0 + c);
+    }
+  }
+}
+
+static void gemm_items(void *closure, int64_t begin, int64_t end) {
+  const gemm_job *job = closure;
+  const cuvil_gemm_problem *p = job->p;
+  float b_block[KC * CUVIL_MAX_NR] __attribute__((aligned(64)));
+  float c_tiles[PANELS_PER_CHUNK * CUVIL_MR * CUVIL_MAX_NR] __attribute__((aligned(64)));
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t tile = item / job->m_chunks, chunk = item % job->m_chunks;
+    int64_t j0 = tile * job->nr;
+    int64_t cols = p->n - j0 < job->nr ? p->n - j0 : job->nr;
+    int64_t mp0 = chunk * job->panels_per_chunk;
+    int64_t mp1 = mp0 + job->panels_per_chunk;
+    if (mp1 > job->m_panels)
+      mp1 = job->m_panels;
+    if (p->k == 0)
+      memset(c_tiles, 0, sizeof c_tiles);
+    for (int64_t k0 = 0; k0 < p->k; k0 += KC) {
+      int64_t kc = p->k - k0 < KC ? p->k - k0 : KC;
+      p->pack_b(p->b_context, k0, kc, j0, cols, job->nr, b_block);
+      for (int64_t mp = mp0; mp < mp1; ++mp) {
+        const float *a = p->a_packed + (mp * p->k + k0) * CUVIL_MR;
+        float *c = c_tiles + (mp - mp0) * CUVIL_MR * job->nr;
+        if (job->narrow)
+          job->mk->narrow(kc, a, b_block, c, job->nr, k0 > 0);
+        else
+          job->mk->full(kc, a, b_block, c, k0 > 0);
+      }
+    }
+    for (int64_t mp = mp0; mp < mp1; ++mp) {
+      int64_t i0 = mp * CUVIL_MR;
+      int64_t rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
+      write_tile(p, c_tiles + (mp - mp0) * CUVIL_MR * job->nr, job->nr, i0, rows, j0, cols);
+    }
+  }
+}
+
+void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, void *exec) {
+  if (p->m <= 0 || p->n <= 0)
+    return;
+  gemm_job job = {.p = p, .mk = mk};
+  job.narrow = p->n <= CUVIL_NARROW_MAX;
+  job.nr = job.narrow ? p->n : mk->nr;
+  job.n_tiles = (p->n + job.nr - 1) / job.nr;
+  job.m_panels = (p->m + CUVIL_MR - 1) / CUVIL_MR;
+  /* Smaller chunks only when there would be too few items to keep every
+   * thread busy (a thin C: few column tiles); each chunk packs B again. */
+  int64_t threads = cuvil_thread_pool_size(exec);
+  job.panels_per_chunk = PANELS_PER_CHUNK;
+  while (job.panels_per_chunk > 1 &&
+         (job.panels_per_chunk / 2 >= job.m_panels ||
+          job.n_tiles * ((job.m_panels + job.panels_per_chunk - 1) / job.panels_per_chunk) <
+              2 * threads))
+    job.panels_per_chunk /= 2;
+  job.m_chunks = (job.m_panels + job.panels_per_chunk - 1) / job.panels_per_chunk;
+  cuvil_rt_parallel_for(exec, job.n_tiles * job.m_chunks, gemm_items, &job);
+}
+
+/*--- Convolution -----------------------------------------------------------*/
+
+enum {
+  CONV_VERSION, CONV_N, CONV_C, CONV_H, CONV_W, CONV_COUT, CONV_OH, CONV_OW, CONV_KH, CONV_KW,
+  CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
+  CONV_HI, CONV_MR, CONV_NUM_PARAMS
+};
+enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4 };
+
+static float float_from_bits(int64_t bits) {
+  uint32_t u = (uint32_t)bits;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+typedef struct im2col_context {
+  const float *input; /* this image's first channel of the group */
+  const int64_t *prm;
+} im2col_context;
+
+/* B(k, j) for k = (ci, ky, kx), j = an output pixel (oy, ox). */
+static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0, int64_t n,
+                        int64_t nr_stride, float *dst) {
+  const im2col_context *ctx = context;
+  const int64_t *q = ctx->prm;
+  int64_t h = q[CONV_H], w = q[CONV_W], kh = q[CONV_KH], kw = q[CONV_KW], ow = q[CONV_OW];
+  int64_t sh = q[CONV_SH], sw = q[CONV_SW], ph = q[CONV_PH], pw = q[CONV_PW];
+  int64_t dh = q[CONV_DH], dw = q[CONV_DW];
+  if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
+    /* A pointwise convolution reads B straight from the input rows. */
+    for (int64_t k = 0; k < kc; ++k) {
+      float *row = dst + k * nr_stride;
+      memcpy(row, ctx->input + (k0 + k) * h * w + j0, (size_t)n * sizeof(float));
+      for (int64_t j = n; j < nr_stride; ++j)
+        row[j] = 0.0f;
+    }
+    return;
+  }
+  /* The tile's columns as runs of consecutive pixels on one output row:
+   * for each, a row of the input is read with stride sw, and only the ends
+   * of a run can fall into the padding. */
+  int64_t run_oy[CUVIL_MAX_NR], run_ox[CUVIL_MAX_NR], run_len[CUVIL_MAX_NR], runs = 0;
+  for (int64_t j = 0; j < n;) {
+    int64_t pixel = j0 + j, oy = pixel / ow, ox = pixel % ow;
+    int64_t len = ow - ox < n - j ? ow - ox : n - j;
+    run_oy[runs] = oy;
+    run_ox[runs] = ox;
+    run_len[runs++] = len;
+    j += len;
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    int64_t kk = k0 + k;
+    int64_t ci = kk / (kh * kw), r = kk % (kh * kw);
+    int64_t dy = (r / kw) * dh, dx = (r % kw) * dw;
+    const float *plane = ctx->input + ci * h * w;
+    float *row = dst + k * nr_stride;
+    for (int64_t t = 0; t < runs; ++t) {
+      int64_t iy = run_oy[t] * sh - ph + dy, len = run_len[t];
+      if (iy < 0 || iy >= h) {
+        memset(row, 0, (size_t)len * sizeof(float));
+        row += len;
+        continue;
+      }
+      const float *src = plane + iy * w;
+      int64_t ix = run_ox[t] * sw - pw + dx;
+      /* Columns [a, b) of the run read inside the row. */
+      int64_t a = ix >= 0 ? 0 : (-ix + sw - 1) / sw;
+      int64_t b = w - ix > 0 ? (w - ix + sw - 1) / sw : 0;
+      if (a > len)
+        a = len;
+      if (b > len)
+        b = len;
+      if (b < a)
+        b = a;
+      for (int64_t q = 0; q < a; ++q)
+        row[q] = 0.0f;
+      if (sw == 1)
+        memcpy(row + a, src + ix + a, (size_t)(b - a) * sizeof(float));
+      else
+        for (int64_t q = a; q < b; ++q)
+          row[q] = src[ix + q * sw];
+      for (int64_t q = b; q < len; ++q)
+        row[q] = 0.0f;
+      row += len;
+    }
+    for (int64_t j = n; j < nr_stride; ++j)
+      dst[k * nr_stride + j] = 0.0f;
+  }
+}
+
+void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weights,
+                         const float *bias, const float *residual, float *output) {
+  const cuvil_microkernels *mk = cuvil_microkernels_best();
+  int64_t groups = q[CONV_GROUPS];
+  int64_t cin_g = q[CONV_C] / groups, cout_g = q[CONV_COUT] / groups;
+  int64_t k = cin_g * q[CONV_KH] * q[CONV_KW];
+  int64_t pixels = q[CONV_OH] * q[CONV_OW];
+  int64_t panels = (cout_g + CUVIL_MR - 1) / CUVIL_MR;
+  int64_t flags = q[CONV_FLAGS];
+  for (int64_t image = 0; image < q[CONV_N]; ++image)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q};
+      int64_t out_offset = (image * q[CONV_COUT] + g * cout_g) * pixels;
+      cuvil_gemm_problem p = {
+          .m = cout_g, .n = pixels, .k = k,
+          .a_packed = weights + g * panels * k * CUVIL_MR,
+          .pack_b = pack_im2col, .b_context = &ctx,
+          .c = output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
+          .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL,
+          .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
+          .clamp = (flags & FLAG_CLAMP) != 0,
+          .lo = float_from_bits(q[CONV_LO]), .hi = float_from_bits(q[CONV_HI])};
+      cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
+    }
+}
+
+/*--- Depthwise convolution -------------------------------------------------*/
+
+typedef struct depthwise_job {
+  const int64_t *q;
+  const float *input, *weights, *bias, *residual;
+  float *output;
+} depthwise_job;
+
+/* One output plane per item: direct, row by row, the inner loop over the
+ * output columns whose input column is inside the image (no padding tests
+ * in it, contiguous when the stride is 1). */
+static void depthwise_planes(void *closure, int64_t begin, int64_t end) {
+  const depthwise_job *job = closure;
+  const int64_t *q = job->q;
+  int64_t c = q[CONV_C], h = q[CONV_H], w = q[CONV_W], cout = q[CONV_COUT];
+  int64_t oh = q[CONV_OH], ow = q[CONV_OW], kh = q[CONV_KH], kw = q[CONV_KW];
+  int64_t sh = q[CONV_SH], sw = q[CONV_SW], ph = q[CONV_PH], pw = q[CONV_PW];
+  int64_t dh = q[CONV_DH], dw = q[CONV_DW], flags = q[CONV_FLAGS];
+  int64_t multiplier = cout / c;
+  float lo = float_from_bits(q[CONV_LO]), hi = float_from_bits(q[CONV_HI]);
+  for (int64_t plane = begin; plane < end; ++plane) {
+    int64_t image = plane / cout, co = plane % cout, ci = co / multiplier;
+    const float *in = job->input + (image * c + ci) * h * w;
+    const float *wt = job->weights + co * kh * kw;
+    float *out = job->output + plane * oh * ow;
+    float b = (flags & FLAG_BIAS) ? job->bias[co] : 0.0f;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      float *orow = out + oy * ow;
+      for (int64_t ox = 0; ox < ow; ++ox)
+        orow[ox] = b;
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        int64_t iy = oy * sh - ph + ky * dh;
+        if (iy < 0 || iy >= h)
+          continue;
+        const float *irow = in + iy * w;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          float wv = wt[ky * kw + kx];
+          int64_t shift = kx * dw - pw; /* ix = ox * sw + shift */
+          int64_t first = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+          int64_t last = (w - 1 - shift) >= 0 ? (w - 1 - shift) / sw + 1 : 0;
+          if (last > ow)
+            last = ow;
+          if (sw == 1) {
+            const float *src = irow + shift;
+            for (int64_t ox = first; ox < last; ++ox)
+              orow[ox] += wv * src[ox];
+          } else {
+            for (int64_t ox = first; ox < last; ++ox)
+              orow[ox] += wv * irow[ox * sw + shift];
+          }
+        }
+      }
+      if (flags & FLAG_RESIDUAL) {
+        const float *res = job->residual + plane * oh * ow + oy * ow;
+        for (int64_t ox = 0; ox < ow; ++ox)
+          orow[ox] += res[ox];
+      }
+      if (flags & FLAG_CLAMP)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float v = orow[ox];
+          v = v < lo ? lo : v;
+          orow[ox] = v > hi ? hi : v;
+        }
+    }
+  }
+}
+
+void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const float *weights,
+                                   const float *bias, const float *residual, float *output) {
+  depthwise_job job = {q, input, weights, bias, residual, output};
+  cuvil_rt_parallel_for(cuvil_rt_current_exec, q[CONV_N] * q[CONV_COUT], depthwise_planes, &job);
+}
+
+/*--- Linear ----------------------------------------------------------------*/
+
+enum { LIN_VERSION, LIN_M, LIN_K, LIN_N, LIN_FLAGS, LIN_LO, LIN_HI, LIN_MR, LIN_NUM_PARAMS };
+
+typedef struct rows_context {
+  const float *x; /* [rows][k] */
+  int64_t k;
+} rows_context;
+
+/* B(k, j) = x[j][k]: the rows of x become columns. */
+static void pack_transposed_rows(const void *context, int64_t k0, int64_t kc, int64_t j0,
+                                 int64_t n, int64_t nr_stride, float *dst) {
+  const rows_context *ctx = context;
+  for (int64_t kk = 0; kk < kc; ++kk) {
+    float *row = dst + kk * nr_stride;
+    for (int64_t j = 0; j < n; ++j)
+      row[j] = ctx->x[(j0 + j) * ctx->k + k0 + kk];
+    for (int64_t j = n; j < nr_stride; ++j)
+      row[j] = 0.0f;
+  }
+}
+
+/* y[m][n] = x[m][k] . W[n][k]^T (+ bias[n]) (+ residual[m][n]), clamped:
+ * computed as y^T = W . x^T, so the packed weights are the A operand. */
+void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
+                         const float *bias, const float *residual, float *y) {
+  rows_context ctx = {x, q[LIN_K]};
+  int64_t flags = q[LIN_FLAGS];
+  cuvil_gemm_problem p = {
+      .m = q[LIN_N], .n = q[LIN_M], .k = q[LIN_K],
+      .a_packed = weights,
+      .pack_b = pack_transposed_rows, .b_context = &ctx,
+      .c = y, .c_row_stride = 1, .c_col_stride = q[LIN_N],
+      .bias = (flags & FLAG_BIAS) ? bias : NULL,
+      .residual = (flags & FLAG_RESIDUAL) ? residual : NULL,
+      .clamp = (flags & FLAG_CLAMP) != 0,
+      .lo = float_from_bits(q[LIN_LO]), .hi = float_from_bits(q[LIN_HI])};
+  cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
+}

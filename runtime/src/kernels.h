@@ -1,0 +1,88 @@
+/*===- runtime/src/kernels.h - Convolution and GEMM kernels ---------------===*
+ *
+ * The compiled model calls these for its convolutions and matrix products
+ * (model_abi.h declares the entry points). One blocked GEMM serves them all:
+ *
+ *   C(i, j) = epilogue( sum_k A(i, k) * B(k, j) )   i < M rows, j < N columns
+ *
+ * A is packed at compile time (weights: cuvil-export writes them in this
+ * layout), B is packed here, per block, from the activations (im2col for a
+ * convolution). A register-blocked micro-kernel computes an MR x NR tile;
+ * MR is fixed because weights are packed before the CPU is known, NR is the
+ * micro-kernel's, picked at run time for the CPU the library runs on.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CUVIL_RUNTIME_KERNELS_H
+#define CUVIL_RUNTIME_KERNELS_H
+
+#include "internal.h"
+
+#pragma GCC visibility push(hidden)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Rows of A per packed panel: A is stored [ceil(M/MR)][K][MR], zero-padded. */
+#define CUVIL_MR 8
+/* The widest micro-kernel tile (AVX-512: 2 x 16 floats). */
+#define CUVIL_MAX_NR 32
+/* Columns up to which the "narrow" micro-kernel (vectorised along the MR
+ * rows instead of the columns) is used: matrix-vector products. */
+#define CUVIL_NARROW_MAX 8
+
+/* c[MR x NR] (row-major) = (accumulate ? c : 0) + a[kc x MR] . b[kc x NR]. */
+typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b, float *c,
+                                     int accumulate);
+/* The same for n <= CUVIL_NARROW_MAX columns: b is [kc x n], c is [MR x n]. */
+typedef void (*cuvil_narrow_kernel_fn)(int64_t kc, const float *a, const float *b, float *c,
+                                       int64_t n, int accumulate);
+
+typedef struct cuvil_microkernels {
+  const char *name; /* "avx512", "avx2", "generic" */
+  int32_t nr;
+  cuvil_microkernel_fn full;
+  cuvil_narrow_kernel_fn narrow;
+} cuvil_microkernels;
+
+/* The variants compiled into this runtime (x86-64: avx512, avx2, generic;
+ * aarch64: generic, which is NEON there). NULL where not compiled. */
+const cuvil_microkernels *cuvil_microkernels_avx512(void);
+const cuvil_microkernels *cuvil_microkernels_avx2(void);
+const cuvil_microkernels *cuvil_microkernels_generic(void);
+/* The best variant this CPU runs (chosen once). */
+const cuvil_microkernels *cuvil_microkernels_best(void);
+
+/* Fills dst[kc x nr_stride] with B(k0 + k, j0 + j) for k < kc, j < n and
+ * zero for n <= j < nr_stride. */
+typedef void (*cuvil_pack_b_fn)(const void *context, int64_t k0, int64_t kc, int64_t j0,
+                                int64_t n, int64_t nr_stride, float *dst);
+
+typedef struct cuvil_gemm_problem {
+  int64_t m, n, k;
+  const float *a_packed; /* [ceil(m/MR)][k][MR] */
+  cuvil_pack_b_fn pack_b;
+  const void *b_context;
+  float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */
+  int64_t c_row_stride, c_col_stride;
+  const float *bias;      /* per row, or NULL */
+  const float *residual;  /* added after the bias, same strides as c; or NULL */
+  int clamp;              /* clamp to [lo, hi] last */
+  float lo, hi;
+} cuvil_gemm_problem;
+
+/* Runs the problem on `kernels` with the calling model's threads (exec). */
+void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels *kernels,
+                    void *exec);
+
+/* The thread pool of the model call running on this thread (set by
+ * cuvil_model_run around the entry; NULL: run inline). */
+extern _Thread_local void *cuvil_rt_current_exec;
+
+#ifdef __cplusplus
+}
+#endif
+
+#pragma GCC visibility pop
+
+#endif /* CUVIL_RUNTIME_KERNELS_H */

@@ -1,0 +1,21 @@
+/*===- runtime/src/mk_avx2.c - AVX2 + FMA micro-kernels -------------------===*
+ *
+ * Compiled with -mavx2 -mfma (runtime/CMakeLists.txt) and only called on a
+ * CPU that has both. 8 x 8 tile: 8 of the 16 ymm registers accumulate.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "kernels.h"
+
+#if defined(__x86_64__)
+#define MK_PREFIX avx2
+#define MK_VL 8
+#define MK_NV 1
+#include "microkernel.inc"
+
+const cuvil_microkernels *cuvil_microkernels_avx2(void) {
+  static const cuvil_microkernels kernels = {"avx2", MK_NR, avx2_full, avx2_narrow};
+  return &kernels;
+}
+#else
+const cuvil_microkernels *cuvil_microkernels_avx2(void) { return NULL; }
+#endif

@@ -1,0 +1,269 @@
+//===- KernelTest.cpp - GEMM and convolution kernels against plain loops --===//
+//
+// Every micro-kernel variant this CPU can run, the blocked driver (edges in
+// M, N and K, several K-blocks, strided C, epilogues, 1 and 3 threads) and
+// the convolution / linear entry points, each compared with a direct
+// triple loop in double precision.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<float> randomVector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+// A[m][k] row-major into [ceil(m/MR)][k][MR], zero-padded: what
+// cuvil-export writes for weights.
+std::vector<float> packRows(const std::vector<float> &a, int64_t m, int64_t k) {
+  int64_t panels = (m + CUVIL_MR - 1) / CUVIL_MR;
+  std::vector<float> packed(static_cast<size_t>(panels * k * CUVIL_MR), 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk)
+      packed[static_cast<size_t>(((i / CUVIL_MR) * k + kk) * CUVIL_MR + i % CUVIL_MR)] =
+          a[static_cast<size_t>(i * k + kk)];
+  return packed;
+}
+
+std::vector<const cuvil_microkernels *> runnableKernels() {
+  std::vector<const cuvil_microkernels *> result{cuvil_microkernels_generic()};
+  if (cuvil_microkernels_avx2() && cuvil_cpu_detects_feature("avx2") &&
+      cuvil_cpu_detects_feature("fma"))
+    result.push_back(cuvil_microkernels_avx2());
+  if (cuvil_microkernels_avx512() && cuvil_cpu_detects_feature("avx512f"))
+    result.push_back(cuvil_microkernels_avx512());
+  return result;
+}
+
+struct Pool {
+  cuvil_thread_pool *pool = nullptr;
+  explicit Pool(int32_t threads) {
+    int error = 0;
+    pool = cuvil_thread_pool_create(threads, &error);
+    REQUIRE(pool);
+  }
+  ~Pool() { cuvil_thread_pool_destroy(pool); }
+};
+
+struct RowMajorB {
+  const float *b; // [k][n]
+  int64_t n;
+  static void pack(const void *context, int64_t k0, int64_t kc, int64_t j0, int64_t n,
+                   int64_t nrStride, float *dst) {
+    auto *self = static_cast<const RowMajorB *>(context);
+    for (int64_t k = 0; k < kc; ++k)
+      for (int64_t j = 0; j < nrStride; ++j)
+        dst[k * nrStride + j] = j < n ? self->b[(k0 + k) * self->n + j0 + j] : 0.0f;
+  }
+};
+
+int64_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+} // namespace
+
+TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
+  for (const cuvil_microkernels *mk : runnableKernels()) {
+    INFO("variant " << mk->name << ", NR " << mk->nr);
+    REQUIRE(mk->nr <= CUVIL_MAX_NR);
+    for (int64_t kc : {1, 7, 64}) {
+      std::vector<float> a = randomVector(static_cast<size_t>(kc * CUVIL_MR), 1);
+      std::vector<float> b = randomVector(static_cast<size_t>(kc * mk->nr), 2);
+      std::vector<float> c0 = randomVector(static_cast<size_t>(CUVIL_MR * mk->nr), 3);
+      for (int accumulate : {0, 1}) {
+        std::vector<float> c = c0;
+        mk->full(kc, a.data(), b.data(), c.data(), accumulate);
+        for (int64_t i = 0; i < CUVIL_MR; ++i)
+          for (int64_t j = 0; j < mk->nr; ++j) {
+            double want = accumulate ? c0[static_cast<size_t>(i * mk->nr + j)] : 0.0;
+            for (int64_t k = 0; k < kc; ++k)
+              want += double(a[static_cast<size_t>(k * CUVIL_MR + i)]) *
+                      b[static_cast<size_t>(k * mk->nr + j)];
+            REQUIRE(c[static_cast<size_t>(i * mk->nr + j)] == Approx(want).margin(1e-4));
+          }
+      }
+      for (int64_t n = 1; n <= CUVIL_NARROW_MAX; ++n) {
+        std::vector<float> c(static_cast<size_t>(CUVIL_MR * n), 0.5f);
+        mk->narrow(kc, a.data(), b.data(), c.data(), n, 1);
+        for (int64_t i = 0; i < CUVIL_MR; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0.5;
+            for (int64_t k = 0; k < kc; ++k)
+              want += double(a[static_cast<size_t>(k * CUVIL_MR + i)]) *
+                      b[static_cast<size_t>(k * n + j)];
+            REQUIRE(c[static_cast<size_t>(i * n + j)] == Approx(want).margin(1e-4));
+          }
+      }
+    }
+  }
+}
+
+TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[kernels]") {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const cuvil_microkernels *mk : runnableKernels())
+    for (int32_t threads : {1, 3})
+      for (Shape s : {Shape{1, 1, 1}, Shape{13, 37, 300}, Shape{8, 5, 9}, Shape{64, 96, 513},
+                      Shape{3, 8, 2}, Shape{20, 33, 0}})
+        for (bool transposedC : {false, true}) {
+          INFO("variant " << mk->name << ", threads " << threads << ", m " << s.m << " n "
+                          << s.n << " k " << s.k << ", transposed C " << transposedC);
+          Pool pool(threads);
+          std::vector<float> a = randomVector(static_cast<size_t>(s.m * s.k), 4);
+          std::vector<float> b = randomVector(static_cast<size_t>(s.k * s.n), 5);
+          std::vector<float> bias = randomVector(static_cast<size_t>(s.m), 6);
+          std::vector<float> residual = randomVector(static_cast<size_t>(s.m * s.n), 7);
+          std::vector<float> packed = packRows(a, s.m, s.k);
+          std::vector<float> c(static_cast<size_t>(s.m * s.n), NAN);
+          RowMajorB source{b.data(), s.n};
+          cuvil_gemm_problem p{};
+          p.m = s.m;
+          p.n = s.n;
+          p.k = s.k;
+          p.a_packed = packed.data();
+          p.pack_b = RowMajorB::pack;
+          p.b_context = &source;
+          p.c = c.data();
+          p.c_row_stride = transposedC ? 1 : s.n;
+          p.c_col_stride = transposedC ? s.m : 1;
+          p.bias = bias.data();
+          p.residual = residual.data();
+          p.clamp = 1;
+          p.lo = -0.5f;
+          p.hi = 2.0f;
+          cuvil_gemm_run(&p, mk, pool.pool);
+          for (int64_t i = 0; i < s.m; ++i)
+            for (int64_t j = 0; j < s.n; ++j) {
+              int64_t at = i * p.c_row_stride + j * p.c_col_stride;
+              double want = bias[static_cast<size_t>(i)] + residual[static_cast<size_t>(at)];
+              for (int64_t k = 0; k < s.k; ++k)
+                want += double(a[static_cast<size_t>(i * s.k + k)]) *
+                        b[static_cast<size_t>(k * s.n + j)];
+              want = std::min(std::max(want, -0.5), 2.0);
+              REQUIRE(c[static_cast<size_t>(at)] == Approx(want).margin(1e-4));
+            }
+        }
+}
+
+namespace {
+
+struct ConvCase {
+  int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+};
+
+// Direct convolution in double: the reference.
+std::vector<float> naiveConv(const ConvCase &t, int64_t oh, int64_t ow, const std::vector<float> &x,
+                             const std::vector<float> &wt, const std::vector<float> &bias) {
+  int64_t cinG = t.c / t.groups, coutG = t.cout / t.groups;
+  std::vector<float> y(static_cast<size_t>(t.n * t.cout * oh * ow));
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t co = 0; co < t.cout; ++co)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double acc = bias[static_cast<size_t>(co)];
+          int64_t g = co / coutG;
+          for (int64_t ci = 0; ci < cinG; ++ci)
+            for (int64_t ky = 0; ky < t.kh; ++ky)
+              for (int64_t kx = 0; kx < t.kw; ++kx) {
+                int64_t iy = oy * t.sh - t.ph + ky * t.dh, ix = ox * t.sw - t.pw + kx * t.dw;
+                if (iy < 0 || iy >= t.h || ix < 0 || ix >= t.w)
+                  continue;
+                acc += double(x[static_cast<size_t>(((n * t.c + g * cinG + ci) * t.h + iy) * t.w +
+                                                    ix)]) *
+                       wt[static_cast<size_t>(((co * cinG + ci) * t.kh + ky) * t.kw + kx)];
+              }
+          y[static_cast<size_t>(((n * t.cout + co) * oh + oy) * ow + ox)] = float(acc);
+        }
+  return y;
+}
+
+} // namespace
+
+TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]") {
+  Pool pool(2);
+  for (ConvCase t : {ConvCase{1, 3, 11, 13, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                     ConvCase{2, 4, 9, 9, 6, 3, 2, 2, 1, 0, 1, 2, 1, 2},
+                     ConvCase{1, 16, 7, 7, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+                     ConvCase{1, 3, 20, 20, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+                     ConvCase{1, 8, 10, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8},
+                     ConvCase{2, 6, 9, 8, 12, 5, 3, 2, 3, 2, 1, 1, 2, 6}}) {
+    int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
+    int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
+    int64_t cinG = t.c / t.groups, coutG = t.cout / t.groups, k = cinG * t.kh * t.kw;
+    INFO("conv " << t.c << "->" << t.cout << " k " << t.kh << "x" << t.kw << " groups "
+                 << t.groups << " output " << oh << "x" << ow);
+    std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.c * t.h * t.w), 8);
+    std::vector<float> wt = randomVector(static_cast<size_t>(t.cout * k), 9);
+    std::vector<float> bias = randomVector(static_cast<size_t>(t.cout), 10);
+    std::vector<float> want = naiveConv(t, oh, ow, x, wt, bias);
+    std::vector<float> residual = randomVector(want.size(), 11);
+    const float lo = 0.0f, hi = 6.0f;
+    int64_t params[] = {1,    t.n,  t.c,  t.h,  t.w,  t.cout, oh,       ow,
+                        t.kh, t.kw, t.sh, t.sw, t.ph, t.pw,   t.dh,     t.dw,
+                        t.groups, 1 | 2 | 4, floatBits(lo), floatBits(hi), CUVIL_MR};
+    std::vector<float> expected(want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      expected[i] = std::min(std::max(want[i] + residual[i], lo), hi);
+
+    // Packed per group, as the compiler does.
+    std::vector<float> packed;
+    for (int64_t g = 0; g < t.groups; ++g) {
+      std::vector<float> rows(wt.begin() + g * coutG * k, wt.begin() + (g + 1) * coutG * k);
+      std::vector<float> p = packRows(rows, coutG, k);
+      packed.insert(packed.end(), p.begin(), p.end());
+    }
+    std::vector<float> y(want.size(), NAN);
+    cuvil_rt_current_exec = pool.pool;
+    cuvil_rt_conv2d_f32(params, x.data(), packed.data(), bias.data(), residual.data(), y.data());
+    for (size_t i = 0; i < y.size(); ++i)
+      REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+
+    if (cinG == 1) {
+      std::vector<float> yd(want.size(), NAN);
+      cuvil_rt_depthwise_conv2d_f32(params, x.data(), wt.data(), bias.data(), residual.data(),
+                                    yd.data());
+      for (size_t i = 0; i < yd.size(); ++i)
+        REQUIRE(yd[i] == Approx(expected[i]).margin(1e-4));
+    }
+    cuvil_rt_current_exec = nullptr;
+  }
+}
+
+TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]") {
+  for (int64_t m : {1, 3, 64})
+    for (int64_t n : {1, 10, 40}) {
+      const int64_t k = 300;
+      INFO("m " << m << " n " << n);
+      std::vector<float> x = randomVector(static_cast<size_t>(m * k), 12);
+      std::vector<float> w = randomVector(static_cast<size_t>(n * k), 13);
+      std::vector<float> bias = randomVector(static_cast<size_t>(n), 14);
+      std::vector<float> packed = packRows(w, n, k);
+      int64_t params[] = {1, m, k, n, 1, 0, 0, CUVIL_MR};
+      std::vector<float> y(static_cast<size_t>(m * n), NAN);
+      cuvil_rt_linear_f32(params, x.data(), packed.data(), bias.data(), nullptr, y.data());
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = bias[static_cast<size_t>(j)];
+          for (int64_t kk = 0; kk < k; ++kk)
+            want += double(x[static_cast<size_t>(i * k + kk)]) * w[static_cast<size_t>(j * k + kk)];
+          REQUIRE(y[static_cast<size_t>(i * n + j)] == Approx(want).margin(1e-4));
+        }
+    }
+}
