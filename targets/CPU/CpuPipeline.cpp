@@ -57,6 +57,7 @@ void registerCpuLoweringDialects(DialectRegistry &registry) {
 }
 
 void buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 

@@ -20,4 +20,25 @@ def AllocsToArenaPass : Pass<"cuvil-allocs-to-arena", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Calls the runtime's GEMM kernels for convolutions and linear layers.";
+  let description = [{
+    Runs on cuvil IR before the lowering to linalg. `cuvil.conv.conv2d`
+    (weights constant; depthwise also with weights computed at run time)
+    and `cuvil.gemm.linear` (weights constant) on static f32 tensors become
+    calls of `cuvil_rt_conv2d_f32`, `cuvil_rt_depthwise_conv2d_f32` and
+    `cuvil_rt_linear_f32` (runtime/src/gemm.c): register-blocked,
+    cache-blocked, multi-threaded. A fusion group built around one of them
+    whose body is `[add residual] [relu | hardtanh | clamp]` becomes one call
+    with that epilogue; other groups are opened up and only the anchor uses
+    a kernel. Weights are packed at compile time into the kernels' layout
+    (`[ceil(rows/8)][K][8]` per group). The call is written on buffers:
+    inputs through `bufferization.to_memref`, the output a `memref.alloc`
+    returned by a restrict, writable `bufferization.to_tensor`; arguments are
+    `memref<1xT>` views of each buffer's start (bare pointers once lowered).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
+}
+
 #endif // CUVIL_TARGETS_CPU_PASSES_TD

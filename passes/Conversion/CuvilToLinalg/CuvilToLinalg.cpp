@@ -64,6 +64,10 @@ struct ConvertCuvilToLinalgPass final
                            math::MathDialect, bufferization::BufferizationDialect>();
     target.addIllegalDialect<CuvilDialect>();
     target.addLegalOp<ModuleOp, UnrealizedConversionCastOp>();
+    // Ops of other dialects a target put in before (e.g. calls of runtime
+    // kernels on buffers) stay as they are.
+    target.markUnknownOpDynamicallyLegal(
+        [](Operation *op) { return !llvm::isa<CuvilDialect>(op->getDialect()); });
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     populateCallOpTypeConversionPattern(patterns, converter);

@@ -1,0 +1,373 @@
+//===- SelectKernels.cpp - Convolutions and linear layers to runtime kernels ===//
+//
+// Replaces cuvil.conv.conv2d and cuvil.gemm.linear (alone or as the anchor
+// of a fusion group whose epilogue the kernels apply: a residual add, then
+// relu / hardtanh / clamp) by calls of the runtime's blocked GEMM kernels
+// (runtime/src/gemm.c). Weights are packed here, at compile time, into the
+// kernels' layout: [ceil(rows/8)][K][8] per group.
+//
+// The call works on buffers in the middle of a tensor program, so it is
+// written in bufferized form: inputs through bufferization.to_memref, the
+// output a fresh memref.alloc (placed in the arena later) returned through
+// a restrict/writable bufferization.to_tensor. Arguments are memref<1xT>
+// views of each buffer's start, which the bare-pointer calling convention
+// turns into the pointers the C functions take.
+//
+//===----------------------------------------------------------------------===//
+#include "targets/CPU/Passes.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/Reference/Evaluator.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <cstring>
+#include <limits>
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_SELECTCPUKERNELSPASS
+#include "targets/CPU/Passes.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+namespace {
+
+// Must match runtime/src/kernels.h and the params layouts in model_abi.h.
+constexpr int64_t kMR = 8;
+constexpr int64_t kParamsVersion = 1;
+enum : int64_t { kFlagBias = 1, kFlagResidual = 2, kFlagClamp = 4 };
+
+/// What the kernels apply after the product: + residual, then clamp.
+struct Epilogue {
+  Value residual;
+  bool clamp = false;
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+};
+
+int64_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+bool isStaticF32(Value v) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// The body of `group` after `anchor` as an epilogue, or nothing. Values
+/// are the group's own inputs (outside the region).
+std::optional<Epilogue> matchEpilogue(FusedGroupOp group, Operation *anchor) {
+  Epilogue e;
+  Value current = anchor->getResult(0);
+  Block &body = group.getBody().front();
+  for (Operation *op = anchor->getNextNode(); op && op != body.getTerminator();
+       op = op->getNextNode()) {
+    if (!current.hasOneUse() || *current.getUsers().begin() != op)
+      return std::nullopt;
+    if (auto add = llvm::dyn_cast<AddOp>(op)) {
+      if (e.residual || e.clamp)
+        return std::nullopt;
+      Value other = add.getOperand(0) == current ? add.getOperand(1) : add.getOperand(0);
+      auto arg = llvm::dyn_cast<BlockArgument>(other);
+      if (!arg || arg.getOwner() != &body || other.getType() != current.getType() ||
+          add.getResult().getType() != current.getType())
+        return std::nullopt;
+      e.residual = group.getInputs()[arg.getArgNumber()];
+    } else if (llvm::isa<ReluOp>(op)) {
+      if (e.clamp)
+        return std::nullopt;
+      e.clamp = true;
+      e.lo = 0.0f;
+    } else if (auto ht = llvm::dyn_cast<HardtanhOp>(op)) {
+      if (e.clamp)
+        return std::nullopt;
+      e.clamp = true;
+      e.lo = static_cast<float>(ht.getMinVal().convertToDouble());
+      e.hi = static_cast<float>(ht.getMaxVal().convertToDouble());
+    } else if (auto clamp = llvm::dyn_cast<ClampOp>(op)) {
+      if (e.clamp)
+        return std::nullopt;
+      e.clamp = true;
+      if (auto min = clamp.getMin())
+        e.lo = static_cast<float>(min->convertToDouble());
+      if (auto max = clamp.getMax())
+        e.hi = static_cast<float>(max->convertToDouble());
+    } else {
+      return std::nullopt;
+    }
+    if (op->getNumResults() != 1 || op->getResult(0).getType() != current.getType())
+      return std::nullopt;
+    current = op->getResult(0);
+  }
+  if (current != group.getYielded())
+    return std::nullopt;
+  return e;
+}
+
+/// Rows [g*rows, (g+1)*rows) of a [groups*rows][k] matrix, packed per group.
+std::vector<float> packRows(const float *w, int64_t groups, int64_t rows, int64_t k) {
+  int64_t panels = (rows + kMR - 1) / kMR;
+  std::vector<float> packed(static_cast<size_t>(groups * panels * k * kMR), 0.0f);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *src = w + (g * rows + r) * k;
+      float *dst = packed.data() + ((g * panels + r / kMR) * k) * kMR + r % kMR;
+      for (int64_t kk = 0; kk < k; ++kk)
+        dst[kk * kMR] = src[kk];
+    }
+  return packed;
+}
+
+class KernelCallBuilder {
+public:
+  KernelCallBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  /// The buffer of tensor `t`, read only, as a memref<1xT> view of its
+  /// start: one function type per kernel whatever the shapes, lowered to a
+  /// bare pointer, and still a use of the buffer (so the arena keeps it
+  /// alive until the call).
+  Value bufferOf(Value t) {
+    auto type = llvm::cast<RankedTensorType>(t.getType());
+    Value m = b.create<bufferization::ToMemrefOp>(
+        loc, MemRefType::get(type.getShape(), type.getElementType()), t, /*read_only=*/true);
+    return pointerView(m);
+  }
+  Value pointerView(Value m) {
+    auto type = llvm::cast<MemRefType>(m.getType());
+    auto view = MemRefType::get({1}, type.getElementType());
+    return b.create<memref::ReinterpretCastOp>(loc, view, m, /*offset=*/0,
+                                               /*sizes=*/ArrayRef<int64_t>{1},
+                                               /*strides=*/ArrayRef<int64_t>{1});
+  }
+  Value constant(ArrayRef<int64_t> values) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
+    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+  }
+  Value constant(ArrayRef<float> values, StringRef name) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getF32Type());
+    if (values.size() <= 16)
+      return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+    ArrayRef<char> raw(reinterpret_cast<const char *>(values.data()),
+                       values.size() * sizeof(float));
+    return b.create<arith::ConstantOp>(
+        loc, DenseResourceElementsAttr::get(
+                 type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
+  }
+
+  /// Calls `callee(params, operands..., output)` and returns the output.
+  Value call(ModuleOp module, StringRef callee, ArrayRef<int64_t> params,
+             ArrayRef<Value> operands, RankedTensorType resultType) {
+    SmallVector<Value> args{bufferOf(constant(params))};
+    for (Value v : operands)
+      args.push_back(bufferOf(v));
+    auto outType = MemRefType::get(resultType.getShape(), resultType.getElementType());
+    Value out = b.create<memref::AllocOp>(loc, outType, b.getI64IntegerAttr(64));
+    args.push_back(pointerView(out));
+    declare(module, callee, ValueRange(args).getTypes());
+    b.create<func::CallOp>(loc, callee, TypeRange{}, args);
+    return b.create<bufferization::ToTensorOp>(loc, resultType, out, /*restrict=*/true,
+                                               /*writable=*/true);
+  }
+
+private:
+  void declare(ModuleOp module, StringRef name, TypeRange args) {
+    if (module.lookupSymbol(name))
+      return;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto f = b.create<func::FuncOp>(loc, name, b.getFunctionType(args, {}));
+    f.setPrivate();
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+std::string resourceName(Value weight, StringRef suffix) {
+  if (auto c = weight.getDefiningOp<ConstantOp>())
+    if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+      return (r.getRawHandle().getKey() + "." + suffix).str();
+  return ("weight." + suffix).str();
+}
+
+std::optional<::cuvil::Tensor> constantF32(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c || !isStaticF32(v))
+    return std::nullopt;
+  FailureOr<::cuvil::Tensor> t = reference::tensorFromAttr(c.getValue(), c.getLoc());
+  if (failed(t))
+    return std::nullopt;
+  return std::move(*t);
+}
+
+struct SelectCpuKernelsPass final
+    : mlir::cuvil::impl::SelectCpuKernelsPassBase<SelectCpuKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Whole groups first (their epilogue goes into the kernel), then what
+    // is left: groups whose body the kernels cannot apply are opened up so
+    // that their anchor still uses a kernel.
+    SmallVector<FusedGroupOp> groups;
+    module.walk([&](FusedGroupOp g) { groups.push_back(g); });
+    for (FusedGroupOp g : groups) {
+      Operation *anchor = nullptr;
+      for (Operation &op : g.getBody().front())
+        if (llvm::isa<Conv2DOp, LinearOp>(op)) {
+          anchor = &op;
+          break;
+        }
+      if (!anchor)
+        continue;
+      std::optional<Epilogue> e = matchEpilogue(g, anchor);
+      if (e) {
+        IRMapping map;
+        for (auto [arg, input] : llvm::zip(g.getBody().front().getArguments(), g.getInputs()))
+          map.map(arg, input);
+        OpBuilder b(g);
+        SmallVector<Value> operands;
+        for (Value v : anchor->getOperands())
+          operands.push_back(map.lookup(v));
+        if (Value r = rewrite(b, module, anchor, operands, *e)) {
+          g.getResult().replaceAllUsesWith(r);
+          g.erase();
+          continue;
+        }
+      }
+      inlineGroup(g);
+    }
+    SmallVector<Operation *> plain;
+    module.walk([&](Operation *op) {
+      if (llvm::isa<Conv2DOp, LinearOp>(op))
+        plain.push_back(op);
+    });
+    for (Operation *op : plain) {
+      OpBuilder b(op);
+      SmallVector<Value> operands(op->getOperands());
+      if (Value r = rewrite(b, module, op, operands, Epilogue{})) {
+        op->getResult(0).replaceAllUsesWith(r);
+        op->erase();
+      }
+    }
+  }
+
+  static void inlineGroup(FusedGroupOp g) {
+    Block &body = g.getBody().front();
+    IRMapping map;
+    for (auto [arg, input] : llvm::zip(body.getArguments(), g.getInputs()))
+      map.map(arg, input);
+    OpBuilder b(g);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    g.getResult().replaceAllUsesWith(map.lookup(g.getYielded()));
+    g.erase();
+  }
+
+  /// The kernel call for `op` (operands already outside any group), or null
+  /// when no kernel applies (the op is then lowered through linalg).
+  Value rewrite(OpBuilder &b, ModuleOp module, Operation *op, ArrayRef<Value> operands,
+                const Epilogue &e) {
+    if (auto conv = llvm::dyn_cast<Conv2DOp>(op))
+      return rewriteConv(b, module, conv, operands, e);
+    if (auto linear = llvm::dyn_cast<LinearOp>(op))
+      return rewriteLinear(b, module, linear, operands, e);
+    return nullptr;
+  }
+
+  static int64_t flagsOf(const Epilogue &e, bool bias) {
+    return (bias ? kFlagBias : 0) | (e.residual ? kFlagResidual : 0) | (e.clamp ? kFlagClamp : 0);
+  }
+
+  /// The bias and residual operands, with a placeholder where absent (the
+  /// params' flags tell the kernel not to read it).
+  static void optionalOperands(KernelCallBuilder &k, Value bias, const Epilogue &e,
+                               SmallVectorImpl<Value> &out) {
+    Value placeholder;
+    auto get = [&]() {
+      if (!placeholder)
+        placeholder = k.constant(ArrayRef<float>{0.0f}, "unused");
+      return placeholder;
+    };
+    out.push_back(bias ? bias : get());
+    out.push_back(e.residual ? e.residual : get());
+  }
+
+  Value rewriteConv(OpBuilder &b, ModuleOp module, Conv2DOp conv, ArrayRef<Value> operands,
+                    const Epilogue &e) {
+    Value input = operands[0], weight = operands[1];
+    Value bias = operands.size() > 2 ? operands[2] : Value();
+    if (!isStaticF32(input) || !isStaticF32(weight) || !isStaticF32(conv.getResult()) ||
+        (bias && !isStaticF32(bias)))
+      return nullptr;
+    auto in = llvm::cast<RankedTensorType>(input.getType()).getShape();
+    auto w = llvm::cast<RankedTensorType>(weight.getType()).getShape();
+    auto out = llvm::cast<RankedTensorType>(conv.getResult().getType());
+    int64_t groups = conv.getGroups();
+    ArrayRef<int64_t> stride = conv.getStride(), padding = conv.getPadding(),
+                      dilation = conv.getDilation();
+    if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2)
+      return nullptr;
+    int64_t cinG = w[1];
+    SmallVector<int64_t> params{kParamsVersion, in[0], in[1], in[2], in[3], w[0],
+                                out.getDimSize(2), out.getDimSize(3), w[2], w[3],
+                                stride[0], stride[1], padding[0], padding[1],
+                                dilation[0], dilation[1], groups, flagsOf(e, static_cast<bool>(bias)),
+                                floatBits(e.lo), floatBits(e.hi), kMR};
+    KernelCallBuilder k(b, conv.getLoc());
+    SmallVector<Value> args{input};
+    if (cinG == 1 && groups == in[1]) {
+      // Depthwise: a direct kernel on the weights as they are.
+      args.push_back(weight);
+      optionalOperands(k, bias, e, args);
+      return k.call(module, "cuvil_rt_depthwise_conv2d_f32", params, args, out);
+    }
+    std::optional<::cuvil::Tensor> wt = constantF32(weight);
+    if (!wt)
+      return nullptr;
+    int64_t kSize = cinG * w[2] * w[3];
+    std::vector<float> packed = packRows(reinterpret_cast<const float *>(wt->data()), groups,
+                                         w[0] / groups, kSize);
+    args.push_back(k.constant(packed, resourceName(weight, "packed")));
+    optionalOperands(k, bias, e, args);
+    return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
+  }
+
+  Value rewriteLinear(OpBuilder &b, ModuleOp module, LinearOp linear, ArrayRef<Value> operands,
+                      const Epilogue &e) {
+    Value input = operands[0], weight = operands[1];
+    Value bias = operands.size() > 2 ? operands[2] : Value();
+    if (!isStaticF32(input) || !isStaticF32(linear.getResult()) || (bias && !isStaticF32(bias)))
+      return nullptr;
+    auto in = llvm::cast<RankedTensorType>(input.getType());
+    auto out = llvm::cast<RankedTensorType>(linear.getResult().getType());
+    std::optional<::cuvil::Tensor> wt = constantF32(weight);
+    if (!wt || wt->rank() != 2 || in.getRank() < 1)
+      return nullptr;
+    int64_t n = wt->dim(0), kSize = wt->dim(1);
+    int64_t m = in.getNumElements() / std::max<int64_t>(kSize, 1);
+    if (kSize == 0 || in.getDimSize(in.getRank() - 1) != kSize)
+      return nullptr;
+    SmallVector<int64_t> params{kParamsVersion, m, kSize, n, flagsOf(e, static_cast<bool>(bias)),
+                                floatBits(e.lo), floatBits(e.hi), kMR};
+    KernelCallBuilder k(b, linear.getLoc());
+    std::vector<float> packed =
+        packRows(reinterpret_cast<const float *>(wt->data()), 1, n, kSize);
+    SmallVector<Value> args{input, k.constant(packed, resourceName(weight, "packed"))};
+    optionalOperands(k, bias, e, args);
+    return k.call(module, "cuvil_rt_linear_f32", params, args, out);
+  }
+};
+
+} // namespace

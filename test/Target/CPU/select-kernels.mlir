@@ -1,0 +1,98 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels | FileCheck %s
+
+// A conv group with a residual add and relu is one kernel call: the
+// epilogue (bias, residual, clamp to [0, inf)) is in the params' flags (7),
+// lo/hi are float bits (0.0, +inf), the last entry is the packing's MR (8).
+// Weights [2][2][2][2]: 2 rows of K = 8, packed into one 8-row panel of
+// 8 x 8 floats, zero-padded. The output is a fresh buffer. (With a single
+// input channel this would be the depthwise kernel's case.)
+// CHECK-LABEL: func.func @conv_add_relu
+//  CHECK-DAG:   %[[W:.*]] = arith.constant dense_resource<{{.*}}packed> : tensor<64xf32>
+//  CHECK-DAG:   %[[P:.*]] = arith.constant dense<[1, 1, 2, 3, 3, 2, 2, 2, 2, 2, 1, 1, 0, 0, 1, 1, 1, 7, 0, 2139095040, 8]> : tensor<21xi64>
+//      CHECK:   bufferization.to_memref %[[P]] read_only
+//      CHECK:   bufferization.to_memref %arg0 read_only
+//      CHECK:   bufferization.to_memref %[[W]] read_only
+//      CHECK:   bufferization.to_memref %arg1 read_only
+//      CHECK:   %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x2x2xf32>
+//      CHECK:   %[[OUTV:.*]] = memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [1], strides: [1]
+//      CHECK:   call @cuvil_rt_conv2d_f32({{.*}}, %[[OUTV]]) : (memref<1xi64>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+//      CHECK:   %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+//  CHECK-NOT:   cuvil.fused.group
+//      CHECK:   return %[[R]]
+func.func @conv_add_relu(%x: tensor<1x2x3x3xf32>, %res: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<2x2x2x2xf32>
+  %b = cuvil.constant dense<[0.5, -0.5]> : tensor<2xf32>
+  %0 = cuvil.fused.group conv(%x, %w, %b, %res) : (tensor<1x2x3x3xf32>, tensor<2x2x2x2xf32>, tensor<2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  ^bb0(%a0: tensor<1x2x3x3xf32>, %a1: tensor<2x2x2x2xf32>, %a2: tensor<2xf32>, %a3: tensor<1x2x2x2xf32>):
+    %1 = cuvil.conv.conv2d %a0, %a1, %a2 stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x2x3x3xf32>, tensor<2x2x2x2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+    %2 = cuvil.math.add %a3, %1 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
+    %3 = cuvil.act.relu %2 : tensor<1x2x2x2xf32>
+    cuvil.fused.yield %3 : tensor<1x2x2x2xf32>
+  }
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Depthwise (groups = channels, one input channel each) with relu6: the
+// direct kernel, on the weights as they are (no packing, no constant
+// needed); clamp to [0, 6] (6.0 = 0x40C00000 = 1086324736), no bias (flags 4).
+// CHECK-LABEL: func.func @depthwise_relu6
+//      CHECK:   arith.constant dense<[1, 1, 3, 4, 4, 3, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 3, 4, 0, 1086324736, 8]>
+//      CHECK:   bufferization.to_memref %arg1 read_only
+//      CHECK:   call @cuvil_rt_depthwise_conv2d_f32
+//  CHECK-NOT:   cuvil.
+func.func @depthwise_relu6(%x: tensor<1x3x4x4xf32>, %w: tensor<3x1x3x3xf32>) -> tensor<1x3x4x4xf32> {
+  %0 = cuvil.fused.group conv(%x, %w) : (tensor<1x3x4x4xf32>, tensor<3x1x3x3xf32>) -> tensor<1x3x4x4xf32> {
+  ^bb0(%a0: tensor<1x3x4x4xf32>, %a1: tensor<3x1x3x3xf32>):
+    %1 = cuvil.conv.conv2d %a0, %a1 stride [1, 1] padding [1, 1] dilation [1, 1] groups 3 : (tensor<1x3x4x4xf32>, tensor<3x1x3x3xf32>) -> tensor<1x3x4x4xf32>
+    %2 = cuvil.act.hardtanh %1 {min_val = 0.0 : f64, max_val = 6.0 : f64} : tensor<1x3x4x4xf32>
+    cuvil.fused.yield %2 : tensor<1x3x4x4xf32>
+  }
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// A group whose epilogue the kernel cannot apply (sigmoid) is opened up:
+// the convolution is a call, the sigmoid stays for the linalg lowering.
+// CHECK-LABEL: func.func @conv_sigmoid
+//      CHECK:   call @cuvil_rt_conv2d_f32
+//      CHECK:   %[[C:.*]] = bufferization.to_tensor
+//      CHECK:   cuvil.act.sigmoid %[[C]]
+func.func @conv_sigmoid(%x: tensor<1x2x3x3xf32>) -> tensor<1x1x2x2xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<1x2x2x2xf32>
+  %0 = cuvil.fused.group conv(%x, %w) : (tensor<1x2x3x3xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  ^bb0(%a0: tensor<1x2x3x3xf32>, %a1: tensor<1x2x2x2xf32>):
+    %1 = cuvil.conv.conv2d %a0, %a1 stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x2x3x3xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
+    %2 = cuvil.act.sigmoid %1 : tensor<1x1x2x2xf32>
+    cuvil.fused.yield %2 : tensor<1x1x2x2xf32>
+  }
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Weights computed at run time cannot be packed at compile time: the
+// convolution is left to the linalg lowering.
+// CHECK-LABEL: func.func @runtime_weights
+//      CHECK:   cuvil.conv.conv2d
+//  CHECK-NOT:   call
+func.func @runtime_weights(%x: tensor<1x2x3x3xf32>, %w: tensor<2x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x2x3x3xf32>, tensor<2x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// linear on a [2, 3, 4] input: M = 6 rows, K = 4, N = 5, no bias (flags 0);
+// a placeholder stands for the bias and residual buffers.
+// CHECK-LABEL: func.func @linear_3d
+//      CHECK:   arith.constant dense<[1, 6, 4, 5, 0, 4286578688, 2139095040, 8]> : tensor<8xi64>
+//      CHECK:   call @cuvil_rt_linear_f32
+//      CHECK:   bufferization.to_tensor {{.*}} : memref<2x3x5xf32>
+func.func @linear_3d(%x: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
+  %w = cuvil.constant dense<0.25> : tensor<5x4xf32>
+  %0 = cuvil.gemm.linear %x, %w : (tensor<2x3x4xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
