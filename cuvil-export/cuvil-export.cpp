@@ -3,7 +3,7 @@
 // cuvil-export --model MODEL --target x86_64|aarch64 --output libinference.so
 //              [--cpu NAME] [--input-shape SPEC]... [--strategy graph_fusion]
 //              [--disable-optimization NAME[,NAME...]] [--emit mlir|llvm|asm|obj|so]
-//              [--emit-header FILE] [--depfile FILE]
+//              [--emit-header FILE] [--depfile FILE] [--cache-dir DIR]
 //
 // Loads the model (.pt, .mlir, .mlirbc), runs the graph pipeline and the
 // target's code generation, and writes the artifact atomically: after a
@@ -15,6 +15,7 @@
 #include "support/AtomicFile.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/CPU/Codegen.h"
+#include "targets/CompileCache.h"
 #include "targets/Export.h"
 #include "targets/Targets.h"
 
@@ -22,6 +23,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -29,6 +31,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <set>
 
 using namespace cuvil;
@@ -39,6 +42,7 @@ const char *kTool = "cuvil-export";
 
 struct Options {
   std::string model, target, output, cpu, emit = "so", emitHeader, depfile, strategy = "graph_fusion";
+  std::string cacheDir;
   std::vector<std::string> inputShapes, disabled;
   bool fusionRemarks = false;
   LogOptions log;
@@ -70,6 +74,37 @@ std::string depfileText(const std::string &output, const std::string &model) {
   return escape(output) + ": " + escape(model) + "\n";
 }
 
+/// Writes the side outputs (header, depfile) of a finished export.
+int writeSideOutputs(const Options &opt) {
+  if (!opt.emitHeader.empty())
+    if (Status s = writeFileAtomically(opt.emitHeader, mlir::cuvil::runtimeHeaderText()); !s)
+      return reportError(kTool, s.error());
+  if (!opt.depfile.empty())
+    if (Status s = writeFileAtomically(opt.depfile, depfileText(opt.output, opt.model)); !s)
+      return reportError(kTool, s.error());
+  return kExitSuccess;
+}
+
+/// The cache key of this export (nothing: no cache, or the target is
+/// invalid, which the export itself then reports).
+std::optional<std::string> cacheKey(const Options &opt, const std::set<std::string> &disabled,
+                                    const std::string &modelName) {
+  Result<mlir::cuvil::CpuTarget> target = mlir::cuvil::makeCpuTarget(opt.target, opt.cpu);
+  if (!target)
+    return std::nullopt;
+  std::vector<std::string> parts{
+      "target=" + target->triple, "cpu=" + target->cpu, "features=" + target->features,
+      "emit=" + opt.emit, "strategy=" + opt.strategy, "name=" + modelName,
+      "version=" + versionText()};
+  for (const std::string &d : disabled)
+    parts.push_back("disable=" + d);
+  for (const std::string &shape : opt.inputShapes)
+    parts.push_back("shape=" + shape);
+  std::string self =
+      llvm::sys::fs::getMainExecutable(nullptr, reinterpret_cast<void *>(&writeSideOutputs));
+  return mlir::cuvil::CompileCache::key(opt.model, parts, {self, target->runtimeArchive});
+}
+
 int run(const Options &opt) {
   std::optional<mlir::cuvil::EmitKind> emit = parseEmit(opt.emit);
   if (!emit)
@@ -89,6 +124,27 @@ int run(const Options &opt) {
     return reportError(kTool, usageError("the output '" + opt.output + "' is the input model"));
 
   auto start = std::chrono::steady_clock::now();
+  std::string modelName = llvm::sys::path::stem(opt.model).str();
+  // Remarks come from compiling: a request for them bypasses the cache.
+  const char *cacheEnv = std::getenv("CUVIL_CACHE_DIR");
+  mlir::cuvil::CompileCache cache(opt.fusionRemarks ? ""
+                                  : !opt.cacheDir.empty() ? opt.cacheDir
+                                  : cacheEnv             ? cacheEnv
+                                                         : "");
+  std::optional<std::string> key;
+  if (cache.enabled())
+    key = cacheKey(opt, disabled, modelName);
+  if (key)
+    if (std::optional<std::string> hit = cache.lookup(*key)) {
+      if (Status s = writeFileAtomically(opt.output, *hit); !s)
+        return reportError(kTool, s.error());
+      if (*emit == mlir::cuvil::EmitKind::SharedLibrary) // as the linker leaves it
+        llvm::sys::fs::setPermissions(opt.output, llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
+                                                      llvm::sys::fs::owner_write);
+      spdlog::info("wrote '{}' from the compile cache (entry {})", opt.output, *key);
+      return writeSideOutputs(opt);
+    }
+
   mlir::DialectRegistry registry;
   mlir::cuvil::registerAllDialects(registry);
   mlir::cuvil::registerTargetDialects(registry);
@@ -114,7 +170,7 @@ int run(const Options &opt) {
   options.emit = *emit;
   options.graph.disabled = disabled;
   options.graph.fusionRemarks = opt.fusionRemarks;
-  options.modelName = llvm::sys::path::stem(opt.model).str();
+  options.modelName = modelName;
   Result<mlir::cuvil::ExportResult> result = mlir::cuvil::exportModel(**module, options, opt.output);
   if (!result)
     return reportError(kTool, result.error());
@@ -127,12 +183,17 @@ int run(const Options &opt) {
   } else if (Status s = writeFileAtomically(opt.output, result->bytes); !s) {
     return reportError(kTool, s.error());
   }
-  if (!opt.emitHeader.empty())
-    if (Status s = writeFileAtomically(opt.emitHeader, mlir::cuvil::runtimeHeaderText()); !s)
-      return reportError(kTool, s.error());
-  if (!opt.depfile.empty())
-    if (Status s = writeFileAtomically(opt.depfile, depfileText(opt.output, opt.model)); !s)
-      return reportError(kTool, s.error());
+  if (key) {
+    if (*emit == mlir::cuvil::EmitKind::SharedLibrary) {
+      if (auto written = llvm::MemoryBuffer::getFile(opt.output, /*IsText=*/false,
+                                                     /*RequiresNullTerminator=*/false))
+        cache.store(*key, (*written)->getBuffer().str());
+    } else {
+      cache.store(*key, result->bytes);
+    }
+  }
+  if (int rc = writeSideOutputs(opt); rc != kExitSuccess)
+    return rc;
   auto done = std::chrono::steady_clock::now();
   spdlog::info("wrote '{}' for {} in {:.2f} s (arena {} bytes, CPU features: {})", opt.output,
                opt.target, std::chrono::duration<double>(done - start).count(),
@@ -166,6 +227,9 @@ int main(int argc, char **argv) {
   app.add_option("--emit-header", opt.emitHeader, "Also write the C header (cuvil/runtime.h) here");
   app.add_option("--depfile", opt.depfile, "Also write a Make dependency file here");
   app.add_flag("--fusion-remarks", opt.fusionRemarks, "Explain every op that was not fused");
+  app.add_option("--cache-dir", opt.cacheDir,
+                 "Reuse earlier exports with the same model, target, CPU, options and compiler "
+                 "from this directory (default: $CUVIL_CACHE_DIR; none when unset)");
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
