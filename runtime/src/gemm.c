@@ -10,14 +10,21 @@
 #include "kernels.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 _Thread_local void *cuvil_rt_current_exec;
 
 /* K-block: B's block (KC x NR floats = 32 KiB at NR = 32) stays in L1. */
-/* An item covers up to 64 row panels of one column tile, so B's block is
- * packed once for all of them. */
-enum { KC = 256, PANELS_PER_CHUNK = 64 };
+/* Blocking (floats): a K-block of B for one column tile (KC x NR = 32 KiB at
+ * NR = 32) stays in L1 while the row panels of A's K-block stream from L2
+ * (MC x KC = 256 KiB); an item packs B for up to NC columns at once, so A's
+ * block is read from memory once for all of them (thin outputs with large
+ * weights, like resnet's last stage, would otherwise re-read the weights
+ * for every tile). */
+enum { KC = 256, MC = 256, NC = 128 };
+_Static_assert((size_t)(KC * NC + MC * NC) * sizeof(float) <= CUVIL_THREAD_SCRATCH_BYTES,
+               "the blocks must fit in a thread's scratch");
 
 /*--- Micro-kernel choice ---------------------------------------------------*/
 
@@ -43,9 +50,12 @@ const cuvil_microkernels *cuvil_microkernels_best(void) {
 typedef struct gemm_job {
   const cuvil_gemm_problem *p;
   const cuvil_microkernels *mk;
+  void *exec;
+  float *scratch;           /* when running without a pool */
   int64_t nr;               /* columns per tile (the kernel's NR, or N when narrow) */
   int narrow;
-  int64_t m_panels, panels_per_chunk, m_chunks, n_tiles;
+  int64_t m_panels, panels_per_block, m_blocks;
+  int64_t tiles_per_block, n_blocks;
 } gemm_job;
 
 static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t i, int64_t j) {
@@ -91,34 +101,48 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
 static void gemm_items(void *closure, int64_t begin, int64_t end) {
   const gemm_job *job = closure;
   const cuvil_gemm_problem *p = job->p;
-  float b_block[KC * CUVIL_MAX_NR] __attribute__((aligned(64)));
-  float c_tiles[PANELS_PER_CHUNK * CUVIL_MR * CUVIL_MAX_NR] __attribute__((aligned(64)));
+  const int64_t nr = job->nr;
+  float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
+  float *b_block = scratch;           /* [tile][KC][nr] */
+  float *c_block = scratch + KC * NC; /* [panel][tile][MR][nr] */
   for (int64_t item = begin; item < end; ++item) {
-    int64_t tile = item / job->m_chunks, chunk = item % job->m_chunks;
-    int64_t j0 = tile * job->nr;
-    int64_t cols = p->n - j0 < job->nr ? p->n - j0 : job->nr;
-    int64_t mp0 = chunk * job->panels_per_chunk;
-    int64_t mp1 = mp0 + job->panels_per_chunk;
-    if (mp1 > job->m_panels)
-      mp1 = job->m_panels;
+    int64_t mb = item / job->n_blocks, nb = item % job->n_blocks;
+    int64_t mp0 = mb * job->panels_per_block;
+    int64_t mp1 = mp0 + job->panels_per_block < job->m_panels ? mp0 + job->panels_per_block
+                                                              : job->m_panels;
+    int64_t j0 = nb * job->tiles_per_block * nr;
+    int64_t tiles = (p->n - j0 + nr - 1) / nr;
+    if (tiles > job->tiles_per_block)
+      tiles = job->tiles_per_block;
     if (p->k == 0)
-      memset(c_tiles, 0, sizeof c_tiles);
+      memset(c_block, 0, (size_t)((mp1 - mp0) * tiles * CUVIL_MR * nr) * sizeof(float));
     for (int64_t k0 = 0; k0 < p->k; k0 += KC) {
       int64_t kc = p->k - k0 < KC ? p->k - k0 : KC;
-      p->pack_b(p->b_context, k0, kc, j0, cols, job->nr, b_block);
-      for (int64_t mp = mp0; mp < mp1; ++mp) {
-        const float *a = p->a_packed + (mp * p->k + k0) * CUVIL_MR;
-        float *c = c_tiles + (mp - mp0) * CUVIL_MR * job->nr;
-        if (job->narrow)
-          job->mk->narrow(kc, a, b_block, c, job->nr, k0 > 0);
-        else
-          job->mk->full(kc, a, b_block, c, k0 > 0);
+      for (int64_t t = 0; t < tiles; ++t) {
+        int64_t jt = j0 + t * nr;
+        int64_t cols = p->n - jt < nr ? p->n - jt : nr;
+        p->pack_b(p->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
+      }
+      for (int64_t t = 0; t < tiles; ++t) {
+        const float *b = b_block + t * KC * nr;
+        for (int64_t mp = mp0; mp < mp1; ++mp) {
+          const float *a = p->a_packed + (mp * p->k + k0) * CUVIL_MR;
+          float *c = c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr;
+          if (job->narrow)
+            job->mk->narrow(kc, a, b, c, nr, k0 > 0);
+          else
+            job->mk->full(kc, a, b, c, k0 > 0);
+        }
       }
     }
     for (int64_t mp = mp0; mp < mp1; ++mp) {
       int64_t i0 = mp * CUVIL_MR;
       int64_t rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
-      write_tile(p, c_tiles + (mp - mp0) * CUVIL_MR * job->nr, job->nr, i0, rows, j0, cols);
+      for (int64_t t = 0; t < tiles; ++t) {
+        int64_t jt = j0 + t * nr;
+        int64_t cols = p->n - jt < nr ? p->n - jt : nr;
+        write_tile(p, c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr, nr, i0, rows, jt, cols);
+      }
     }
   }
 }
@@ -126,22 +150,34 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
 void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, void *exec) {
   if (p->m <= 0 || p->n <= 0)
     return;
-  gemm_job job = {.p = p, .mk = mk};
+  gemm_job job = {.p = p, .mk = mk, .exec = exec};
   job.narrow = p->n <= CUVIL_NARROW_MAX;
   job.nr = job.narrow ? p->n : mk->nr;
-  job.n_tiles = (p->n + job.nr - 1) / job.nr;
+  job.tiles_per_block = NC / job.nr;
+  int64_t n_tiles = (p->n + job.nr - 1) / job.nr;
+  job.n_blocks = (n_tiles + job.tiles_per_block - 1) / job.tiles_per_block;
   job.m_panels = (p->m + CUVIL_MR - 1) / CUVIL_MR;
-  /* Smaller chunks only when there would be too few items to keep every
-   * thread busy (a thin C: few column tiles); each chunk packs B again. */
+  /* Smaller blocks when there would be too few items to keep every thread
+   * busy; each block of rows packs B again, each block of columns reads A
+   * again. */
   int64_t threads = cuvil_thread_pool_size(exec);
-  job.panels_per_chunk = PANELS_PER_CHUNK;
-  while (job.panels_per_chunk > 1 &&
-         (job.panels_per_chunk / 2 >= job.m_panels ||
-          job.n_tiles * ((job.m_panels + job.panels_per_chunk - 1) / job.panels_per_chunk) <
+  job.panels_per_block = MC / CUVIL_MR;
+  while (job.panels_per_block > 1 &&
+         (job.panels_per_block / 2 >= job.m_panels ||
+          job.n_blocks * ((job.m_panels + job.panels_per_block - 1) / job.panels_per_block) <
               2 * threads))
-    job.panels_per_chunk /= 2;
-  job.m_chunks = (job.m_panels + job.panels_per_chunk - 1) / job.panels_per_chunk;
-  cuvil_rt_parallel_for(exec, job.n_tiles * job.m_chunks, gemm_items, &job);
+    job.panels_per_block /= 2;
+  job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
+  if (!exec) {
+    /* No pool (a direct call): this thread, with scratch of its own. */
+    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
+    if (!job.scratch)
+      return;
+    gemm_items(&job, 0, job.m_blocks * job.n_blocks);
+    free(job.scratch);
+    return;
+  }
+  cuvil_rt_parallel_for(exec, job.m_blocks * job.n_blocks, gemm_items, &job);
 }
 
 /*--- Convolution -----------------------------------------------------------*/

@@ -25,6 +25,9 @@ typedef struct worker {
 
 struct cuvil_thread_pool {
   int32_t num_threads;
+  /* CUVIL_THREAD_SCRATCH_BYTES per thread for the kernels' packed blocks,
+   * allocated with the pool so a run never allocates. */
+  unsigned char *scratch;
   int32_t num_started; /* workers actually running (for a partial start) */
   worker *workers;
 
@@ -45,6 +48,8 @@ struct cuvil_thread_pool {
  * parallel_for from inside a body runs inline instead of deadlocking on the
  * pool it is already part of. */
 static _Thread_local bool inside_parallel_region;
+/* This thread's index in the pool running it: 0 for the caller. */
+static _Thread_local int32_t thread_slot;
 
 static void block_range(int64_t n, int32_t num_blocks, int32_t block, int64_t *begin,
                         int64_t *end) {
@@ -58,6 +63,7 @@ static void *worker_main(void *argument) {
   worker *self = argument;
   cuvil_thread_pool *pool = self->pool;
   inside_parallel_region = true;
+  thread_slot = self->index;
   /* Jobs are numbered from 1; this worker may start after the first job
    * was posted and must still take its block. */
   uint64_t seen_generation = 0;
@@ -103,9 +109,16 @@ cuvil_thread_pool *cuvil_thread_pool_create(int32_t num_threads, int *error_numb
     return NULL;
   }
   pool->num_threads = num_threads;
+  pool->scratch = aligned_alloc(64, (size_t)num_threads * CUVIL_THREAD_SCRATCH_BYTES);
+  if (!pool->scratch) {
+    free(pool);
+    *error_number = ENOMEM;
+    return NULL;
+  }
   if (num_threads > 1) {
     pool->workers = calloc((size_t)(num_threads - 1), sizeof(worker));
     if (!pool->workers) {
+      free(pool->scratch);
       free(pool);
       *error_number = ENOMEM;
       return NULL;
@@ -149,7 +162,15 @@ void cuvil_thread_pool_destroy(cuvil_thread_pool *pool) {
   pthread_cond_destroy(&pool->work_posted);
   pthread_mutex_destroy(&pool->mutex);
   free(pool->workers);
+  free(pool->scratch);
   free(pool);
+}
+
+void *cuvil_thread_pool_scratch(cuvil_thread_pool *pool) {
+  if (!pool)
+    return NULL;
+  int32_t slot = thread_slot < pool->num_threads ? thread_slot : 0;
+  return pool->scratch + (size_t)slot * CUVIL_THREAD_SCRATCH_BYTES;
 }
 
 int32_t cuvil_thread_pool_size(const cuvil_thread_pool *pool) {
