@@ -182,19 +182,6 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
 
 /*--- Convolution -----------------------------------------------------------*/
 
-enum {
-  CONV_VERSION, CONV_N, CONV_C, CONV_H, CONV_W, CONV_COUT, CONV_OH, CONV_OW, CONV_KH, CONV_KW,
-  CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
-  CONV_HI, CONV_MR, CONV_NUM_PARAMS
-};
-enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4 };
-
-static float float_from_bits(int64_t bits) {
-  uint32_t u = (uint32_t)bits;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
 
 typedef struct im2col_context {
   const float *input; /* this image's first channel of the group */
@@ -292,7 +279,7 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
           .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL,
           .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
           .clamp = (flags & FLAG_CLAMP) != 0,
-          .lo = float_from_bits(q[CONV_LO]), .hi = float_from_bits(q[CONV_HI])};
+          .lo = cuvil_float_from_bits(q[CONV_LO]), .hi = cuvil_float_from_bits(q[CONV_HI])};
       cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
     }
 }
@@ -300,74 +287,32 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
 /*--- Depthwise convolution -------------------------------------------------*/
 
 typedef struct depthwise_job {
-  const int64_t *q;
-  const float *input, *weights, *bias, *residual;
-  float *output;
+  cuvil_depthwise_args args;
+  const cuvil_microkernels *mk;
+  void *exec;
 } depthwise_job;
 
-/* One output plane per item: direct, row by row, the inner loop over the
- * output columns whose input column is inside the image (no padding tests
- * in it, contiguous when the stride is 1). */
 static void depthwise_planes(void *closure, int64_t begin, int64_t end) {
   const depthwise_job *job = closure;
-  const int64_t *q = job->q;
-  int64_t c = q[CONV_C], h = q[CONV_H], w = q[CONV_W], cout = q[CONV_COUT];
-  int64_t oh = q[CONV_OH], ow = q[CONV_OW], kh = q[CONV_KH], kw = q[CONV_KW];
-  int64_t sh = q[CONV_SH], sw = q[CONV_SW], ph = q[CONV_PH], pw = q[CONV_PW];
-  int64_t dh = q[CONV_DH], dw = q[CONV_DW], flags = q[CONV_FLAGS];
-  int64_t multiplier = cout / c;
-  float lo = float_from_bits(q[CONV_LO]), hi = float_from_bits(q[CONV_HI]);
-  for (int64_t plane = begin; plane < end; ++plane) {
-    int64_t image = plane / cout, co = plane % cout, ci = co / multiplier;
-    const float *in = job->input + (image * c + ci) * h * w;
-    const float *wt = job->weights + co * kh * kw;
-    float *out = job->output + plane * oh * ow;
-    float b = (flags & FLAG_BIAS) ? job->bias[co] : 0.0f;
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      float *orow = out + oy * ow;
-      for (int64_t ox = 0; ox < ow; ++ox)
-        orow[ox] = b;
-      for (int64_t ky = 0; ky < kh; ++ky) {
-        int64_t iy = oy * sh - ph + ky * dh;
-        if (iy < 0 || iy >= h)
-          continue;
-        const float *irow = in + iy * w;
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          float wv = wt[ky * kw + kx];
-          int64_t shift = kx * dw - pw; /* ix = ox * sw + shift */
-          int64_t first = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-          int64_t last = (w - 1 - shift) >= 0 ? (w - 1 - shift) / sw + 1 : 0;
-          if (last > ow)
-            last = ow;
-          if (sw == 1) {
-            const float *src = irow + shift;
-            for (int64_t ox = first; ox < last; ++ox)
-              orow[ox] += wv * src[ox];
-          } else {
-            for (int64_t ox = first; ox < last; ++ox)
-              orow[ox] += wv * irow[ox * sw + shift];
-          }
-        }
-      }
-      if (flags & FLAG_RESIDUAL) {
-        const float *res = job->residual + plane * oh * ow + oy * ow;
-        for (int64_t ox = 0; ox < ow; ++ox)
-          orow[ox] += res[ox];
-      }
-      if (flags & FLAG_CLAMP)
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          float v = orow[ox];
-          v = v < lo ? lo : v;
-          orow[ox] = v > hi ? hi : v;
-        }
-    }
-  }
+  float *scratch = cuvil_thread_pool_scratch(job->exec);
+  for (int64_t plane = begin; plane < end; ++plane)
+    job->mk->depthwise(&job->args, plane, scratch);
 }
 
 void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const float *weights,
                                    const float *bias, const float *residual, float *output) {
-  depthwise_job job = {q, input, weights, bias, residual, output};
-  cuvil_rt_parallel_for(cuvil_rt_current_exec, q[CONV_N] * q[CONV_COUT], depthwise_planes, &job);
+  depthwise_job job = {{q, input, weights, bias, residual, output}, cuvil_microkernels_best(),
+                       cuvil_rt_current_exec};
+  if (!job.exec) {
+    float *scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
+    if (!scratch)
+      return;
+    for (int64_t plane = 0; plane < q[CONV_N] * q[CONV_COUT]; ++plane)
+      job.mk->depthwise(&job.args, plane, scratch);
+    free(scratch);
+    return;
+  }
+  cuvil_rt_parallel_for(job.exec, q[CONV_N] * q[CONV_COUT], depthwise_planes, &job);
 }
 
 /*--- Linear ----------------------------------------------------------------*/
@@ -406,6 +351,6 @@ void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
       .bias = (flags & FLAG_BIAS) ? bias : NULL,
       .residual = (flags & FLAG_RESIDUAL) ? residual : NULL,
       .clamp = (flags & FLAG_CLAMP) != 0,
-      .lo = float_from_bits(q[LIN_LO]), .hi = float_from_bits(q[LIN_HI])};
+      .lo = cuvil_float_from_bits(q[LIN_LO]), .hi = cuvil_float_from_bits(q[LIN_HI])};
   cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
 }

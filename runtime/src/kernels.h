@@ -38,11 +38,39 @@ typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b,
 typedef void (*cuvil_narrow_kernel_fn)(int64_t kc, const float *a, const float *b, float *c,
                                        int64_t n, int accumulate);
 
+/* The layout of a convolution's params (model_abi.h). */
+enum {
+  CONV_VERSION, CONV_N, CONV_C, CONV_H, CONV_W, CONV_COUT, CONV_OH, CONV_OW, CONV_KH, CONV_KW,
+  CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
+  CONV_HI, CONV_MR, CONV_NUM_PARAMS
+};
+enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4 };
+
+static inline float cuvil_float_from_bits(int64_t bits) {
+  union {
+    uint32_t u;
+    float f;
+  } v = {(uint32_t)bits};
+  return v.f;
+}
+
+typedef struct cuvil_depthwise_args {
+  const int64_t *q; /* conv params */
+  const float *input, *weights, *bias, *residual;
+  float *output;
+} cuvil_depthwise_args;
+
+/* One output plane (image, channel) of a depthwise convolution; `scratch`
+ * is CUVIL_THREAD_SCRATCH_BYTES of the calling thread's. */
+typedef void (*cuvil_depthwise_fn)(const cuvil_depthwise_args *args, int64_t plane,
+                                   float *scratch);
+
 typedef struct cuvil_microkernels {
   const char *name; /* "avx512", "avx2", "generic" */
   int32_t nr;
   cuvil_microkernel_fn full;
   cuvil_narrow_kernel_fn narrow;
+  cuvil_depthwise_fn depthwise; /* compiled for the same instruction set */
 } cuvil_microkernels;
 
 /* The variants compiled into this runtime (x86-64: avx512, avx2, generic;

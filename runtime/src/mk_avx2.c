@@ -11,9 +11,11 @@
 #define MK_VL 8
 #define MK_NV 1
 #include "microkernel.inc"
+#include "depthwise.inc"
 
 const cuvil_microkernels *cuvil_microkernels_avx2(void) {
-  static const cuvil_microkernels kernels = {"avx2", MK_NR, avx2_full, avx2_narrow};
+  static const cuvil_microkernels kernels = {"avx2", MK_NR, avx2_full, avx2_narrow,
+                                             avx2_depthwise};
   return &kernels;
 }
 #else

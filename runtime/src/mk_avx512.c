@@ -12,9 +12,11 @@
 #define MK_VL 16
 #define MK_NV 2
 #include "microkernel.inc"
+#include "depthwise.inc"
 
 const cuvil_microkernels *cuvil_microkernels_avx512(void) {
-  static const cuvil_microkernels kernels = {"avx512", MK_NR, avx512_full, avx512_narrow};
+  static const cuvil_microkernels kernels = {"avx512", MK_NR, avx512_full, avx512_narrow,
+                                             avx512_depthwise};
   return &kernels;
 }
 #else

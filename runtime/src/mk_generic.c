@@ -13,8 +13,10 @@
 #define MK_NV 1
 #endif
 #include "microkernel.inc"
+#include "depthwise.inc"
 
 const cuvil_microkernels *cuvil_microkernels_generic(void) {
-  static const cuvil_microkernels kernels = {"generic", MK_NR, generic_full, generic_narrow};
+  static const cuvil_microkernels kernels = {"generic", MK_NR, generic_full, generic_narrow,
+                                             generic_depthwise};
   return &kernels;
 }

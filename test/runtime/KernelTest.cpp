@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -84,7 +85,9 @@ TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
     REQUIRE(mk->nr <= CUVIL_MAX_NR);
     for (int64_t kc : {1, 7, 64}) {
       std::vector<float> a = randomVector(static_cast<size_t>(kc * CUVIL_MR), 1);
-      std::vector<float> b = randomVector(static_cast<size_t>(kc * mk->nr), 2);
+      // Wide enough for the full tile and for the widest narrow one.
+      std::vector<float> b = randomVector(
+          static_cast<size_t>(kc * std::max<int64_t>(mk->nr, CUVIL_NARROW_MAX)), 2);
       std::vector<float> c0 = randomVector(static_cast<size_t>(CUVIL_MR * mk->nr), 3);
       for (int accumulate : {0, 1}) {
         std::vector<float> c = c0;
@@ -203,7 +206,9 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{1, 16, 7, 7, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1},
                      ConvCase{1, 3, 20, 20, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1},
                      ConvCase{1, 8, 10, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8},
-                     ConvCase{2, 6, 9, 8, 12, 5, 3, 2, 3, 2, 1, 1, 2, 6}}) {
+                     ConvCase{2, 6, 9, 8, 12, 5, 3, 2, 3, 2, 1, 1, 2, 6},
+                     ConvCase{1, 4, 15, 15, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4},
+                     ConvCase{1, 4, 16, 16, 4, 3, 3, 2, 2, 0, 0, 1, 1, 4}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
     int64_t cinG = t.c / t.groups, coutG = t.cout / t.groups, k = cinG * t.kh * t.kw;
@@ -241,6 +246,18 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                                     yd.data());
       for (size_t i = 0; i < yd.size(); ++i)
         REQUIRE(yd[i] == Approx(expected[i]).margin(1e-4));
+      // Every variant's own depthwise code, plane by plane.
+      std::vector<float> scratch(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float));
+      for (const cuvil_microkernels *mk : runnableKernels()) {
+        INFO("depthwise variant " << mk->name);
+        std::vector<float> yv(want.size(), NAN);
+        cuvil_depthwise_args args{params, x.data(), wt.data(), bias.data(), residual.data(),
+                                  yv.data()};
+        for (int64_t plane = 0; plane < t.n * t.cout; ++plane)
+          mk->depthwise(&args, plane, scratch.data());
+        for (size_t i = 0; i < yv.size(); ++i)
+          REQUIRE(yv[i] == Approx(expected[i]).margin(1e-4));
+      }
     }
     cuvil_rt_current_exec = nullptr;
   }
