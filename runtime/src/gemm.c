@@ -23,6 +23,9 @@ _Thread_local void *cuvil_rt_current_exec;
  * weights, like resnet's last stage, would otherwise re-read the weights
  * for every tile). */
 enum { KC = 256, MC = 256, NC = 128 };
+/* Multiply-adds below which a kernel runs on the calling thread alone:
+ * handing work to another thread costs a few microseconds. */
+enum { SMALL_WORK = 1 << 17 };
 _Static_assert((size_t)(KC * NC + MC * NC) * sizeof(float) <= CUVIL_THREAD_SCRATCH_BYTES,
                "the blocks must fit in a thread's scratch");
 
@@ -168,6 +171,13 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
               2 * threads))
     job.panels_per_block /= 2;
   job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
+  int64_t items = job.m_blocks * job.n_blocks;
+  if (exec && (items == 1 || p->m * p->n * p->k < SMALL_WORK)) {
+    /* Too little work to be worth waking the other threads. */
+    job.scratch = cuvil_thread_pool_scratch(exec);
+    gemm_items(&job, 0, items);
+    return;
+  }
   if (!exec) {
     /* No pool (a direct call): this thread, with scratch of its own. */
     job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
@@ -312,7 +322,12 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const f
     free(scratch);
     return;
   }
-  cuvil_rt_parallel_for(job.exec, q[CONV_N] * q[CONV_COUT], depthwise_planes, &job);
+  int64_t planes = q[CONV_N] * q[CONV_COUT];
+  if (planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW] < SMALL_WORK) {
+    depthwise_planes(&job, 0, planes); /* too little to share */
+    return;
+  }
+  cuvil_rt_parallel_for(job.exec, planes, depthwise_planes, &job);
 }
 
 /*--- Linear ----------------------------------------------------------------*/

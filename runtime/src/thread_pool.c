@@ -7,11 +7,17 @@
  * itself and then waits for the others. Only one parallel_for runs on a
  * pool at a time: the instance's busy guard makes sure of that.
  *
+ * A model posts many short jobs in a row (a kernel per layer), and waking a
+ * sleeping thread costs tens of microseconds: workers and the caller first
+ * spin for a while on atomics, and only then sleep on the condition
+ * variables.
+ *
  *===----------------------------------------------------------------------===*/
 #include "internal.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -34,15 +40,27 @@ struct cuvil_thread_pool {
   pthread_mutex_t mutex;
   pthread_cond_t work_posted;
   pthread_cond_t work_finished;
-  /* Everything below is guarded by `mutex`. */
-  uint64_t generation; /* bumped for each posted job */
-  bool stopping;
+  /* Bumped (under `mutex`, release) for each posted job; the job's fields
+   * below are written before and read after it (acquire). */
+  _Atomic uint64_t generation;
+  _Atomic bool stopping;
   parallel_body_fn body;
   void *closure;
   int64_t n;
   int32_t num_blocks;
-  int32_t blocks_pending; /* worker blocks not finished yet */
+  _Atomic int32_t blocks_pending; /* workers not done with the job yet */
 };
+
+/* Iterations of the spin before sleeping (~50-100 us). */
+enum { SPIN_ITERATIONS = 4000 };
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
 
 /* Set on workers, and on the caller while it runs its block: a nested
  * parallel_for from inside a body runs inline instead of deadlocking on the
@@ -67,32 +85,47 @@ static void *worker_main(void *argument) {
   /* Jobs are numbered from 1; this worker may start after the first job
    * was posted and must still take its block. */
   uint64_t seen_generation = 0;
-  pthread_mutex_lock(&pool->mutex);
   for (;;) {
-    while (pool->generation == seen_generation && !pool->stopping)
-      pthread_cond_wait(&pool->work_posted, &pool->mutex);
-    if (pool->stopping)
+    uint64_t generation = atomic_load_explicit(&pool->generation, memory_order_acquire);
+    for (int spin = 0; spin < SPIN_ITERATIONS && generation == seen_generation &&
+                       !atomic_load_explicit(&pool->stopping, memory_order_relaxed);
+         ++spin) {
+      cpu_relax();
+      generation = atomic_load_explicit(&pool->generation, memory_order_acquire);
+    }
+    if (generation == seen_generation) {
+      pthread_mutex_lock(&pool->mutex);
+      while (atomic_load_explicit(&pool->generation, memory_order_acquire) == seen_generation &&
+             !atomic_load_explicit(&pool->stopping, memory_order_relaxed))
+        pthread_cond_wait(&pool->work_posted, &pool->mutex);
+      pthread_mutex_unlock(&pool->mutex);
+      generation = atomic_load_explicit(&pool->generation, memory_order_acquire);
+    }
+    if (atomic_load_explicit(&pool->stopping, memory_order_acquire))
       break;
-    seen_generation = pool->generation;
-    if (self->index >= pool->num_blocks)
-      continue; /* fewer blocks than threads: nothing for this one */
-    parallel_body_fn body = pool->body;
-    void *closure = pool->closure;
-    int64_t begin, end;
-    block_range(pool->n, pool->num_blocks, self->index, &begin, &end);
-    pthread_mutex_unlock(&pool->mutex);
-    body(closure, begin, end);
-    pthread_mutex_lock(&pool->mutex);
-    if (--pool->blocks_pending == 0)
+    /* Exactly one job ahead: the caller waits for every worker before it
+     * posts the next one. */
+    seen_generation = generation;
+    if (self->index < pool->num_blocks) {
+      int64_t begin, end;
+      block_range(pool->n, pool->num_blocks, self->index, &begin, &end);
+      pool->body(pool->closure, begin, end);
+    }
+    /* Every worker checks in, also one without a block, so the job's fields
+     * stay untouched until no worker can still be reading them. */
+    if (atomic_fetch_sub_explicit(&pool->blocks_pending, 1, memory_order_acq_rel) == 1) {
+      /* The last block: wake the caller if it went to sleep. */
+      pthread_mutex_lock(&pool->mutex);
       pthread_cond_signal(&pool->work_finished);
+      pthread_mutex_unlock(&pool->mutex);
+    }
   }
-  pthread_mutex_unlock(&pool->mutex);
   return NULL;
 }
 
 static void stop_workers(cuvil_thread_pool *pool) {
   pthread_mutex_lock(&pool->mutex);
-  pool->stopping = true;
+  atomic_store_explicit(&pool->stopping, true, memory_order_release);
   pthread_cond_broadcast(&pool->work_posted);
   pthread_mutex_unlock(&pool->mutex);
   for (int32_t i = 0; i < pool->num_started; ++i)
@@ -189,13 +222,13 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
   }
   int32_t num_blocks = n < pool->num_threads ? (int32_t)n : pool->num_threads;
 
-  pthread_mutex_lock(&pool->mutex);
   pool->body = body;
   pool->closure = closure;
   pool->n = n;
   pool->num_blocks = num_blocks;
-  pool->blocks_pending = num_blocks - 1;
-  ++pool->generation;
+  atomic_store_explicit(&pool->blocks_pending, pool->num_threads - 1, memory_order_relaxed);
+  pthread_mutex_lock(&pool->mutex);
+  atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
   pthread_cond_broadcast(&pool->work_posted);
   pthread_mutex_unlock(&pool->mutex);
 
@@ -205,8 +238,14 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
   body(closure, begin, end);
   inside_parallel_region = false;
 
-  pthread_mutex_lock(&pool->mutex);
-  while (pool->blocks_pending > 0)
-    pthread_cond_wait(&pool->work_finished, &pool->mutex);
-  pthread_mutex_unlock(&pool->mutex);
+  for (int spin = 0; spin < SPIN_ITERATIONS &&
+                     atomic_load_explicit(&pool->blocks_pending, memory_order_acquire) > 0;
+       ++spin)
+    cpu_relax();
+  if (atomic_load_explicit(&pool->blocks_pending, memory_order_acquire) > 0) {
+    pthread_mutex_lock(&pool->mutex);
+    while (atomic_load_explicit(&pool->blocks_pending, memory_order_acquire) > 0)
+      pthread_cond_wait(&pool->work_finished, &pool->mutex);
+    pthread_mutex_unlock(&pool->mutex);
+  }
 }
