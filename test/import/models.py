@@ -240,58 +240,68 @@ def bn_randomize(model):
     return model
 
 
-def make(name):
+def build(name):
+    """The eager module, its example inputs, and how the test model is made
+    from it: "script", "trace" or "trace_freeze"."""
     torch.manual_seed(0)
     import torchvision
     if name == "mlp_traced":
-        m = MLP().eval()
-        x = torch.randn(4, 16)
-        return torch.jit.trace(m, x), [x]
+        return MLP().eval(), [torch.randn(4, 16)], "trace"
     if name == "mlp_scripted":
-        return torch.jit.script(MLP().eval()), [torch.randn(4, 16)]
+        return MLP().eval(), [torch.randn(4, 16)], "script"
     if name == "cnn_scripted":
-        return torch.jit.script(bn_randomize(SmallCNN()).eval()), [torch.randn(2, 3, 16, 16)]
+        return bn_randomize(SmallCNN()).eval(), [torch.randn(2, 3, 16, 16)], "script"
     if name == "resnet18_traced_frozen":
         m = bn_randomize(torchvision.models.resnet18()).eval()
-        x = torch.randn(1, 3, 224, 224)
-        return torch.jit.freeze(torch.jit.trace(m, x)), [x]
+        return m, [torch.randn(1, 3, 224, 224)], "trace_freeze"
     if name == "resnet18_scripted":
         m = bn_randomize(torchvision.models.resnet18()).eval()
-        return torch.jit.script(m), [torch.randn(1, 3, 224, 224)]
+        return m, [torch.randn(1, 3, 224, 224)], "script"
     if name == "mobilenet_v2_scripted":
         m = bn_randomize(torchvision.models.mobilenet_v2()).eval()
-        return torch.jit.script(m), [torch.randn(1, 3, 224, 224)]
+        return m, [torch.randn(1, 3, 224, 224)], "script"
     if name == "transformer_encoder_scripted":
         layer = nn.TransformerEncoderLayer(d_model=256, nhead=4, batch_first=True)
         m = nn.TransformerEncoder(layer, num_layers=4).eval()
-        return torch.jit.script(m), [torch.randn(2, 16, 256)]
+        return m, [torch.randn(2, 16, 256)], "script"
     if name == "control_flow_scripted":
-        return torch.jit.script(ControlFlow().eval()), [torch.randn(3, 8)]
+        return ControlFlow().eval(), [torch.randn(3, 8)], "script"
     if name == "two_inputs_scripted":
-        return torch.jit.script(TwoInputs().eval()), [torch.randn(2, 6), torch.randn(2, 4)]
+        return TwoInputs().eval(), [torch.randn(2, 6), torch.randn(2, 4)], "script"
     if name == "recurrent_scripted":
-        return torch.jit.script(Recurrent().eval()), [
-            torch.randn(2, 7, 6), torch.randn(4, 2, 8), torch.randn(4, 2, 8)]
+        return Recurrent().eval(), [
+            torch.randn(2, 7, 6), torch.randn(4, 2, 8), torch.randn(4, 2, 8)], "script"
     if name == "dense_style_scripted":
-        return torch.jit.script(DenseStyle().eval()), [torch.randn(2, 4, 6, 6)]
+        return DenseStyle().eval(), [torch.randn(2, 4, 6, 6)], "script"
     if name == "resampling_scripted":
-        return torch.jit.script(Resampling().eval()), [torch.randn(2, 3, 11, 14)]
+        return Resampling().eval(), [torch.randn(2, 3, 11, 14)], "script"
     if name == "segmentation_lraspp_scripted":
         m = torchvision.models.segmentation.lraspp_mobilenet_v3_large(
             weights=None, weights_backbone=None)
-        return torch.jit.script(bn_randomize(m).eval()), [torch.randn(1, 3, 96, 128)]
+        return bn_randomize(m).eval(), [torch.randn(1, 3, 96, 128)], "script"
     if name == "causal_decoder_scripted":
-        return torch.jit.script(CausalDecoder().eval()), [torch.randn(2, 5, 32), torch.randn(2, 6, 32)]
+        return CausalDecoder().eval(), [torch.randn(2, 5, 32), torch.randn(2, 6, 32)], "script"
     if name == "conv_pool_variants_scripted":
-        return torch.jit.script(ConvPoolVariants().eval()), [
-            torch.randn(2, 4, 9, 7), torch.randn(2, 4, 15)]
+        return ConvPoolVariants().eval(), [torch.randn(2, 4, 9, 7), torch.randn(2, 4, 15)], "script"
     if name == "indexing_scripted":
         x = torch.randn(2, 6, 7)
         x[1, 2, 3] = x[1, 2, 5] = 9.0  # a tie: the first index wins
-        return torch.jit.script(Indexing().eval()), [x, torch.randint(0, 10, (2, 5))]
+        return Indexing().eval(), [x, torch.randint(0, 10, (2, 5))], "script"
     if name == "handwritten_norms_scripted":
-        return torch.jit.script(HandwrittenNorms().eval()), [torch.randn(3, 7, 16)]
+        return HandwrittenNorms().eval(), [torch.randn(3, 7, 16)], "script"
     raise SystemExit(f"unknown model {name}")
+
+
+def to_torchscript(module, inputs, how):
+    if how == "script":
+        return torch.jit.script(module)
+    traced = torch.jit.trace(module, tuple(inputs))
+    return torch.jit.freeze(traced) if how == "trace_freeze" else traced
+
+
+def make(name):
+    module, inputs, how = build(name)
+    return to_torchscript(module, inputs, how), inputs
 
 
 MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen",

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""CPU performance: Cuvil's x86_64 libraries against PyTorch at its best,
+measured side by side in one run, with this machine's ceilings.
+
+For every model of the importer tests and a few large single layers, at
+batch 1 and 8, with 1 and 2 threads: PyTorch eager under inference_mode,
+TorchScript frozen + torch.jit.optimize_for_inference, and the library
+cuvil-export makes (timed by cuvil-run --benchmark). Warm-up, then median
+and p90 over enough runs. Reports the ratio best-PyTorch / Cuvil (above 1:
+Cuvil is faster), the geometric mean of it, and each case's fraction of
+the measured fp32 FMA peak (FLOPs from PyTorch's profiler) and of the
+memory bandwidth (cuvil-bench-ceilings), as a table and as JSON.
+
+    /usr/bin/python3 bench/perf_bench.py --bin build/bin [--json perf.json]
+        [--cases resnet18_scripted,linear_1x1024] [--batches 1,8] [--threads 1,2]
+"""
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "import"))
+import models  # noqa: E402  (the importer's test models)
+
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
+# Which dimension of each input is the batch (default: 0 for every input).
+BATCH_DIMS = {"recurrent_scripted": [0, 1, 1]}
+MIN_SECONDS = 0.5  # of timed runs per measurement
+
+
+class Linear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Conv3x3(nn.Module):
+    def __init__(self, channels, groups=1):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, groups=groups)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def layer(name):
+    torch.manual_seed(0)
+    if name == "linear_1x1024":
+        return Linear().eval(), [torch.randn(1, 1024)], "script"
+    if name == "linear_64x1024":
+        return Linear().eval(), [torch.randn(64, 1024)], "script"
+    if name == "conv3x3_64_56x56":
+        return Conv3x3(64).eval(), [torch.randn(1, 64, 56, 56)], "script"
+    if name == "depthwise3x3_144_56x56":
+        return Conv3x3(144, groups=144).eval(), [torch.randn(1, 144, 56, 56)], "script"
+    if name == "attention_seq128":
+        block = nn.TransformerEncoderLayer(d_model=256, nhead=4, batch_first=True).eval()
+        return block, [torch.randn(1, 128, 256)], "script"
+    raise KeyError(name)
+
+
+LAYERS = ["linear_1x1024", "linear_64x1024", "conv3x3_64_56x56", "depthwise3x3_144_56x56",
+          "attention_seq128"]
+
+
+def build(name):
+    return layer(name) if name in LAYERS else models.build(name)
+
+
+def batched(name, inputs, batch):
+    dims = BATCH_DIMS.get(name, [0] * len(inputs))
+    out = []
+    for x, d in zip(inputs, dims):
+        if x.dim() == 0 or batch == 1:
+            out.append(x)
+            continue
+        reps = [1] * x.dim()
+        reps[d] = batch
+        out.append(x.repeat(*reps))
+    return out
+
+
+def flops_of(module, inputs):
+    """FLOPs of one eager run, as PyTorch's profiler counts them (matrix
+    products and convolutions; elementwise ops add little)."""
+    with torch.inference_mode(), torch.profiler.profile(with_flops=True) as prof:
+        module(*inputs)
+    return sum(e.flops for e in prof.key_averages() if e.flops)
+
+
+def time_torch(fn, inputs, threads):
+    torch.set_num_threads(threads)
+    with torch.inference_mode():
+        for _ in range(3):
+            fn(*inputs)
+        times, start = [], time.perf_counter()
+        while len(times) < 10 or (time.perf_counter() - start < MIN_SECONDS and len(times) < 500):
+            t0 = time.perf_counter()
+            fn(*inputs)
+            times.append((time.perf_counter() - t0) * 1e3)
+    return summary(times)
+
+
+def summary(times):
+    times = sorted(times)
+    return {"median_ms": statistics.median(times), "p90_ms": times[int(0.9 * (len(times) - 1))],
+            "min_ms": times[0], "runs": len(times)}
+
+
+def time_cuvil(bin_dir, lib, input_paths, threads, out_dir):
+    def run(n):
+        cmd = [os.path.join(bin_dir, "cuvil-run"), lib, "--output-dir", out_dir,
+               "--threads", str(threads), "--benchmark", str(n)]
+        for p in input_paths:
+            cmd += ["--input", p]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        m = re.search(r"min ([\d.]+) ms, median ([\d.]+) ms, p90 ([\d.]+) ms", out)
+        return {"min_ms": float(m.group(1)), "median_ms": float(m.group(2)),
+                "p90_ms": float(m.group(3)), "runs": n}
+    probe = run(3)
+    n = int(min(500, max(10, MIN_SECONDS * 1e3 / max(probe["median_ms"], 1e-3))))
+    return run(n)
+
+
+def blas_in_use():
+    """The BLAS library this process's PyTorch has loaded."""
+    torch.nn.functional.linear(torch.randn(4, 4), torch.randn(4, 4))
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "blas" in line.lower() and "/" in line}
+    return sorted(os.path.realpath(p) for p in libs) or ["(none found: PyTorch's own kernels)"]
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="build/bin")
+    ap.add_argument("--cases", default=",".join(models.MODELS + LAYERS))
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--json", help="write every number here")
+    args = ap.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
+    thread_counts = [int(t) for t in args.threads.split(",")]
+
+    ceilings = json.loads(subprocess.run([os.path.join(args.bin, "cuvil-bench-ceilings")],
+                                         capture_output=True, text=True, check=True).stdout)
+    peak = ceilings["fp32_fma_gflops_per_core"]["best"]
+    bandwidth = ceilings["triad_bandwidth_gbs"]
+    results = {"torch": torch.__version__, "blas": blas_in_use(),
+               "mkldnn": torch.backends.mkldnn.is_available(), "ceilings": ceilings, "cases": {}}
+    print(f"PyTorch {torch.__version__}, BLAS {', '.join(results['blas'])}, "
+          f"oneDNN {'yes' if results['mkldnn'] else 'no'}")
+    print(f"ceilings: fp32 FMA {peak:.1f} GFLOP/s per core, triad bandwidth "
+          f"{bandwidth['1_thread']:.1f} GB/s (1 thread) / {bandwidth['all_cores']:.1f} GB/s (all)")
+
+    with tempfile.TemporaryDirectory() as work:
+        for name in args.cases.split(","):
+            module, inputs0, how = build(name)
+            for batch in batches:
+                key = f"{name}@{batch}"
+                inputs = batched(name, inputs0, batch)
+                entry = results["cases"][key] = {"model": name, "batch": batch}
+                d = os.path.join(work, key)
+                os.makedirs(d)
+                try:
+                    scripted = models.to_torchscript(module, inputs, how)
+                    path = os.path.join(d, "model.pt")
+                    torch.jit.save(scripted, path)
+                    paths, shapes = [], []
+                    for i, x in enumerate(inputs):
+                        p = os.path.join(d, f"input{i}.npy")
+                        np.save(p, x.numpy())
+                        paths.append(p)
+                        dims = "x".join(str(s) for s in x.shape)
+                        shapes += ["--input-shape", f"{i}={dims + 'x' if dims else ''}{DTYPES[x.dtype]}"]
+                    lib = os.path.join(d, "lib.so")
+                    subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", path,
+                                    "--target", "x86_64", "-o", lib] + shapes,
+                                   check=True, capture_output=True, text=True)
+                except subprocess.CalledProcessError as e:
+                    entry["error"] = (e.stderr or str(e)).strip().splitlines()[-1]
+                    print(f"  {key}: cannot export: {entry['error']}")
+                    continue
+                entry["gflop"] = flops_of(module, inputs) / 1e9
+                entry["bytes"] = int(sum(x.numel() * x.element_size() for x in inputs) +
+                                     sum(p.numel() * p.element_size() for p in module.parameters()))
+                try:
+                    optimized = torch.jit.optimize_for_inference(
+                        torch.jit.freeze(scripted.eval()) if how != "trace_freeze" else scripted)
+                except Exception as e:  # noqa: BLE001 (PyTorch refuses some models)
+                    optimized, entry["optimize_for_inference"] = None, str(e).splitlines()[0]
+                for t in thread_counts:
+                    m = entry[f"{t}t"] = {
+                        "cuvil": time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out")),
+                        "torch_eager": time_torch(module, inputs, t)}
+                    if optimized is not None:
+                        m["torch_frozen_optimized"] = time_torch(optimized, inputs, t)
+                    best = min(v["median_ms"] for k, v in m.items() if k.startswith("torch"))
+                    c = m["cuvil"]["median_ms"]
+                    m["ratio"] = best / c
+                    m["fraction_of_fma_peak"] = entry["gflop"] / (c * 1e-3) / (peak * t)
+                    bw = bandwidth["1_thread"] if t == 1 else bandwidth["all_cores"]
+                    m["fraction_of_bandwidth"] = entry["bytes"] / 1e9 / (c * 1e-3) / bw
+
+    print(f"\n{'case':42s} thr  cuvil ms    p90   eager  frozen+opt  best/cuvil  %FMA  %BW")
+    for key, e in results["cases"].items():
+        for t in thread_counts:
+            m = e.get(f"{t}t")
+            if not m:
+                continue
+            opt = m.get("torch_frozen_optimized", {}).get("median_ms", float("nan"))
+            print(f"{key:42s} {t:3d} {m['cuvil']['median_ms']:9.3f} {m['cuvil']['p90_ms']:6.2f}"
+                  f" {m['torch_eager']['median_ms']:7.2f} {opt:10.2f} {m['ratio']:10.2f}x"
+                  f" {100 * m['fraction_of_fma_peak']:5.1f} {100 * m['fraction_of_bandwidth']:4.0f}")
+    summary_lines = {}
+    for batch in batches:
+        for t in thread_counts:
+            ratios = [e[f"{t}t"]["ratio"] for e in results["cases"].values()
+                      if e["batch"] == batch and f"{t}t" in e and e["model"] not in LAYERS]
+            if ratios:
+                summary_lines[f"batch{batch}_{t}t"] = {"geomean": geomean(ratios), "min": min(ratios),
+                                                       "models": len(ratios)}
+    results["summary"] = summary_lines
+    print("\nmodels, best-PyTorch / Cuvil median latency:")
+    for k, v in summary_lines.items():
+        print(f"  {k:12s} geomean {v['geomean']:.2f}x, lowest {v['min']:.2f}x over {v['models']} models")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"\nall numbers: {args.json}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
