@@ -56,7 +56,8 @@ def cuvil_latency(bin_dir, lib, x_path, iters, threads):
                           "--output-dir", os.path.dirname(lib) + "/out", "--benchmark",
                           str(iters), "--threads", str(threads)],
                          capture_output=True, text=True, check=True).stdout
-    m = re.search(r"min ([\d.]+) ms, median ([\d.]+) ms, p90 ([\d.]+) ms", out)
+    number = r"([\d.]+(?:e[-+]?\d+)?)"
+    m = re.search(rf"min {number} ms, median {number} ms, p90 {number} ms", out)
     if not m:
         raise SystemExit(f"unexpected cuvil-run output:\n{out}")
     return {"min_ms": float(m.group(1)), "median_ms": float(m.group(2)),

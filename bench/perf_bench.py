@@ -15,6 +15,8 @@ memory bandwidth (cuvil-bench-ceilings), as a table and as JSON.
         [--cases resnet18_scripted,linear_1x1024] [--batches 1,8] [--threads 1,2]
 """
 import argparse
+import functools
+import ctypes
 import json
 import math
 import os
@@ -36,6 +38,9 @@ import models  # noqa: E402  (the importer's test models)
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
 # Which dimension of each input is the batch (default: 0 for every input).
 BATCH_DIMS = {"recurrent_scripted": [0, 1, 1]}
+# Models written for one batch size (indexing expands to a fixed shape):
+# measured at their own example inputs only.
+FIXED_BATCH = {"indexing_scripted"}  # (and the single layers, below)
 MIN_SECONDS = 0.5  # of timed runs per measurement
 
 
@@ -82,15 +87,16 @@ def build(name):
 
 
 def batched(name, inputs, batch):
+    """The inputs with exactly `batch` samples (the first one repeated)."""
     dims = BATCH_DIMS.get(name, [0] * len(inputs))
     out = []
     for x, d in zip(inputs, dims):
-        if x.dim() == 0 or batch == 1:
+        if x.dim() == 0:
             out.append(x)
             continue
         reps = [1] * x.dim()
         reps[d] = batch
-        out.append(x.repeat(*reps))
+        out.append(x.narrow(d, 0, 1).repeat(*reps).contiguous())
     return out
 
 
@@ -102,8 +108,19 @@ def flops_of(module, inputs):
     return sum(e.flops for e in prof.key_averages() if e.flops)
 
 
-def time_torch(fn, inputs, threads):
+def set_torch_threads(threads):
+    """PyTorch's own pool (OpenMP, oneDNN) and OpenBLAS's, which
+    torch.set_num_threads does not reach in Debian's build."""
     torch.set_num_threads(threads)
+    for lib in blas_in_use():
+        try:
+            ctypes.CDLL(lib).openblas_set_num_threads(threads)
+        except (OSError, AttributeError):
+            pass
+
+
+def time_torch(fn, inputs, threads):
+    set_torch_threads(threads)
     with torch.inference_mode():
         for _ in range(3):
             fn(*inputs)
@@ -128,7 +145,8 @@ def time_cuvil(bin_dir, lib, input_paths, threads, out_dir):
         for p in input_paths:
             cmd += ["--input", p]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        m = re.search(r"min ([\d.]+) ms, median ([\d.]+) ms, p90 ([\d.]+) ms", out)
+        number = r"([\d.]+(?:e[-+]?\d+)?)"
+        m = re.search(rf"min {number} ms, median {number} ms, p90 {number} ms", out)
         return {"min_ms": float(m.group(1)), "median_ms": float(m.group(2)),
                 "p90_ms": float(m.group(3)), "runs": n}
     probe = run(3)
@@ -136,12 +154,13 @@ def time_cuvil(bin_dir, lib, input_paths, threads, out_dir):
     return run(n)
 
 
+@functools.lru_cache(maxsize=None)
 def blas_in_use():
     """The BLAS library this process's PyTorch has loaded."""
     torch.nn.functional.linear(torch.randn(4, 4), torch.randn(4, 4))
     with open("/proc/self/maps") as f:
         libs = {line.split()[-1] for line in f if "blas" in line.lower() and "/" in line}
-    return sorted(os.path.realpath(p) for p in libs) or ["(none found: PyTorch's own kernels)"]
+    return tuple(sorted(os.path.realpath(p) for p in libs)) or ("(none: PyTorch's own kernels)",)
 
 
 def geomean(values):
@@ -153,7 +172,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--cases", default=",".join(models.MODELS + LAYERS))
-    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--batches", default="1,8", help="the first also counts fixed-batch models")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--json", help="write every number here")
     args = ap.parse_args()
@@ -164,7 +183,7 @@ def main():
                                          capture_output=True, text=True, check=True).stdout)
     peak = ceilings["fp32_fma_gflops_per_core"]["best"]
     bandwidth = ceilings["triad_bandwidth_gbs"]
-    results = {"torch": torch.__version__, "blas": blas_in_use(),
+    results = {"torch": torch.__version__, "blas": list(blas_in_use()),
                "mkldnn": torch.backends.mkldnn.is_available(), "ceilings": ceilings, "cases": {}}
     print(f"PyTorch {torch.__version__}, BLAS {', '.join(results['blas'])}, "
           f"oneDNN {'yes' if results['mkldnn'] else 'no'}")
@@ -174,10 +193,15 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for name in args.cases.split(","):
             module, inputs0, how = build(name)
-            for batch in batches:
+            fixed = name in FIXED_BATCH or name in LAYERS  # layers: shapes as specified
+            for batch in ([None] if fixed else batches):
+                if batch is None:
+                    batch, inputs = inputs0[0].shape[0], inputs0
+                else:
+                    inputs = batched(name, inputs0, batch)
                 key = f"{name}@{batch}"
-                inputs = batched(name, inputs0, batch)
-                entry = results["cases"][key] = {"model": name, "batch": batch}
+                entry = results["cases"][key] = {"model": name, "batch": batch,
+                                                 "fixed_batch": fixed}
                 d = os.path.join(work, key)
                 os.makedirs(d)
                 try:
@@ -207,14 +231,22 @@ def main():
                         torch.jit.freeze(scripted.eval()) if how != "trace_freeze" else scripted)
                 except Exception as e:  # noqa: BLE001 (PyTorch refuses some models)
                     optimized, entry["optimize_for_inference"] = None, str(e).splitlines()[0]
+                # Cuvil first: PyTorch's OpenMP and OpenBLAS threads keep
+                # spinning for a while after a run and would steal its cores.
                 for t in thread_counts:
-                    m = entry[f"{t}t"] = {
-                        "cuvil": time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out")),
-                        "torch_eager": time_torch(module, inputs, t)}
+                    entry[f"{t}t"] = {
+                        "cuvil": time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out"))}
+                for t in thread_counts:
+                    m = entry[f"{t}t"]
+                    m["torch_eager"] = time_torch(module, inputs, t)
                     if optimized is not None:
-                        m["torch_frozen_optimized"] = time_torch(optimized, inputs, t)
+                        try:
+                            m["torch_frozen_optimized"] = time_torch(optimized, inputs, t)
+                        except RuntimeError as e:  # e.g. oneDNN refuses a pooling attribute
+                            optimized = None
+                            entry["optimize_for_inference"] = str(e).strip().splitlines()[-1]
                     best = min(v["median_ms"] for k, v in m.items() if k.startswith("torch"))
-                    c = m["cuvil"]["median_ms"]
+                    c = max(m["cuvil"]["median_ms"], 1e-6)
                     m["ratio"] = best / c
                     m["fraction_of_fma_peak"] = entry["gflop"] / (c * 1e-3) / (peak * t)
                     bw = bandwidth["1_thread"] if t == 1 else bandwidth["all_cores"]
@@ -233,8 +265,10 @@ def main():
     summary_lines = {}
     for batch in batches:
         for t in thread_counts:
+            # Models at this batch; those with a fixed batch count with batch 1.
             ratios = [e[f"{t}t"]["ratio"] for e in results["cases"].values()
-                      if e["batch"] == batch and f"{t}t" in e and e["model"] not in LAYERS]
+                      if f"{t}t" in e and e["model"] not in LAYERS and
+                      (e["batch"] == batch if not e["fixed_batch"] else batch == batches[0])]
             if ratios:
                 summary_lines[f"batch{batch}_{t}t"] = {"geomean": geomean(ratios), "min": min(ratios),
                                                        "models": len(ratios)}

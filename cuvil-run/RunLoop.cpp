@@ -51,7 +51,8 @@ Status runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,
     auto pct = [&](double p) {
       return times[std::min(times.size() - 1, size_t(p * (times.size() - 1) + 0.5))];
     };
-    std::printf("latency over %d run(s): min %.3f ms, median %.3f ms, p90 %.3f ms\n", runs,
+    // Four significant digits: tiny models run in well under a microsecond.
+    std::printf("latency over %d run(s): min %.4g ms, median %.4g ms, p90 %.4g ms\n", runs,
                 times.front(), pct(0.5), pct(0.9));
   }
   return Status::ok();
