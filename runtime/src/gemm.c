@@ -76,6 +76,16 @@ static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t
 
 static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t tile_stride,
                        int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (p->c_row_stride == 1 && p->c_col_stride != 1) {
+    /* C stored transposed (linear layers: y = (W x^T)^T): a tile column is
+     * contiguous in memory. */
+    for (int64_t c = 0; c < cols; ++c) {
+      float *dst = p->c + i0 + (j0 + c) * p->c_col_stride;
+      for (int64_t r = 0; r < rows; ++r)
+        dst[r] = apply_epilogue(p, tile[r * tile_stride + c], i0 + r, j0 + c);
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     int64_t i = i0 + r;
     const float *src = tile + r * tile_stride;
@@ -343,13 +353,15 @@ typedef struct rows_context {
 static void pack_transposed_rows(const void *context, int64_t k0, int64_t kc, int64_t j0,
                                  int64_t n, int64_t nr_stride, float *dst) {
   const rows_context *ctx = context;
-  for (int64_t kk = 0; kk < kc; ++kk) {
-    float *row = dst + kk * nr_stride;
-    for (int64_t j = 0; j < n; ++j)
-      row[j] = ctx->x[(j0 + j) * ctx->k + k0 + kk];
-    for (int64_t j = n; j < nr_stride; ++j)
-      row[j] = 0.0f;
+  /* Row by row of x: contiguous reads, strided writes into the block. */
+  for (int64_t j = 0; j < n; ++j) {
+    const float *src = ctx->x + (j0 + j) * ctx->k + k0;
+    for (int64_t kk = 0; kk < kc; ++kk)
+      dst[kk * nr_stride + j] = src[kk];
   }
+  for (int64_t kk = 0; kk < kc && n < nr_stride; ++kk)
+    for (int64_t j = n; j < nr_stride; ++j)
+      dst[kk * nr_stride + j] = 0.0f;
 }
 
 /* y[m][n] = x[m][k] . W[n][k]^T (+ bias[n]) (+ residual[m][n]), clamped:
