@@ -18,7 +18,8 @@ _Thread_local void *cuvil_rt_current_exec;
 /* K-block: B's block (KC x NR floats = 32 KiB at NR = 32) stays in L1. */
 /* Blocking (floats): a K-block of B for one column tile (KC x NR = 32 KiB at
  * NR = 32) stays in L1 while the row panels of A's K-block stream from L2
- * (MC x KC = 256 KiB); an item packs B for up to NC columns at once, so A's
+ * (MC x KC = 256 KiB; packed here too when A is not a constant); an item
+ * packs B for up to NC columns at once, so A's
  * block is read from memory once for all of them (thin outputs with large
  * weights, like resnet's last stage, would otherwise re-read the weights
  * for every tile). */
@@ -26,7 +27,8 @@ enum { KC = 256, MC = 256, NC = 128 };
 /* Multiply-adds below which a kernel runs on the calling thread alone:
  * handing work to another thread costs a few microseconds. */
 enum { SMALL_WORK = 1 << 17 };
-_Static_assert((size_t)(KC * NC + MC * NC) * sizeof(float) <= CUVIL_THREAD_SCRATCH_BYTES,
+_Static_assert((size_t)(KC * NC + MC * NC + MC * KC) * sizeof(float) <=
+                   CUVIL_THREAD_SCRATCH_BYTES,
                "the blocks must fit in a thread's scratch");
 
 /*--- Micro-kernel choice ---------------------------------------------------*/
@@ -118,6 +120,7 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
   float *b_block = scratch;           /* [tile][KC][nr] */
   float *c_block = scratch + KC * NC; /* [panel][tile][MR][nr] */
+  float *a_block = c_block + MC * NC; /* [panel][KC][MR], when A is packed here */
   for (int64_t item = begin; item < end; ++item) {
     int64_t mb = item / job->n_blocks, nb = item % job->n_blocks;
     int64_t mp0 = mb * job->panels_per_block;
@@ -136,10 +139,17 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
         int64_t cols = p->n - jt < nr ? p->n - jt : nr;
         p->pack_b(p->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
       }
+      if (!p->a_packed)
+        for (int64_t mp = mp0; mp < mp1; ++mp) {
+          int64_t i0 = mp * CUVIL_MR;
+          int64_t rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
+          p->pack_a(p->a_context, i0, rows, k0, kc, a_block + (mp - mp0) * KC * CUVIL_MR);
+        }
       for (int64_t t = 0; t < tiles; ++t) {
         const float *b = b_block + t * KC * nr;
         for (int64_t mp = mp0; mp < mp1; ++mp) {
-          const float *a = p->a_packed + (mp * p->k + k0) * CUVIL_MR;
+          const float *a = p->a_packed ? p->a_packed + (mp * p->k + k0) * CUVIL_MR
+                                       : a_block + (mp - mp0) * KC * CUVIL_MR;
           float *c = c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr;
           if (job->narrow)
             job->mk->narrow(kc, a, b, c, nr, k0 > 0);
@@ -380,4 +390,55 @@ void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
       .clamp = (flags & FLAG_CLAMP) != 0,
       .lo = cuvil_float_from_bits(q[LIN_LO]), .hi = cuvil_float_from_bits(q[LIN_HI])};
   cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
+}
+
+/*--- Matrix products of two run-time operands -------------------------------*/
+
+enum { MM_VERSION, MM_BATCH, MM_M, MM_K, MM_N, MM_A_BATCH_STRIDE, MM_B_BATCH_STRIDE, MM_MR,
+       MM_NUM_PARAMS };
+
+typedef struct matrix_context {
+  const float *m; /* row-major, `ld` floats per row */
+  int64_t ld;
+} matrix_context;
+
+/* A(i, k) = m[i][k] into [kc][MR] (rows past `rows` zero). */
+static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
+                            float *dst) {
+  const matrix_context *ctx = context;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *src = ctx->m + (i0 + r) * ctx->ld + k0;
+    for (int64_t k = 0; k < kc; ++k)
+      dst[k * CUVIL_MR + r] = src[k];
+  }
+  for (int64_t r = rows; r < CUVIL_MR; ++r)
+    for (int64_t k = 0; k < kc; ++k)
+      dst[k * CUVIL_MR + r] = 0.0f;
+}
+
+/* B(k, j) = m[k][j]: rows are contiguous already. */
+static void pack_row_major_b(const void *context, int64_t k0, int64_t kc, int64_t j0, int64_t n,
+                             int64_t nr_stride, float *dst) {
+  const matrix_context *ctx = context;
+  for (int64_t k = 0; k < kc; ++k) {
+    float *row = dst + k * nr_stride;
+    memcpy(row, ctx->m + (k0 + k) * ctx->ld + j0, (size_t)n * sizeof(float));
+    for (int64_t j = n; j < nr_stride; ++j)
+      row[j] = 0.0f;
+  }
+}
+
+void cuvil_rt_matmul_f32(const int64_t *q, const float *a, const float *b, float *c) {
+  const cuvil_microkernels *mk = cuvil_microkernels_best();
+  int64_t m = q[MM_M], k = q[MM_K], n = q[MM_N];
+  for (int64_t i = 0; i < q[MM_BATCH]; ++i) {
+    matrix_context actx = {a + i * q[MM_A_BATCH_STRIDE], k};
+    matrix_context bctx = {b + i * q[MM_B_BATCH_STRIDE], n};
+    cuvil_gemm_problem p = {
+        .m = m, .n = n, .k = k,
+        .pack_a = pack_rows_panel, .a_context = &actx,
+        .pack_b = pack_row_major_b, .b_context = &bctx,
+        .c = c + i * m * n, .c_row_stride = n, .c_col_stride = 1};
+    cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
+  }
 }

@@ -86,9 +86,16 @@ const cuvil_microkernels *cuvil_microkernels_best(void);
 typedef void (*cuvil_pack_b_fn)(const void *context, int64_t k0, int64_t kc, int64_t j0,
                                 int64_t n, int64_t nr_stride, float *dst);
 
+/* Fills dst[kc x MR] with A(i0 + r, k0 + k) for r < rows and zero for the
+ * rows past them: one row panel of a K-block. */
+typedef void (*cuvil_pack_a_fn)(const void *context, int64_t i0, int64_t rows, int64_t k0,
+                                int64_t kc, float *dst);
+
 typedef struct cuvil_gemm_problem {
   int64_t m, n, k;
-  const float *a_packed; /* [ceil(m/MR)][k][MR] */
+  const float *a_packed; /* [ceil(m/MR)][k][MR]; or NULL: packed here by pack_a */
+  cuvil_pack_a_fn pack_a;
+  const void *a_context;
   cuvil_pack_b_fn pack_b;
   const void *b_context;
   float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */

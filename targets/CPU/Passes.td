@@ -28,7 +28,9 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     and `cuvil.gemm.linear` (weights constant) on static f32 tensors become
     calls of `cuvil_rt_conv2d_f32`, `cuvil_rt_depthwise_conv2d_f32` and
     `cuvil_rt_linear_f32` (runtime/src/gemm.c): register-blocked,
-    cache-blocked, multi-threaded. A fusion group built around one of them
+    cache-blocked, multi-threaded. `cuvil.gemm.matmul` / `batch_matmul` of
+    rank >= 2 with equal batch dimensions (or a shared rank-2 right operand)
+    become `cuvil_rt_matmul_f32`, which packs both operands at run time. A fusion group built around one of them
     whose body is `[add residual] [relu | hardtanh | clamp]` becomes one call
     with that epilogue; other groups are opened up and only the anchor uses
     a kernel. Weights are packed at compile time into the kernels' layout

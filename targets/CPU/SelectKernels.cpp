@@ -4,7 +4,9 @@
 // of a fusion group whose epilogue the kernels apply: a residual add, then
 // relu / hardtanh / clamp) by calls of the runtime's blocked GEMM kernels
 // (runtime/src/gemm.c). Weights are packed here, at compile time, into the
-// kernels' layout: [ceil(rows/8)][K][8] per group.
+// kernels' layout: [ceil(rows/8)][K][8] per group. Matrix products of two
+// run-time operands (matmul / batch_matmul, attention's) use the same
+// kernels, packing both sides as they run.
 //
 // The call works on buffers in the middle of a tensor program, so it is
 // written in bufferized form: inputs through bufferization.to_memref, the
@@ -225,7 +227,7 @@ struct SelectCpuKernelsPass final
     for (FusedGroupOp g : groups) {
       Operation *anchor = nullptr;
       for (Operation &op : g.getBody().front())
-        if (llvm::isa<Conv2DOp, LinearOp>(op)) {
+        if (llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp>(op)) {
           anchor = &op;
           break;
         }
@@ -248,9 +250,11 @@ struct SelectCpuKernelsPass final
       }
       inlineGroup(g);
     }
+    // Every group around one of these ops is gone by now: what is left is
+    // outside groups.
     SmallVector<Operation *> plain;
     module.walk([&](Operation *op) {
-      if (llvm::isa<Conv2DOp, LinearOp>(op))
+      if (llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp>(op))
         plain.push_back(op);
     });
     for (Operation *op : plain) {
@@ -283,7 +287,38 @@ struct SelectCpuKernelsPass final
       return rewriteConv(b, module, conv, operands, e);
     if (auto linear = llvm::dyn_cast<LinearOp>(op))
       return rewriteLinear(b, module, linear, operands, e);
+    if (llvm::isa<MatmulOp, BatchMatmulOp>(op) && !e.residual && !e.clamp)
+      return rewriteMatmul(b, module, op, operands);
     return nullptr;
+  }
+
+  /// A product of two run-time matrices, batched over the leading
+  /// dimensions: both operands of rank >= 2 with equal batch dimensions, or
+  /// a rank-2 right operand shared by every batch item. Other forms of
+  /// torch.matmul (vectors, broadcasting of size-1 batch dimensions) stay
+  /// with the linalg lowering.
+  Value rewriteMatmul(OpBuilder &b, ModuleOp module, Operation *op, ArrayRef<Value> operands) {
+    Value lhs = operands[0], rhs = operands[1], result = op->getResult(0);
+    if (!isStaticF32(lhs) || !isStaticF32(rhs) || !isStaticF32(result))
+      return nullptr;
+    auto a = llvm::cast<RankedTensorType>(lhs.getType());
+    auto w = llvm::cast<RankedTensorType>(rhs.getType());
+    auto out = llvm::cast<RankedTensorType>(result.getType());
+    int64_t ra = a.getRank(), rb = w.getRank();
+    if (ra < 2 || rb < 2 || out.getRank() != ra)
+      return nullptr;
+    int64_t m = a.getDimSize(ra - 2), k = a.getDimSize(ra - 1), n = w.getDimSize(rb - 1);
+    if (w.getDimSize(rb - 2) != k || out.getDimSize(ra - 2) != m || out.getDimSize(ra - 1) != n)
+      return nullptr;
+    ArrayRef<int64_t> batchA = a.getShape().drop_back(2), batchB = w.getShape().drop_back(2);
+    if (rb != 2 && batchA != batchB)
+      return nullptr;
+    int64_t batch = 1;
+    for (int64_t d : batchA)
+      batch *= d;
+    SmallVector<int64_t> params{kParamsVersion, batch, m, k, n, m * k, rb == 2 ? 0 : k * n, kMR};
+    KernelCallBuilder kb(b, op->getLoc());
+    return kb.call(module, "cuvil_rt_matmul_f32", params, {lhs, rhs}, out);
   }
 
   static int64_t flagsOf(const Epilogue &e, bool bias) {

@@ -284,3 +284,33 @@ TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]")
         }
     }
 }
+
+TEST_CASE("matmul of two run-time operands, batched and broadcast", "[kernels]") {
+  Pool pool(2);
+  struct Shape {
+    int64_t batch, m, k, n;
+    bool broadcastB;
+  };
+  for (Shape s : {Shape{1, 1, 1, 1, false}, Shape{3, 17, 300, 37, false},
+                  Shape{2, 16, 64, 16, true}, Shape{4, 9, 5, 130, false}}) {
+    INFO("batch " << s.batch << " m " << s.m << " k " << s.k << " n " << s.n);
+    std::vector<float> a = randomVector(static_cast<size_t>(s.batch * s.m * s.k), 15);
+    std::vector<float> b =
+        randomVector(static_cast<size_t>((s.broadcastB ? 1 : s.batch) * s.k * s.n), 16);
+    std::vector<float> c(static_cast<size_t>(s.batch * s.m * s.n), NAN);
+    int64_t params[] = {1, s.batch, s.m, s.k, s.n, s.m * s.k, s.broadcastB ? 0 : s.k * s.n,
+                        CUVIL_MR};
+    cuvil_rt_current_exec = pool.pool;
+    cuvil_rt_matmul_f32(params, a.data(), b.data(), c.data());
+    cuvil_rt_current_exec = nullptr;
+    for (int64_t i = 0; i < s.batch; ++i)
+      for (int64_t r = 0; r < s.m; ++r)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < s.k; ++k)
+            want += double(a[static_cast<size_t>((i * s.m + r) * s.k + k)]) *
+                    b[static_cast<size_t>(((s.broadcastB ? 0 : i) * s.k + k) * s.n + j)];
+          REQUIRE(c[static_cast<size_t>((i * s.m + r) * s.n + j)] == Approx(want).margin(1e-4));
+        }
+  }
+}

@@ -81,6 +81,9 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *params, const float *input,
 /* params: 1, M, K, N, flags, lo, hi, 8: y[M][N] = x[M][K] . W[N][K]^T. */
 void cuvil_rt_linear_f32(const int64_t *params, const float *x, const float *weights,
                          const float *bias, const float *residual, float *y);
+/* params: 1, batch, M, K, N, a's and b's stride between batch items (0:
+ * broadcast), 8: c[i][M][N] = a[i][M][K] . b[i][K][N], both at run time. */
+void cuvil_rt_matmul_f32(const int64_t *params, const float *a, const float *b, float *c);
 
 #ifdef __cplusplus
 }

@@ -96,3 +96,46 @@ func.func @linear_3d(%x: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
   %0 = cuvil.gemm.linear %x, %w : (tensor<2x3x4xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
 }
+
+// -----
+
+// Attention's products: both operands at run time, batched over [2, 4]
+// (8 products of 16x64 by 64x16); params: 1, batch 8, M 16, K 64, N 16,
+// batch strides 1024 and 1024, 8.
+// CHECK-LABEL: func.func @attention_scores
+//      CHECK:   arith.constant dense<[1, 8, 16, 64, 16, 1024, 1024, 8]> : tensor<8xi64>
+//      CHECK:   call @cuvil_rt_matmul_f32({{.*}}) : (memref<1xi64>, memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+func.func @attention_scores(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x64x16xf32>) -> tensor<2x4x16x16xf32> {
+  %0 = cuvil.gemm.matmul %q, %k : tensor<2x4x16x64xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x16x16xf32>
+  return %0 : tensor<2x4x16x16xf32>
+}
+
+// -----
+
+// A shared rank-2 right operand: batch stride 0. A group around a matmul
+// with an epilogue the kernel does not apply is opened up.
+// CHECK-LABEL: func.func @shared_rhs_relu
+//      CHECK:   arith.constant dense<[1, 3, 5, 4, 6, 20, 0, 8]> : tensor<8xi64>
+//      CHECK:   call @cuvil_rt_matmul_f32
+//      CHECK:   %[[P:.*]] = bufferization.to_tensor
+//      CHECK:   cuvil.act.relu %[[P]]
+func.func @shared_rhs_relu(%a: tensor<3x5x4xf32>, %b: tensor<4x6xf32>) -> tensor<3x5x6xf32> {
+  %0 = cuvil.fused.group gemm(%a, %b) : (tensor<3x5x4xf32>, tensor<4x6xf32>) -> tensor<3x5x6xf32> {
+  ^bb0(%x: tensor<3x5x4xf32>, %y: tensor<4x6xf32>):
+    %1 = cuvil.gemm.matmul %x, %y : tensor<3x5x4xf32>, tensor<4x6xf32> -> tensor<3x5x6xf32>
+    %2 = cuvil.act.relu %1 : tensor<3x5x6xf32>
+    cuvil.fused.yield %2 : tensor<3x5x6xf32>
+  }
+  return %0 : tensor<3x5x6xf32>
+}
+
+// -----
+
+// Broadcasting a size-1 batch dimension is left to the linalg lowering.
+// CHECK-LABEL: func.func @broadcast_batch
+//      CHECK:   cuvil.gemm.matmul
+//  CHECK-NOT:   call
+func.func @broadcast_batch(%a: tensor<1x5x4xf32>, %b: tensor<3x4x6xf32>) -> tensor<3x5x6xf32> {
+  %0 = cuvil.gemm.matmul %a, %b : tensor<1x5x4xf32>, tensor<3x4x6xf32> -> tensor<3x5x6xf32>
+  return %0 : tensor<3x5x6xf32>
+}
