@@ -15,6 +15,12 @@
 
 _Thread_local void *cuvil_rt_current_exec;
 
+void cuvil_rt_parallel_for_current(int64_t n,
+                                   void (*body)(void *closure, int64_t begin, int64_t end),
+                                   void *closure) {
+  cuvil_rt_parallel_for(cuvil_rt_current_exec, n, body, closure);
+}
+
 /* K-block: B's block (KC x NR floats = 32 KiB at NR = 32) stays in L1. */
 /* Blocking (floats): a K-block of B for one column tile (KC x NR = 32 KiB at
  * NR = 32) stays in L1 while the row panels of A's K-block stream from L2

@@ -88,8 +88,10 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAllocsToArenaPass());
 
-  // Loops, then the LLVM dialect.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Loops (the outer parallel ones on the thread pool), then the LLVM
+  // dialect.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createParallelizeLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToFuncs()); // integer powers

@@ -43,4 +43,26 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
                            "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def ParallelizeLoopsPass : Pass<"cuvil-parallelize-loops", "::mlir::ModuleOp"> {
+  let summary = "Runs the outer parallel loops of a bufferized program on the thread pool.";
+  let description = [{
+    Each outermost `scf.parallel` with constant bounds, no reductions and
+    enough work (iterations x ops in its body >= `min-work`) is outlined
+    into `func.func private @__cuvil_parallel_N(memref<64xi64>, i64, i64)`,
+    which runs iterations [begin, end) of the first dimension, and replaced
+    by a call of the runtime's `cuvil_rt_parallel_for_current(n, body,
+    closure)`. Values from outside travel in the closure: scalars as bits,
+    memrefs (static shape and layout) as their aligned pointer, rebuilt in
+    the body as an LLVM descriptor cast back to the memref type; constants
+    and globals are cloned into the body. Other loops stay serial.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"1 << 16",
+           "Iterations times ops below which a loop stays on the calling thread">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // CUVIL_TARGETS_CPU_PASSES_TD

@@ -64,6 +64,12 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
                            void (*body)(void *closure, int64_t begin, int64_t end),
                            void *closure);
 
+/* cuvil_rt_parallel_for on the threads of the model call in progress on
+ * this thread (the generated code's outlined loops; cuvil-parallelize-loops). */
+void cuvil_rt_parallel_for_current(int64_t n,
+                                   void (*body)(void *closure, int64_t begin, int64_t end),
+                                   void *closure);
+
 /* Kernels for the model's convolutions and linear layers (runtime/src/
  * gemm.c). `params` is a constant array the compiler writes (its layout is
  * versioned in params[0]); weights arrive packed in the layout the kernels
