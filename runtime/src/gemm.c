@@ -98,19 +98,28 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
     int64_t i = i0 + r;
     const float *src = tile + r * tile_stride;
     if (p->c_col_stride == 1) {
-      float *dst = p->c + i * p->c_row_stride + j0;
-      const float *res = p->residual ? p->residual + i * p->c_row_stride + j0 : NULL;
-      float bias = p->bias ? p->bias[i] : 0.0f;
-      for (int64_t c = 0; c < cols; ++c) {
-        float v = src[c] + bias;
-        if (res)
-          v += res[c];
-        if (p->clamp) {
-          v = v < p->lo ? p->lo : v;
-          v = v > p->hi ? p->hi : v;
+      float *restrict dst = p->c + i * p->c_row_stride + j0;
+      const float *restrict res = p->residual ? p->residual + i * p->c_row_stride + j0 : NULL;
+      const float bias = p->bias ? p->bias[i] : 0.0f, lo = p->lo, hi = p->hi;
+      /* One loop per case, so each is a plain vectorisable loop. */
+      if (res && p->clamp)
+        for (int64_t c = 0; c < cols; ++c) {
+          float v = src[c] + bias + res[c];
+          v = v < lo ? lo : v;
+          dst[c] = v > hi ? hi : v;
         }
-        dst[c] = v;
-      }
+      else if (res)
+        for (int64_t c = 0; c < cols; ++c)
+          dst[c] = src[c] + bias + res[c];
+      else if (p->clamp)
+        for (int64_t c = 0; c < cols; ++c) {
+          float v = src[c] + bias;
+          v = v < lo ? lo : v;
+          dst[c] = v > hi ? hi : v;
+        }
+      else
+        for (int64_t c = 0; c < cols; ++c)
+          dst[c] = src[c] + bias;
     } else {
       for (int64_t c = 0; c < cols; ++c)
         p->c[i * p->c_row_stride + (j0 + c) * p->c_col_stride] =
@@ -127,6 +136,8 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
   float *b_block = scratch;           /* [tile][KC][nr] */
   float *c_block = scratch + KC * NC; /* [panel][tile][MR][nr] */
   float *a_block = c_block + MC * NC; /* [panel][KC][MR], when A is packed here */
+  /* Full-width tiles read B where it is (the narrow kernels want it packed). */
+  const int direct_b = p->b_direct != NULL && !job->narrow;
   for (int64_t item = begin; item < end; ++item) {
     int64_t mb = item / job->n_blocks, nb = item % job->n_blocks;
     int64_t mp0 = mb * job->panels_per_block;
@@ -143,7 +154,8 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
       for (int64_t t = 0; t < tiles; ++t) {
         int64_t jt = j0 + t * nr;
         int64_t cols = p->n - jt < nr ? p->n - jt : nr;
-        p->pack_b(p->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
+        if (!direct_b || cols < nr)
+          p->pack_b(p->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
       }
       if (!p->a_packed)
         for (int64_t mp = mp0; mp < mp1; ++mp) {
@@ -152,7 +164,10 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           p->pack_a(p->a_context, i0, rows, k0, kc, a_block + (mp - mp0) * KC * CUVIL_MR);
         }
       for (int64_t t = 0; t < tiles; ++t) {
-        const float *b = b_block + t * KC * nr;
+        int64_t jt = j0 + t * nr;
+        int in_place = direct_b && p->n - jt >= nr;
+        const float *b = in_place ? p->b_direct + k0 * p->b_direct_ld + jt : b_block + t * KC * nr;
+        int64_t ldb = in_place ? p->b_direct_ld : nr;
         for (int64_t mp = mp0; mp < mp1; ++mp) {
           const float *a = p->a_packed ? p->a_packed + (mp * p->k + k0) * CUVIL_MR
                                        : a_block + (mp - mp0) * KC * CUVIL_MR;
@@ -160,7 +175,7 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           if (job->narrow)
             job->mk->narrow(kc, a, b, c, nr, k0 > 0);
           else
-            job->mk->full(kc, a, b, c, k0 > 0);
+            job->mk->full(kc, a, b, ldb, c, k0 > 0);
         }
       }
     }
@@ -306,11 +321,15 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
   for (int64_t image = 0; image < q[CONV_N]; ++image)
     for (int64_t g = 0; g < groups; ++g) {
       im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q};
+      /* A pointwise convolution's B is the input itself: rows of H x W. */
+      int pointwise = q[CONV_KH] == 1 && q[CONV_KW] == 1 && q[CONV_SH] == 1 && q[CONV_SW] == 1 &&
+                      q[CONV_PH] == 0 && q[CONV_PW] == 0;
       int64_t out_offset = (image * q[CONV_COUT] + g * cout_g) * pixels;
       cuvil_gemm_problem p = {
           .m = cout_g, .n = pixels, .k = k,
           .a_packed = weights + g * panels * k * CUVIL_MR,
           .pack_b = pack_im2col, .b_context = &ctx,
+          .b_direct = pointwise ? ctx.input : NULL, .b_direct_ld = pixels,
           .c = output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
           .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL,
           .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
@@ -444,6 +463,7 @@ void cuvil_rt_matmul_f32(const int64_t *q, const float *a, const float *b, float
         .m = m, .n = n, .k = k,
         .pack_a = pack_rows_panel, .a_context = &actx,
         .pack_b = pack_row_major_b, .b_context = &bctx,
+        .b_direct = bctx.m, .b_direct_ld = n,
         .c = c + i * m * n, .c_row_stride = n, .c_col_stride = 1};
     cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
   }

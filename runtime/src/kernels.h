@@ -31,9 +31,11 @@ extern "C" {
  * rows instead of the columns) is used: matrix-vector products. */
 #define CUVIL_NARROW_MAX 8
 
-/* c[MR x NR] (row-major) = (accumulate ? c : 0) + a[kc x MR] . b[kc x NR]. */
-typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b, float *c,
-                                     int accumulate);
+/* c[MR x NR] (row-major) = (accumulate ? c : 0) + a[kc x MR] . b[kc x NR],
+ * b's rows ldb floats apart (NR when packed; a row of the activations when
+ * B is read in place). */
+typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                     float *c, int accumulate);
 /* The same for n <= CUVIL_NARROW_MAX columns: b is [kc x n], c is [MR x n]. */
 typedef void (*cuvil_narrow_kernel_fn)(int64_t kc, const float *a, const float *b, float *c,
                                        int64_t n, int accumulate);
@@ -98,6 +100,10 @@ typedef struct cuvil_gemm_problem {
   const void *a_context;
   cuvil_pack_b_fn pack_b;
   const void *b_context;
+  /* Optional: B(k, j) = b_direct[k * b_direct_ld + j], read in place by the
+   * micro-kernel for full column tiles (no packing); pack_b serves the rest. */
+  const float *b_direct;
+  int64_t b_direct_ld;
   float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */
   int64_t c_row_stride, c_col_stride;
   const float *bias;      /* per row, or NULL */

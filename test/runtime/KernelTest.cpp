@@ -91,7 +91,7 @@ TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
       std::vector<float> c0 = randomVector(static_cast<size_t>(CUVIL_MR * mk->nr), 3);
       for (int accumulate : {0, 1}) {
         std::vector<float> c = c0;
-        mk->full(kc, a.data(), b.data(), c.data(), accumulate);
+        mk->full(kc, a.data(), b.data(), mk->nr, c.data(), accumulate);
         for (int64_t i = 0; i < CUVIL_MR; ++i)
           for (int64_t j = 0; j < mk->nr; ++j) {
             double want = accumulate ? c0[static_cast<size_t>(i * mk->nr + j)] : 0.0;
@@ -143,6 +143,11 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
           p.a_packed = packed.data();
           p.pack_b = RowMajorB::pack;
           p.b_context = &source;
+          // Half the cases read B in place for full tiles (pack_b for the rest).
+          if (!transposedC) {
+            p.b_direct = b.data();
+            p.b_direct_ld = s.n;
+          }
           p.c = c.data();
           p.c_row_stride = transposedC ? 1 : s.n;
           p.c_col_stride = transposedC ? s.m : 1;

@@ -100,7 +100,7 @@ struct CuvilRecognizeCompositesPass final
   /// The normalisation `d * rsqrt(v + eps)` or `d / sqrt(v + eps)`; then an
   /// optional `* weight` and `+ bias` that follow it.
   bool layerNorm(Operation *root) {
-    Value d, scaled;
+    Value d;
     Value denominatorInput;
     if (auto mul = llvm::dyn_cast<MulOp>(root)) {
       auto rsqrt = mul.getRhs().getDefiningOp<RsqrtOp>();
