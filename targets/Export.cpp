@@ -62,6 +62,34 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   if (failed(interface))
     return stageError("reading the model's inputs and outputs");
 
+  // The CPU code generator compiles static shapes: say so, with the input
+  // or op concerned, rather than failing somewhere in the lowering.
+  for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes()))
+    if (auto t = llvm::dyn_cast<RankedTensorType>(type); t && !t.hasStaticShape()) {
+      std::string shape;
+      llvm::raw_string_ostream os(shape);
+      os << t;
+      return ::cuvil::inputError(
+          "input " + std::to_string(i) + " has a dynamic shape (" + shape +
+          "): the CPU code generator compiles static shapes only; give every dimension with "
+          "--input-shape, e.g. " + std::to_string(i) + "=1x3x224x224xf32");
+    }
+  Operation *dynamic = nullptr;
+  entry->walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto r = llvm::dyn_cast<RankedTensorType>(t); r && !r.hasStaticShape()) {
+        dynamic = op;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (dynamic) {
+    dynamic->emitError() << "'" << dynamic->getName()
+                         << "' has a result whose shape depends on tensor values; the CPU code "
+                            "generator compiles static shapes only";
+    return stageError("checking shapes");
+  }
+
   // Lowering to the LLVM dialect.
   PassManager lower(ctx);
   buildCpuLoweringPipeline(lower);
