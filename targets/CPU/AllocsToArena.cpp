@@ -1,6 +1,8 @@
 //===- AllocsToArena.cpp - Intermediate buffers as views of one arena ------===//
 #include "targets/CPU/Passes.h"
 
+#include "support/ArenaPlacement.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -91,34 +93,13 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
       return failure();
 
     // Greedy by size: largest first, lowest offset free during its life.
-    SmallVector<size_t> order;
+    std::vector<::cuvil::LiveBuffer> live;
+    for (const Buffer &b : buffers)
+      live.push_back({b.bytes, b.start, b.end});
+    ::cuvil::ArenaPlacement placement = ::cuvil::placeGreedyBySize(live);
     for (size_t i = 0; i < buffers.size(); ++i)
-      order.push_back(i);
-    llvm::sort(order, [&](size_t a, size_t b) {
-      return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes
-                                                  : buffers[a].start < buffers[b].start;
-    });
-    SmallVector<size_t> placed;
-    int64_t arena = 0;
-    for (size_t i : order) {
-      Buffer &b = buffers[i];
-      SmallVector<std::pair<int64_t, int64_t>> busy;
-      for (size_t j : placed) {
-        const Buffer &o = buffers[j];
-        if (b.start <= o.end && o.start <= b.end)
-          busy.emplace_back(o.offset, o.offset + o.bytes);
-      }
-      llvm::sort(busy);
-      int64_t offset = 0;
-      for (auto [lo, hi] : busy) {
-        if (offset + b.bytes <= lo)
-          break;
-        offset = std::max(offset, hi);
-      }
-      b.offset = offset;
-      arena = std::max(arena, offset + b.bytes);
-      placed.push_back(i);
-    }
+      buffers[i].offset = placement.offsets[i];
+    int64_t arena = placement.arenaBytes;
 
     // The arena argument, then each alloc as a view of it.
     MLIRContext *ctx = func.getContext();

@@ -1,6 +1,7 @@
 //===- SupportTest.cpp - DType, Tensor, .npy and atomic files -------------===//
 #include "CatchCompat.h"
 
+#include "support/ArenaPlacement.h"
 #include "support/AtomicFile.h"
 #include "support/DType.h"
 #include "support/Npy.h"
@@ -241,4 +242,27 @@ TEST_CASE("output directories are created or rejected", "[support][io]") {
   REQUIRE_FALSE(notDir);
   CHECK(notDir.error().message.find("not a directory") != std::string::npos);
   ::rmdir((dir.path + "/a").c_str());
+}
+
+TEST_CASE("arena placement reuses memory only between disjoint lifetimes") {
+  using cuvil::LiveBuffer;
+  // a and b overlap in time; c starts after a ends and reuses a's bytes;
+  // d overlaps everything.
+  std::vector<LiveBuffer> buffers = {
+      {128, 0, 2}, {64, 1, 3}, {128, 3, 5}, {64, 0, 5}};
+  cuvil::ArenaPlacement p = cuvil::placeGreedyBySize(buffers);
+  REQUIRE(p.offsets.size() == 4);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      bool liveTogether = buffers[i].start <= buffers[j].end && buffers[j].start <= buffers[i].end;
+      bool apart = p.offsets[i] + buffers[i].bytes <= p.offsets[j] ||
+                   p.offsets[j] + buffers[j].bytes <= p.offsets[i];
+      INFO("buffers " << i << " and " << j);
+      CHECK((!liveTogether || apart));
+    }
+  // Largest first at 0, then the rest packed: 128 (a or c, sharing) + 64 + 64.
+  CHECK(p.offsets[0] == 0);
+  CHECK(p.offsets[2] == 0);
+  CHECK(p.arenaBytes == 256);
+  CHECK(cuvil::placeGreedyBySize({}).arenaBytes == 0);
 }

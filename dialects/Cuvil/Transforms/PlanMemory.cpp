@@ -1,7 +1,9 @@
 //===- PlanMemory.cpp - One arena per function, reused by liveness --------===//
 #include "dialects/Cuvil/Analysis/Lifetimes.h"
+
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "support/ArenaPlacement.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -31,8 +33,6 @@ struct Buffer {
   int64_t offset = -1;
   SmallVector<Value> roots;
 };
-
-bool overlapInTime(const Buffer &a, const Buffer &b) { return a.start <= b.end && b.start <= a.end; }
 
 std::string humanBytes(int64_t bytes) {
   std::string s;
@@ -98,32 +98,13 @@ struct CuvilPlanMemoryPass final
     }
 
     // Greedy by size: largest first, lowest offset free during its life.
-    SmallVector<size_t> order;
+    std::vector<::cuvil::LiveBuffer> live;
+    for (const Buffer &b : buffers)
+      live.push_back({b.bytes, b.start, b.end});
+    ::cuvil::ArenaPlacement placement = ::cuvil::placeGreedyBySize(live);
     for (size_t i = 0; i < buffers.size(); ++i)
-      order.push_back(i);
-    llvm::sort(order, [&](size_t a, size_t b) {
-      return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes
-                                                  : buffers[a].start < buffers[b].start;
-    });
-    SmallVector<size_t> placed;
-    int64_t arena = 0;
-    for (size_t i : order) {
-      Buffer &b = buffers[i];
-      SmallVector<std::pair<int64_t, int64_t>> busy; // [offset, end) of live neighbours
-      for (size_t j : placed)
-        if (overlapInTime(b, buffers[j]))
-          busy.emplace_back(buffers[j].offset, buffers[j].offset + buffers[j].bytes);
-      llvm::sort(busy);
-      int64_t offset = 0;
-      for (auto [lo, hi] : busy) {
-        if (offset + b.bytes <= lo)
-          break;
-        offset = std::max(offset, hi);
-      }
-      b.offset = offset;
-      arena = std::max(arena, offset + b.bytes);
-      placed.push_back(i);
-    }
+      buffers[i].offset = placement.offsets[i];
+    int64_t arena = placement.arenaBytes;
 
     // The liveness lower bound: the most bytes live at one position.
     int64_t lowerBound = 0;
