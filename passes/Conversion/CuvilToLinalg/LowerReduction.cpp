@@ -286,6 +286,23 @@ struct SoftmaxLowering final : OpConversionPattern<OpTy> {
   }
 };
 
+/// The normalisation shared by layer, batch and group norm, on scalars
+/// a = [x, mean, var, (weight), (bias)]: (x - mean) / sqrt(var + eps), then
+/// * weight and + bias where present.
+Value normalize(OpBuilder &b, Location l, ValueRange a, ScalarType st, double eps, bool weight,
+                bool bias) {
+  Value inv = b.create<arith::DivFOp>(
+      l, scalarConstant(b, l, st, 1.0),
+      b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
+  Value y = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
+  size_t next = 3;
+  if (weight)
+    y = b.create<arith::MulFOp>(l, y, a[next++]);
+  if (bias)
+    y = b.create<arith::AddFOp>(l, y, a[next]);
+  return y;
+}
+
 struct LayerNormLowering final : OpConversionPattern<LayerNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
@@ -311,16 +328,7 @@ struct LayerNormLowering final : OpConversionPattern<LayerNormOp> {
       operands.push_back(bias);
     Value r = elementwiseGeneric(
         rewriter, loc, t, operands, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value inv = b.create<arith::DivFOp>(
-              l, scalarConstant(b, l, st, 1.0),
-              b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
-          Value y = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
-          size_t next = 3;
-          if (w)
-            y = b.create<arith::MulFOp>(l, y, a[next++]);
-          if (bias)
-            y = b.create<arith::AddFOp>(l, y, a[next]);
-          return y;
+          return normalize(b, l, a, st, eps, static_cast<bool>(w), static_cast<bool>(bias));
         });
     rewriter.replaceOp(op, r);
     return success();
@@ -357,16 +365,8 @@ struct BatchNormLowering final : OpConversionPattern<BatchNormOp> {
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{t}, operands, ValueRange{emptyTensor(rewriter, loc, t, {})}, maps,
         parallelIterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
-          Value inv = b.create<arith::DivFOp>(
-              l, scalarConstant(b, l, st, 1.0),
-              b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
-          Value y = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
-          size_t next = 3;
-          if (w)
-            y = b.create<arith::MulFOp>(l, y, a[next++]);
-          if (bias)
-            y = b.create<arith::AddFOp>(l, y, a[next]);
-          b.create<linalg::YieldOp>(l, y);
+          b.create<linalg::YieldOp>(
+              l, normalize(b, l, a, st, eps, static_cast<bool>(w), static_cast<bool>(bias)));
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -529,16 +529,7 @@ struct GroupNormLowering final : OpConversionPattern<GroupNormOp> {
     double eps = op.getEps().convertToDouble();
     Value y = elementwiseGeneric(
         rewriter, loc, grouped, operands, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value inv = b.create<arith::DivFOp>(
-              l, scalarConstant(b, l, st, 1.0),
-              b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[2], scalarConstant(b, l, st, eps))));
-          Value r = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
-          size_t next = 3;
-          if (w)
-            r = b.create<arith::MulFOp>(l, r, a[next++]);
-          if (bias)
-            r = b.create<arith::AddFOp>(l, r, a[next]);
-          return r;
+          return normalize(b, l, a, st, eps, static_cast<bool>(w), static_cast<bool>(bias));
         });
     Value back = rewriter.create<tensor::CollapseShapeOp>(loc, flatType, y,
                                                           ArrayRef<ReassociationIndices>{{0, 1, 2, 3}});
