@@ -248,7 +248,7 @@ struct SelectCpuKernelsPass final
           continue;
         }
       }
-      inlineGroup(g);
+      g.inlineBody();
     }
     // Every group around one of these ops is gone by now: what is left is
     // outside groups.
@@ -265,18 +265,6 @@ struct SelectCpuKernelsPass final
         op->erase();
       }
     }
-  }
-
-  static void inlineGroup(FusedGroupOp g) {
-    Block &body = g.getBody().front();
-    IRMapping map;
-    for (auto [arg, input] : llvm::zip(body.getArguments(), g.getInputs()))
-      map.map(arg, input);
-    OpBuilder b(g);
-    for (Operation &op : body.without_terminator())
-      b.clone(op, map);
-    g.getResult().replaceAllUsesWith(map.lookup(g.getYielded()));
-    g.erase();
   }
 
   /// The kernel call for `op` (operands already outside any group), or null
@@ -325,15 +313,16 @@ struct SelectCpuKernelsPass final
     return (bias ? kFlagBias : 0) | (e.residual ? kFlagResidual : 0) | (e.clamp ? kFlagClamp : 0);
   }
 
-  /// The bias and residual operands, with a placeholder where absent (the
-  /// params' flags tell the kernel not to read it).
+  /// The bias and residual operands. An absent one still needs a buffer in
+  /// the call's fixed signature: a one-float constant that the kernel never
+  /// reads (the params' flags say which operands are present).
   static void optionalOperands(KernelCallBuilder &k, Value bias, const Epilogue &e,
                                SmallVectorImpl<Value> &out) {
-    Value placeholder;
+    Value unread;
     auto get = [&]() {
-      if (!placeholder)
-        placeholder = k.constant(ArrayRef<float>{0.0f}, "unused");
-      return placeholder;
+      if (!unread)
+        unread = k.constant(ArrayRef<float>{0.0f}, "unread");
+      return unread;
     };
     out.push_back(bias ? bias : get());
     out.push_back(e.residual ? e.residual : get());

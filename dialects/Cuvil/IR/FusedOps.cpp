@@ -1,6 +1,9 @@
 //===- FusedOps.cpp - cuvil.fused.* ---------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
 using namespace mlir;
 using namespace mlir::cuvil;
 
@@ -42,6 +45,18 @@ Operation *FusedGroupOp::getAnchor() {
 
 Value FusedGroupOp::getYielded() {
   return llvm::cast<FusedYieldOp>(getBody().front().getTerminator()).getValue();
+}
+
+void FusedGroupOp::inlineBody() {
+  Block &body = getBody().front();
+  IRMapping map;
+  for (auto [arg, input] : llvm::zip(body.getArguments(), getInputs()))
+    map.map(arg, input);
+  OpBuilder b(getOperation());
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  getResult().replaceAllUsesWith(map.lookup(getYielded()));
+  erase();
 }
 
 LogicalResult FusedGroupOp::verify() {

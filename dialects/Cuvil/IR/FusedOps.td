@@ -53,6 +53,9 @@ def Cuvil_FusedGroupOp : Cuvil_Op<"fused.group",
     ::mlir::Operation *getAnchor();
     /// The yielded value inside the body.
     ::mlir::Value getYielded();
+    /// Replaces the group by a copy of its body in front of it (the group's
+    /// result by the yielded value) and erases the group.
+    void inlineBody();
   }];
 }
 

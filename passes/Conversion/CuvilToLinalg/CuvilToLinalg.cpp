@@ -25,17 +25,8 @@ namespace {
 void inlineFusionGroups(ModuleOp module) {
   SmallVector<FusedGroupOp> groups;
   module.walk([&](FusedGroupOp g) { groups.push_back(g); });
-  for (FusedGroupOp g : groups) {
-    Block &body = g.getBody().front();
-    IRMapping map;
-    for (auto [arg, input] : llvm::zip(body.getArguments(), g.getInputs()))
-      map.map(arg, input);
-    OpBuilder b(g);
-    for (Operation &op : body.without_terminator())
-      b.clone(op, map);
-    g.getResult().replaceAllUsesWith(map.lookup(g.getYielded()));
-    g.erase();
-  }
+  for (FusedGroupOp g : groups)
+    g.inlineBody();
 }
 
 struct ConvertCuvilToLinalgPass final
