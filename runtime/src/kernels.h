@@ -112,7 +112,10 @@ typedef struct cuvil_gemm_problem {
   float lo, hi;
 } cuvil_gemm_problem;
 
-/* Runs the problem on `kernels` with the calling model's threads (exec). */
+/* Runs the problem on `kernels` with the calling model's threads (exec),
+ * whose pool provides each thread's scratch. Generated code always runs
+ * inside cuvil_model_run, which sets exec; exec NULL (a direct call, as the
+ * runtime's tests make) allocates the scratch for the call. */
 void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels *kernels,
                     void *exec);
 
