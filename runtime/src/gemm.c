@@ -318,6 +318,10 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
   int64_t pixels = q[CONV_OH] * q[CONV_OW];
   int64_t panels = (cout_g + CUVIL_MR - 1) / CUVIL_MR;
   int64_t flags = q[CONV_FLAGS];
+  if (flags & FLAG_WINOGRAD) {
+    cuvil_conv2d_winograd(q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec);
+    return;
+  }
   for (int64_t image = 0; image < q[CONV_N]; ++image)
     for (int64_t g = 0; g < groups; ++g) {
       im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q};

@@ -42,7 +42,7 @@ cuvil_thread_pool *cuvil_thread_pool_create(int32_t num_threads, int *error_numb
 void cuvil_thread_pool_destroy(cuvil_thread_pool *pool);
 int32_t cuvil_thread_pool_size(const cuvil_thread_pool *pool);
 /* Bytes of scratch memory each thread of a pool owns (64-byte aligned). */
-#define CUVIL_THREAD_SCRATCH_BYTES (512u * 1024u)
+#define CUVIL_THREAD_SCRATCH_BYTES (2048u * 1024u)
 /* The calling thread's scratch: valid inside a parallel_for body on `pool`
  * (or on the caller, outside one). NULL when pool is NULL. */
 void *cuvil_thread_pool_scratch(cuvil_thread_pool *pool);

@@ -46,7 +46,7 @@ enum {
   CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
   CONV_HI, CONV_MR, CONV_NUM_PARAMS
 };
-enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4 };
+enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8 };
 
 static inline float cuvil_float_from_bits(int64_t bits) {
   union {
@@ -67,12 +67,21 @@ typedef struct cuvil_depthwise_args {
 typedef void (*cuvil_depthwise_fn)(const cuvil_depthwise_args *args, int64_t plane,
                                    float *scratch);
 
+/* Winograd F(4x4, 3x3) transforms of NR tiles at once (winograd.inc). */
+typedef void (*cuvil_wino_input_fn)(const int64_t *q, const float *channel, int64_t t0,
+                                    int64_t nt, float *v, int64_t xi_stride);
+typedef void (*cuvil_wino_output_fn)(const int64_t *q, const float *m, int64_t xi_stride,
+                                     int64_t t0, int64_t nt, int64_t co, const float *bias,
+                                     const float *residual, float *output);
+
 typedef struct cuvil_microkernels {
   const char *name; /* "avx512", "avx2", "generic" */
   int32_t nr;
   cuvil_microkernel_fn full;
   cuvil_narrow_kernel_fn narrow;
   cuvil_depthwise_fn depthwise; /* compiled for the same instruction set */
+  cuvil_wino_input_fn wino_input;
+  cuvil_wino_output_fn wino_output;
 } cuvil_microkernels;
 
 /* The variants compiled into this runtime (x86-64: avx512, avx2, generic;
@@ -118,6 +127,13 @@ typedef struct cuvil_gemm_problem {
  * runtime's tests make) allocates the scratch for the call. */
 void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels *kernels,
                     void *exec);
+
+/* A 3x3, stride-1 convolution (groups 1, dilation 1) whose weights are in
+ * the Winograd F(4x4, 3x3) domain: U = G g G^T stored [36][ceil(Cout/8)]
+ * [Cin][8] (one packed GEMM operand per transformed position). */
+void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
+                           const float *bias, const float *residual, float *output,
+                           const cuvil_microkernels *kernels, void *exec);
 
 /* The thread pool of the model call running on this thread (set by
  * cuvil_model_run around the entry; NULL: run inline). */

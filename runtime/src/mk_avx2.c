@@ -12,10 +12,12 @@
 #define MK_NV 1
 #include "microkernel.inc"
 #include "depthwise.inc"
+#include "winograd.inc"
 
 const cuvil_microkernels *cuvil_microkernels_avx2(void) {
   static const cuvil_microkernels kernels = {"avx2", MK_NR, avx2_full, avx2_narrow,
-                                             avx2_depthwise};
+                                             avx2_depthwise,
+                                                            avx2_wino_input, avx2_wino_output};
   return &kernels;
 }
 #else

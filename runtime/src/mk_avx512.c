@@ -13,10 +13,12 @@
 #define MK_NV 2
 #include "microkernel.inc"
 #include "depthwise.inc"
+#include "winograd.inc"
 
 const cuvil_microkernels *cuvil_microkernels_avx512(void) {
   static const cuvil_microkernels kernels = {"avx512", MK_NR, avx512_full, avx512_narrow,
-                                             avx512_depthwise};
+                                             avx512_depthwise,
+                                                              avx512_wino_input, avx512_wino_output};
   return &kernels;
 }
 #else

@@ -38,7 +38,18 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     inputs through `bufferization.to_memref`, the output a `memref.alloc`
     returned by a restrict, writable `bufferization.to_tensor`; arguments are
     `memref<1xT>` views of each buffer's start (bare pointers once lowered).
+
+    3x3 stride-1 convolutions (groups 1, dilation 1) with enough 4x4 output
+    tiles run as Winograd F(4x4, 3x3): the weights are transformed here
+    (U = G g G^T, packed `[36][ceil(Cout/8)][Cin][8]`) and the call's flags
+    carry 8. `winograd=false` keeps them on the direct kernels.
   }];
+  let options = [
+    Option<"winograd", "winograd", "bool", /*default=*/"true",
+           "Use Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions where it pays">,
+    Option<"winogradMinTiles", "winograd-min-tiles", "int64_t", /*default=*/"48",
+           "Fewest 4x4 output tiles (over the batch) for which Winograd is used">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
 }

@@ -46,7 +46,9 @@ namespace {
 // Must match runtime/src/kernels.h and the params layouts in model_abi.h.
 constexpr int64_t kMR = 8;
 constexpr int64_t kParamsVersion = 1;
-enum : int64_t { kFlagBias = 1, kFlagResidual = 2, kFlagClamp = 4 };
+enum : int64_t { kFlagBias = 1, kFlagResidual = 2, kFlagClamp = 4, kFlagWinograd = 8 };
+/// Winograd F(4x4, 3x3): outputs per tile side, transformed tile side.
+constexpr int64_t kWinogradM = 4, kWinogradA = 6;
 
 /// What the kernels apply after the product: + residual, then clamp.
 struct Epilogue {
@@ -127,6 +129,39 @@ std::vector<float> packRows(const float *w, int64_t groups, int64_t rows, int64_
       float *dst = packed.data() + ((g * panels + r / kMR) * k) * kMR + r % kMR;
       for (int64_t kk = 0; kk < k; ++kk)
         dst[kk * kMR] = src[kk];
+    }
+  return packed;
+}
+
+/// 3x3 filters [cout][cin][3][3] in the Winograd F(4x4, 3x3) domain,
+/// U = G g G^T (Lavin & Gray's G, points 0, +-1, +-2, inf), packed for the
+/// runtime's products: [36][ceil(cout/8)][cin][8], one GEMM operand per
+/// transformed position (runtime/src/winograd.c). In double: the
+/// transform's error stays below float rounding.
+std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin) {
+  static const double g[kWinogradA][3] = {{1.0 / 4, 0, 0},
+                                          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                          {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                          {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                          {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                          {0, 0, 1}};
+  int64_t panels = (cout + kMR - 1) / kMR;
+  constexpr int64_t positions = kWinogradA * kWinogradA;
+  std::vector<float> packed(static_cast<size_t>(positions * panels * cin * kMR), 0.0f);
+  for (int64_t co = 0; co < cout; ++co)
+    for (int64_t ci = 0; ci < cin; ++ci) {
+      const float *f = w + (co * cin + ci) * 9;
+      double gf[kWinogradA][3]; // G g
+      for (int64_t a = 0; a < kWinogradA; ++a)
+        for (int64_t l = 0; l < 3; ++l)
+          gf[a][l] = g[a][0] * f[l] + g[a][1] * f[3 + l] + g[a][2] * f[6 + l];
+      for (int64_t a = 0; a < kWinogradA; ++a)
+        for (int64_t c = 0; c < kWinogradA; ++c) {
+          double u = gf[a][0] * g[c][0] + gf[a][1] * g[c][1] + gf[a][2] * g[c][2];
+          int64_t xi = a * kWinogradA + c;
+          packed[static_cast<size_t>(((xi * panels + co / kMR) * cin + ci) * kMR + co % kMR)] =
+              static_cast<float>(u);
+        }
     }
   return packed;
 }
@@ -344,14 +379,17 @@ struct SelectCpuKernelsPass final
     if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2)
       return nullptr;
     int64_t cinG = w[1];
+    bool depthwise = cinG == 1 && groups == in[1];
+    bool wino = !depthwise && useWinograd(conv, in, w, out);
+    int64_t flags = flagsOf(e, static_cast<bool>(bias)) | (wino ? kFlagWinograd : 0);
     SmallVector<int64_t> params{kParamsVersion, in[0], in[1], in[2], in[3], w[0],
                                 out.getDimSize(2), out.getDimSize(3), w[2], w[3],
                                 stride[0], stride[1], padding[0], padding[1],
-                                dilation[0], dilation[1], groups, flagsOf(e, static_cast<bool>(bias)),
+                                dilation[0], dilation[1], groups, flags,
                                 floatBits(e.lo), floatBits(e.hi), kMR};
     KernelCallBuilder k(b, conv.getLoc());
     SmallVector<Value> args{input};
-    if (cinG == 1 && groups == in[1]) {
+    if (depthwise) {
       // Depthwise: a direct kernel on the weights as they are.
       args.push_back(weight);
       optionalOperands(k, bias, e, args);
@@ -360,12 +398,32 @@ struct SelectCpuKernelsPass final
     std::optional<::cuvil::Tensor> wt = constantF32(weight);
     if (!wt)
       return nullptr;
+    if (wino) {
+      std::vector<float> u =
+          winogradWeights(reinterpret_cast<const float *>(wt->data()), w[0], w[1]);
+      args.push_back(k.constant(u, resourceName(weight, "winograd")));
+      optionalOperands(k, bias, e, args);
+      return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
+    }
     int64_t kSize = cinG * w[2] * w[3];
     std::vector<float> packed = packRows(reinterpret_cast<const float *>(wt->data()), groups,
                                          w[0] / groups, kSize);
     args.push_back(k.constant(packed, resourceName(weight, "packed")));
     optionalOperands(k, bias, e, args);
     return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
+  }
+
+  /// Winograd pays where there are enough tiles to amortise the transforms
+  /// and the 4x larger weights (read once per NR tiles).
+  bool useWinograd(Conv2DOp conv, ArrayRef<int64_t> in, ArrayRef<int64_t> w,
+                   RankedTensorType out) {
+    if (!winograd || conv.getGroups() != 1 || w[2] != 3 || w[3] != 3 ||
+        llvm::any_of(conv.getStride(), [](int64_t s) { return s != 1; }) ||
+        llvm::any_of(conv.getDilation(), [](int64_t d) { return d != 1; }))
+      return false;
+    int64_t tiles = in[0] * ((out.getDimSize(2) + kWinogradM - 1) / kWinogradM) *
+                    ((out.getDimSize(3) + kWinogradM - 1) / kWinogradM);
+    return tiles >= winogradMinTiles && w[0] >= kMR && w[1] >= kMR;
   }
 
   Value rewriteLinear(OpBuilder &b, ModuleOp module, LinearOp linear, ArrayRef<Value> operands,

@@ -268,6 +268,83 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
   }
 }
 
+namespace {
+
+// 3x3 filters into the Winograd F(4x4, 3x3) domain, U = G g G^T, packed
+// [36][ceil(cout/8)][cin][8]: what cuvil-export writes (SelectKernels.cpp).
+std::vector<float> winogradWeights(const std::vector<float> &wt, int64_t cout, int64_t cin) {
+  const double g[6][3] = {{0.25, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                          {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                          {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  int64_t panels = (cout + CUVIL_MR - 1) / CUVIL_MR;
+  std::vector<float> u(static_cast<size_t>(36 * panels * cin * CUVIL_MR), 0.0f);
+  for (int64_t co = 0; co < cout; ++co)
+    for (int64_t ci = 0; ci < cin; ++ci)
+      for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+          double acc = 0;
+          for (int k = 0; k < 3; ++k)
+            for (int l = 0; l < 3; ++l)
+              acc += g[a][k] * wt[static_cast<size_t>(((co * cin + ci) * 3 + k) * 3 + l)] *
+                     g[b][l];
+          u[static_cast<size_t>((((a * 6 + b) * panels + co / CUVIL_MR) * cin + ci) * CUVIL_MR +
+                                co % CUVIL_MR)] = float(acc);
+        }
+  return u;
+}
+
+} // namespace
+
+TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[kernels]") {
+  Pool pool(2);
+  // Ragged tiles, padding 0..2, batches whose tiles share a work item,
+  // input channels past one block (128) and output channels past one block
+  // of M (320 with the AVX-512 kernels).
+  for (ConvCase t : {ConvCase{1, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                     ConvCase{3, 5, 9, 7, 9, 3, 3, 1, 1, 0, 0, 1, 1, 1},
+                     ConvCase{1, 130, 6, 11, 12, 3, 3, 1, 1, 2, 1, 1, 1, 1},
+                     ConvCase{1, 16, 13, 12, 336, 3, 3, 1, 1, 1, 1, 1, 1, 1}}) {
+    int64_t oh = t.h + 2 * t.ph - 2, ow = t.w + 2 * t.pw - 2;
+    INFO("conv " << t.n << "x" << t.c << "x" << t.h << "x" << t.w << " -> " << t.cout
+                 << " padding " << t.ph << "," << t.pw);
+    std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.c * t.h * t.w), 18);
+    std::vector<float> wt = randomVector(static_cast<size_t>(t.cout * t.c * 9), 19);
+    std::vector<float> bias = randomVector(static_cast<size_t>(t.cout), 20);
+    std::vector<float> want = naiveConv(t, oh, ow, x, wt, bias);
+    std::vector<float> residual = randomVector(want.size(), 21);
+    const float lo = -1.0f, hi = 2.0f;
+    std::vector<float> u = winogradWeights(wt, t.cout, t.c);
+    // Winograd's rounding error grows with the sum of |terms| (sum over K =
+    // 9 * c products of values in [-1, 1]); a wrong transform is off by O(1).
+    const double margin = 1e-4 * std::max<double>(1.0, double(9 * t.c) / 128);
+    for (int64_t flags : {1, 1 | 2 | 4}) {
+      int64_t params[] = {1,    t.n,  t.c,  t.h,  t.w,  t.cout, oh,       ow,
+                          3,    3,    1,    1,    t.ph, t.pw,   1,        1,
+                          1,    flags | 8, floatBits(lo), floatBits(hi), CUVIL_MR};
+      std::vector<float> expected(want);
+      if (flags & 2)
+        for (size_t i = 0; i < want.size(); ++i)
+          expected[i] = std::min(std::max(want[i] + residual[i], lo), hi);
+      // Through the entry point (the best kernels, the pool's threads) and
+      // every variant this CPU runs, on one thread.
+      std::vector<float> y(want.size(), NAN);
+      cuvil_rt_current_exec = pool.pool;
+      cuvil_rt_conv2d_f32(params, x.data(), u.data(), bias.data(), residual.data(), y.data());
+      cuvil_rt_current_exec = nullptr;
+      for (size_t i = 0; i < y.size(); ++i)
+        REQUIRE(y[i] == Approx(expected[i]).margin(margin));
+      for (const cuvil_microkernels *mk : runnableKernels()) {
+        INFO("variant " << mk->name << " flags " << flags);
+        std::vector<float> yv(want.size(), NAN);
+        cuvil_conv2d_winograd(params, x.data(), u.data(), bias.data(), residual.data(),
+                              yv.data(), mk, nullptr);
+        for (size_t i = 0; i < yv.size(); ++i)
+          REQUIRE(yv[i] == Approx(expected[i]).margin(margin));
+      }
+    }
+  }
+}
+
 TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]") {
   for (int64_t m : {1, 3, 31, 32, 64})
     for (int64_t n : {1, 10, 40}) {

@@ -1,0 +1,102 @@
+/*===- runtime/src/winograd.c - Winograd F(4x4, 3x3) convolution ----------===*
+ *
+ * A 3x3 stride-1 convolution as 36 matrix products in the Winograd domain:
+ * 2.25x fewer multiply-adds than the direct form (4x per tile, less the
+ * ragged edge), and no im2col copy. The output is cut into 4x4 tiles,
+ * numbered over all images; a work item is NR of them (the micro-kernel's
+ * tile width). For each item, per block of input channels:
+ *   V[xi][ci][tile] = (B^T d B)[xi]                 (wino_input, per channel)
+ *   M[xi][co][tile] += U[xi][co][ci] . V[xi][ci][tile]  (the micro-kernel)
+ * then Y = A^T M A plus the epilogue, per output channel (wino_output).
+ * V and M live in the thread's scratch; U was transformed and packed at
+ * compile time.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "kernels.h"
+
+#include <stdlib.h>
+
+enum { XI = 36, TILE = 4 };
+/* Input channels per block of V: V's block for one position (KCW x NR)
+ * stays in L1 while the micro-kernel runs over the output channels. */
+enum { KCW = 128 };
+/* Multiply-adds below which the convolution stays on the calling thread. */
+enum { WINO_SMALL_WORK = 1 << 17 };
+
+typedef struct wino_job {
+  const int64_t *q;
+  const float *input, *u, *bias, *residual;
+  float *output;
+  const cuvil_microkernels *mk;
+  void *exec;
+  float *scratch; /* when running without a pool */
+  int64_t tiles;  /* over all images */
+  int64_t mcb;    /* output channels per block of M (a multiple of MR) */
+} wino_job;
+
+static void wino_items(void *closure, int64_t begin, int64_t end) {
+  const wino_job *job = closure;
+  const int64_t *q = job->q;
+  const cuvil_microkernels *mk = job->mk;
+  const int64_t nr = mk->nr, cin = q[CONV_C], cout = q[CONV_COUT];
+  const int64_t plane = q[CONV_H] * q[CONV_W];
+  const int64_t panels = (cout + CUVIL_MR - 1) / CUVIL_MR;
+  float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
+  float *v = scratch;             /* [XI][kc][nr] */
+  float *m = v + XI * KCW * nr;   /* [XI][mcb][nr] */
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t t0 = item * nr, nt = job->tiles - t0 < nr ? job->tiles - t0 : nr;
+    for (int64_t co0 = 0; co0 < cout; co0 += job->mcb) {
+      int64_t rows = cout - co0 < job->mcb ? cout - co0 : job->mcb;
+      int64_t p0 = co0 / CUVIL_MR, np = (rows + CUVIL_MR - 1) / CUVIL_MR;
+      /* With more output channels than one block of M, V is transformed
+       * again for each block (the compiler keeps such layers rare). */
+      for (int64_t ci0 = 0; ci0 < cin; ci0 += KCW) {
+        int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
+        for (int64_t ci = 0; ci < kc; ++ci)
+          mk->wino_input(q, job->input + (ci0 + ci) * plane, t0, nt, v + ci * nr, kc * nr);
+        for (int64_t xi = 0; xi < XI; ++xi)
+          for (int64_t p = 0; p < np; ++p)
+            mk->full(kc, job->u + ((xi * panels + p0 + p) * cin + ci0) * CUVIL_MR,
+                     v + xi * kc * nr, nr, m + (xi * job->mcb + p * CUVIL_MR) * nr, ci0 > 0);
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        mk->wino_output(q, m + r * nr, job->mcb * nr, t0, nt, co0 + r, job->bias,
+                        job->residual, job->output);
+    }
+  }
+}
+
+void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
+                           const float *bias, const float *residual, float *output,
+                           const cuvil_microkernels *mk, void *exec) {
+  const int64_t nr = mk->nr;
+  const int64_t tiles_y = (q[CONV_OH] + TILE - 1) / TILE, tiles_x = (q[CONV_OW] + TILE - 1) / TILE;
+  wino_job job = {.q = q, .input = input, .u = u, .bias = bias, .residual = residual,
+                  .output = output, .mk = mk, .exec = exec,
+                  .tiles = q[CONV_N] * tiles_y * tiles_x};
+  if (job.tiles == 0 || q[CONV_COUT] == 0)
+    return;
+  /* M gets what the scratch has left after V: whole MR-row panels. */
+  int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - XI * KCW * nr;
+  int64_t mcb = left / (XI * nr) / CUVIL_MR * CUVIL_MR;
+  int64_t cout8 = (q[CONV_COUT] + CUVIL_MR - 1) / CUVIL_MR * CUVIL_MR;
+  job.mcb = mcb < cout8 ? mcb : cout8;
+  int64_t items = (job.tiles + nr - 1) / nr;
+  int64_t work = job.tiles * XI * q[CONV_C] * q[CONV_COUT];
+  if (!exec) {
+    /* No pool (a direct call): this thread, with scratch of its own. */
+    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
+    if (!job.scratch)
+      return;
+    wino_items(&job, 0, items);
+    free(job.scratch);
+    return;
+  }
+  if (items == 1 || work < WINO_SMALL_WORK) {
+    job.scratch = cuvil_thread_pool_scratch(exec);
+    wino_items(&job, 0, items);
+    return;
+  }
+  cuvil_rt_parallel_for(exec, items, wino_items, &job);
+}
