@@ -297,6 +297,9 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
         row[q] = 0.0f;
       if (sw == 1)
         memcpy(row + a, src + ix + a, (size_t)(b - a) * sizeof(float));
+      else if (sw == 2) /* a constant stride: vectorised with shuffles */
+        for (int64_t q = a; q < b; ++q)
+          row[q] = src[ix + 2 * q];
       else
         for (int64_t q = a; q < b; ++q)
           row[q] = src[ix + q * sw];
