@@ -4,7 +4,8 @@
  * 2.25x fewer multiply-adds than the direct form (4x per tile, less the
  * ragged edge), and no im2col copy. The output is cut into 4x4 tiles,
  * numbered over all images; a work item is NR of them (the micro-kernel's
- * tile width). For each item, per block of input channels:
+ * tile width) and a block of output channels. For each item, per block of
+ * input channels:
  *   V[xi][ci][tile] = (B^T d B)[xi]                 (wino_input, per channel)
  *   M[xi][co][tile] += U[xi][co][ci] . V[xi][ci][tile]  (the micro-kernel)
  * then Y = A^T M A plus the epilogue, per output channel (wino_output).
@@ -32,6 +33,7 @@ typedef struct wino_job {
   float *scratch; /* when running without a pool */
   int64_t tiles;  /* over all images */
   int64_t mcb;    /* output channels per block of M (a multiple of MR) */
+  int64_t co_blocks;
 } wino_job;
 
 static void wino_items(void *closure, int64_t begin, int64_t end) {
@@ -45,25 +47,22 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
   float *v = scratch;             /* [XI][kc][nr] */
   float *m = v + XI * KCW * nr;   /* [XI][mcb][nr] */
   for (int64_t item = begin; item < end; ++item) {
-    int64_t t0 = item * nr, nt = job->tiles - t0 < nr ? job->tiles - t0 : nr;
-    for (int64_t co0 = 0; co0 < cout; co0 += job->mcb) {
-      int64_t rows = cout - co0 < job->mcb ? cout - co0 : job->mcb;
-      int64_t p0 = co0 / CUVIL_MR, np = (rows + CUVIL_MR - 1) / CUVIL_MR;
-      /* With more output channels than one block of M, V is transformed
-       * again for each block (the compiler keeps such layers rare). */
-      for (int64_t ci0 = 0; ci0 < cin; ci0 += KCW) {
-        int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
-        for (int64_t ci = 0; ci < kc; ++ci)
-          mk->wino_input(q, job->input + (ci0 + ci) * plane, t0, nt, v + ci * nr, kc * nr);
-        for (int64_t xi = 0; xi < XI; ++xi)
-          for (int64_t p = 0; p < np; ++p)
-            mk->full(kc, job->u + ((xi * panels + p0 + p) * cin + ci0) * CUVIL_MR,
-                     v + xi * kc * nr, nr, m + (xi * job->mcb + p * CUVIL_MR) * nr, ci0 > 0);
-      }
-      for (int64_t r = 0; r < rows; ++r)
-        mk->wino_output(q, m + r * nr, job->mcb * nr, t0, nt, co0 + r, job->bias,
-                        job->residual, job->output);
+    int64_t block = item / job->co_blocks, co0 = item % job->co_blocks * job->mcb;
+    int64_t t0 = block * nr, nt = job->tiles - t0 < nr ? job->tiles - t0 : nr;
+    int64_t rows = cout - co0 < job->mcb ? cout - co0 : job->mcb;
+    int64_t p0 = co0 / CUVIL_MR, np = (rows + CUVIL_MR - 1) / CUVIL_MR;
+    for (int64_t ci0 = 0; ci0 < cin; ci0 += KCW) {
+      int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
+      for (int64_t ci = 0; ci < kc; ++ci)
+        mk->wino_input(q, job->input + (ci0 + ci) * plane, t0, nt, v + ci * nr, kc * nr);
+      for (int64_t xi = 0; xi < XI; ++xi)
+        for (int64_t p = 0; p < np; ++p)
+          mk->full(kc, job->u + ((xi * panels + p0 + p) * cin + ci0) * CUVIL_MR,
+                   v + xi * kc * nr, nr, m + (xi * job->mcb + p * CUVIL_MR) * nr, ci0 > 0);
     }
+    for (int64_t r = 0; r < rows; ++r)
+      mk->wino_output(q, m + r * nr, job->mcb * nr, t0, nt, co0 + r, job->bias, job->residual,
+                      job->output);
   }
 }
 
@@ -77,12 +76,20 @@ void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
                   .tiles = q[CONV_N] * tiles_y * tiles_x};
   if (job.tiles == 0 || q[CONV_COUT] == 0)
     return;
-  /* M gets what the scratch has left after V: whole MR-row panels. */
+  /* M gets what the scratch has left after V: whole MR-row panels. When
+   * there are too few blocks of tiles to keep the threads busy, the output
+   * channels are split too; each item transforms its tiles' input again. */
   int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - XI * KCW * nr;
   int64_t mcb = left / (XI * nr) / CUVIL_MR * CUVIL_MR;
   int64_t cout8 = (q[CONV_COUT] + CUVIL_MR - 1) / CUVIL_MR * CUVIL_MR;
-  job.mcb = mcb < cout8 ? mcb : cout8;
-  int64_t items = (job.tiles + nr - 1) / nr;
+  int64_t blocks = (job.tiles + nr - 1) / nr, threads = exec ? cuvil_thread_pool_size(exec) : 1;
+  int64_t splits = 1;
+  while (blocks * splits < threads && cout8 / (2 * splits) >= 4 * CUVIL_MR)
+    splits *= 2;
+  int64_t per_split = (cout8 / CUVIL_MR + splits - 1) / splits * CUVIL_MR;
+  job.mcb = mcb < per_split ? mcb : per_split;
+  job.co_blocks = (q[CONV_COUT] + job.mcb - 1) / job.mcb;
+  int64_t items = blocks * job.co_blocks;
   int64_t work = job.tiles * XI * q[CONV_C] * q[CONV_COUT];
   if (!exec) {
     /* No pool (a direct call): this thread, with scratch of its own. */

@@ -47,7 +47,7 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",
            "Use Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions where it pays">,
-    Option<"winogradMinTiles", "winograd-min-tiles", "int64_t", /*default=*/"48",
+    Option<"winogradMinTiles", "winograd-min-tiles", "int64_t", /*default=*/"16",
            "Fewest 4x4 output tiles (over the batch) for which Winograd is used">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
