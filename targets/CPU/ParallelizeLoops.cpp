@@ -6,7 +6,9 @@
 //
 //   func.func private @__cuvil_parallel_N(memref<64xi64> closure, i64 begin, i64 end)
 //
-// that runs iterations [begin, end) of its first dimension, and replaced by
+// that runs iterations [begin, end) of its first dimension with more than
+// one iteration (dimensions of one iteration before it: a batch of 1), and
+// replaced by
 // a call of the runtime's cuvil_rt_parallel_for_current(n, body, closure),
 // which splits [0, n) over the threads of the model call in progress.
 //
@@ -154,12 +156,25 @@ struct ParallelizeLoopsPass final
     return trips;
   }
 
+  /// The dimension split over the threads: the first with more than one
+  /// iteration, when every dimension before it has exactly one.
+  static std::optional<unsigned> splitDim(scf::ParallelOp p) {
+    std::optional<SmallVector<int64_t>> trips = tripCounts(p);
+    if (!trips)
+      return std::nullopt;
+    for (auto [i, t] : llvm::enumerate(*trips)) {
+      if (t > 1)
+        return static_cast<unsigned>(i);
+      if (t < 1)
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
   bool worthIt(scf::ParallelOp p) {
-    if (!p.getInitVals().empty())
+    if (!p.getInitVals().empty() || !splitDim(p))
       return false;
     std::optional<SmallVector<int64_t>> trips = tripCounts(p);
-    if (!trips || trips->front() < 2)
-      return false;
     int64_t iterations = 1;
     for (int64_t t : *trips)
       iterations *= t;
@@ -220,15 +235,16 @@ struct ParallelizeLoopsPass final
       Value bits = b.create<memref::LoadOp>(loc, entry->getArgument(0), ValueRange{index});
       map.map(v, fromBits(b, loc, bits, v.getType()));
     }
-    // Iterations [begin, end) of the first dimension.
+    // Iterations [begin, end) of the split dimension.
     auto local = [&](Value v) {
       if (!map.contains(v))
         map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
       return map.lookup(v);
     };
-    Value lb0 = local(p.getLowerBound()[0]);
-    Value ub0 = local(p.getUpperBound()[0]);
-    Value step0 = local(p.getStep()[0]);
+    unsigned dim = *splitDim(p);
+    Value lb0 = local(p.getLowerBound()[dim]);
+    Value ub0 = local(p.getUpperBound()[dim]);
+    Value step0 = local(p.getStep()[dim]);
     Value begin = b.create<arith::IndexCastOp>(loc, b.getIndexType(), entry->getArgument(1));
     Value end = b.create<arith::IndexCastOp>(loc, b.getIndexType(), entry->getArgument(2));
     Value newLb = b.create<arith::AddIOp>(loc, lb0, b.create<arith::MulIOp>(loc, begin, step0));
@@ -239,8 +255,8 @@ struct ParallelizeLoopsPass final
       for (Value v : bounds)
         local(v);
     auto clone = llvm::cast<scf::ParallelOp>(b.clone(*p, map));
-    clone.getLowerBoundMutable()[0].assign(newLb);
-    clone.getUpperBoundMutable()[0].assign(newUb);
+    clone.getLowerBoundMutable()[dim].assign(newLb);
+    clone.getUpperBoundMutable()[dim].assign(newUb);
     b.create<func::ReturnOp>(loc);
 
     // The call in place of the loop: the closure is filled where the loop
@@ -254,7 +270,7 @@ struct ParallelizeLoopsPass final
       cb.create<memref::StoreOp>(loc, toBits(cb, loc, v), closure, ValueRange{index});
     }
     Value fn = cb.create<func::ConstantOp>(loc, bodyType, SymbolRefAttr::get(ctx, name));
-    int64_t trips0 = (*tripCounts(p))[0];
+    int64_t trips0 = (*tripCounts(p))[dim];
     Value n = cb.create<arith::ConstantOp>(loc, i64, cb.getI64IntegerAttr(trips0));
     declareRuntime(module, bodyType, closureType);
     cb.create<func::CallOp>(loc, kRuntimeEntry, TypeRange{}, ValueRange{n, fn, closure});

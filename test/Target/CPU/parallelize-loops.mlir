@@ -80,3 +80,29 @@ func.func @dynamic_bound(%x: memref<1024xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A batch of one: the first dimension has a single iteration, so the
+// channels (the first dimension with more than one) are split.
+// CHECK-LABEL: func.func @batch_of_one
+//       CHECK:   call @cuvil_rt_parallel_for_current(%c6_i64,
+//       CHECK: func.func private @__cuvil_parallel_0
+//       CHECK:   %[[LO:.*]] = arith.index_cast %arg1
+//       CHECK:   %[[HI:.*]] = arith.index_cast %arg2
+//       CHECK:   %[[B:.*]] = arith.addi %{{.*}}, %{{.*}}
+//       CHECK:   %[[E:.*]] = arith.minsi
+//       CHECK:   scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0{{.*}}, %[[B]], %c0{{.*}}) to (%c1{{.*}}, %[[E]], %c8{{.*}})
+func.func @batch_of_one(%x: memref<1x6x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%n, %c, %i) = (%c0, %c0, %c0) to (%c1, %c6, %c8) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%n, %c, %i] : memref<1x6x8xf32>
+    %m = arith.mulf %v, %v : f32
+    memref.store %m, %x[%n, %c, %i] : memref<1x6x8xf32>
+    scf.reduce
+  }
+  return
+}
