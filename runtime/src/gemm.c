@@ -128,6 +128,15 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
   }
 }
 
+/* Whether the tile of panel mp at column jt is finished by full_store in its
+ * last K-block (full rows and columns, C's rows contiguous) rather than
+ * through the tile buffer and write_tile. */
+static inline int stores_direct(const gemm_job *job, int64_t mp, int64_t jt) {
+  const cuvil_gemm_problem *p = job->p;
+  return !job->narrow && p->k > 0 && p->c_col_stride == 1 && p->n - jt >= job->nr &&
+         p->m - mp * CUVIL_MR >= CUVIL_MR;
+}
+
 static void gemm_items(void *closure, int64_t begin, int64_t end) {
   const gemm_job *job = closure;
   const cuvil_gemm_problem *p = job->p;
@@ -172,7 +181,15 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           const float *a = p->a_packed ? p->a_packed + (mp * p->k + k0) * CUVIL_MR
                                        : a_block + (mp - mp0) * KC * CUVIL_MR;
           float *c = c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr;
-          if (job->narrow)
+          if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
+            /* The last K-block of a full tile: epilogue in registers. */
+            int64_t at = mp * CUVIL_MR * p->c_row_stride + jt;
+            cuvil_tile_epilogue e = {p->bias ? p->bias + mp * CUVIL_MR : NULL,
+                                     p->residual ? p->residual + at : NULL, p->clamp, p->lo,
+                                     p->hi};
+            job->mk->full_store(kc, a, b, ldb, k0 > 0 ? c : NULL, p->c + at, p->c_row_stride,
+                                &e);
+          } else if (job->narrow)
             job->mk->narrow(kc, a, b, c, nr, k0 > 0);
           else
             job->mk->full(kc, a, b, ldb, c, k0 > 0);
@@ -185,7 +202,8 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
       for (int64_t t = 0; t < tiles; ++t) {
         int64_t jt = j0 + t * nr;
         int64_t cols = p->n - jt < nr ? p->n - jt : nr;
-        write_tile(p, c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr, nr, i0, rows, jt, cols);
+        if (!stores_direct(job, mp, jt))
+          write_tile(p, c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr, nr, i0, rows, jt, cols);
       }
     }
   }

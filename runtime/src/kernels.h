@@ -36,6 +36,21 @@ extern "C" {
  * B is read in place). */
 typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                      float *c, int accumulate);
+/* What is applied to a finished tile of C: + bias[row] (NULL: none), +
+ * residual (NULL: none), then clamp to [lo, hi] when `clamp`. */
+typedef struct cuvil_tile_epilogue {
+  const float *bias;
+  const float *residual;
+  int clamp;
+  float lo, hi;
+} cuvil_tile_epilogue;
+/* The last K-block of a full tile (kernel's `full` plus the epilogue, in
+ * registers): c[i * ldc + j] = epilogue((partial ? partial : 0) + a . b),
+ * partial being the earlier blocks' [MR x NR] sums; e->residual is the
+ * tile's residual, ldc-strided. */
+typedef void (*cuvil_microkernel_store_fn)(int64_t kc, const float *a, const float *b,
+                                           int64_t ldb, const float *partial, float *c,
+                                           int64_t ldc, const cuvil_tile_epilogue *e);
 /* The same for n <= CUVIL_NARROW_MAX columns: b is [kc x n], c is [MR x n]. */
 typedef void (*cuvil_narrow_kernel_fn)(int64_t kc, const float *a, const float *b, float *c,
                                        int64_t n, int accumulate);
@@ -78,6 +93,7 @@ typedef struct cuvil_microkernels {
   const char *name; /* "avx512", "avx2", "generic" */
   int32_t nr;
   cuvil_microkernel_fn full;
+  cuvil_microkernel_store_fn full_store;
   cuvil_narrow_kernel_fn narrow;
   cuvil_depthwise_fn depthwise; /* compiled for the same instruction set */
   cuvil_wino_input_fn wino_input;

@@ -17,7 +17,7 @@
 #include "winograd.inc"
 
 const cuvil_microkernels *cuvil_microkernels_generic(void) {
-  static const cuvil_microkernels kernels = {"generic", MK_NR, generic_full, generic_narrow,
+  static const cuvil_microkernels kernels = {"generic", MK_NR, generic_full, generic_full_store, generic_narrow,
                                              generic_depthwise,
                                                                generic_wino_input, generic_wino_output};
   return &kernels;
