@@ -181,6 +181,10 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           const float *a = p->a_packed ? p->a_packed + (mp * p->k + k0) * CUVIL_MR
                                        : a_block + (mp - mp0) * KC * CUVIL_MR;
           float *c = c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr;
+          /* The next panel's block starts elsewhere: fetch its start now. */
+          if (p->a_packed && mp + 1 < mp1)
+            for (int line = 0; line < 8; ++line)
+              __builtin_prefetch(a + p->k * CUVIL_MR + line * 16);
           if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
             /* The last K-block of a full tile: epilogue in registers. */
             int64_t at = mp * CUVIL_MR * p->c_row_stride + jt;
