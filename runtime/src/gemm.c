@@ -63,6 +63,8 @@ typedef struct gemm_job {
   const cuvil_microkernels *mk;
   void *exec;
   float *scratch;           /* when running without a pool */
+  cuvil_pack_b_fn pack_b;   /* the problem's, or a copy out of b_panels */
+  const void *b_context;
   int64_t nr;               /* columns per tile (the kernel's NR, or N when narrow) */
   int narrow;
   int64_t m_panels, panels_per_block, m_blocks;
@@ -71,7 +73,7 @@ typedef struct gemm_job {
 
 static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t i, int64_t j) {
   if (p->bias)
-    v += p->bias[i];
+    v += p->bias[p->column_bias ? j : i];
   if (p->residual)
     v += p->residual[i * p->c_row_stride + j * p->c_col_stride];
   if (p->clamp) {
@@ -89,6 +91,22 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
      * contiguous in memory. */
     for (int64_t c = 0; c < cols; ++c) {
       float *dst = p->c + i0 + (j0 + c) * p->c_col_stride;
+      if (p->column_bias) {
+        /* Convolutions with pixels as rows: one channel per column. */
+        const float *res = p->residual ? p->residual + i0 + (j0 + c) * p->c_col_stride : NULL;
+        const float bias = p->bias ? p->bias[j0 + c] : 0.0f;
+        for (int64_t r = 0; r < rows; ++r) {
+          float v = tile[r * tile_stride + c] + bias;
+          if (res)
+            v += res[r];
+          if (p->clamp) {
+            v = v < p->lo ? p->lo : v;
+            v = v > p->hi ? p->hi : v;
+          }
+          dst[r] = v;
+        }
+        continue;
+      }
       for (int64_t r = 0; r < rows; ++r)
         dst[r] = apply_epilogue(p, tile[r * tile_stride + c], i0 + r, j0 + c);
     }
@@ -97,7 +115,7 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
   for (int64_t r = 0; r < rows; ++r) {
     int64_t i = i0 + r;
     const float *src = tile + r * tile_stride;
-    if (p->c_col_stride == 1) {
+    if (p->c_col_stride == 1 && !p->column_bias) {
       float *restrict dst = p->c + i * p->c_row_stride + j0;
       const float *restrict res = p->residual ? p->residual + i * p->c_row_stride + j0 : NULL;
       const float bias = p->bias ? p->bias[i] : 0.0f, lo = p->lo, hi = p->hi;
@@ -133,7 +151,8 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
  * through the tile buffer and write_tile. */
 static inline int stores_direct(const gemm_job *job, int64_t mp, int64_t jt) {
   const cuvil_gemm_problem *p = job->p;
-  return !job->narrow && p->k > 0 && p->c_col_stride == 1 && p->n - jt >= job->nr &&
+  return !job->narrow && p->k > 0 && p->c_col_stride == 1 && !p->column_bias &&
+         p->n - jt >= job->nr &&
          p->m - mp * CUVIL_MR >= CUVIL_MR;
 }
 
@@ -145,8 +164,10 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
   float *b_block = scratch;           /* [tile][KC][nr] */
   float *c_block = scratch + KC * NC; /* [panel][tile][MR][nr] */
   float *a_block = c_block + MC * NC; /* [panel][KC][MR], when A is packed here */
-  /* Full-width tiles read B where it is (the narrow kernels want it packed). */
+  /* Full-width tiles read B where it is (the narrow kernels want it packed);
+   * B packed at compile time is read in place by every tile. */
   const int direct_b = p->b_direct != NULL && !job->narrow;
+  const int panel_b = p->b_panels != NULL && !job->narrow;
   for (int64_t item = begin; item < end; ++item) {
     int64_t mb = item / job->n_blocks, nb = item % job->n_blocks;
     int64_t mp0 = mb * job->panels_per_block;
@@ -163,8 +184,8 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
       for (int64_t t = 0; t < tiles; ++t) {
         int64_t jt = j0 + t * nr;
         int64_t cols = p->n - jt < nr ? p->n - jt : nr;
-        if (!direct_b || cols < nr)
-          p->pack_b(p->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
+        if (!panel_b && (!direct_b || cols < nr))
+          job->pack_b(job->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
       }
       if (!p->a_packed)
         for (int64_t mp = mp0; mp < mp1; ++mp) {
@@ -177,6 +198,10 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
         int in_place = direct_b && p->n - jt >= nr;
         const float *b = in_place ? p->b_direct + k0 * p->b_direct_ld + jt : b_block + t * KC * nr;
         int64_t ldb = in_place ? p->b_direct_ld : nr;
+        if (panel_b) {
+          b = p->b_panels + ((jt / CUVIL_B_PANEL) * p->k + k0) * CUVIL_B_PANEL + jt % CUVIL_B_PANEL;
+          ldb = CUVIL_B_PANEL;
+        }
         for (int64_t mp = mp0; mp < mp1; ++mp) {
           const float *a = p->a_packed ? p->a_packed + (mp * p->k + k0) * CUVIL_MR
                                        : a_block + (mp - mp0) * KC * CUVIL_MR;
@@ -213,13 +238,37 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
   }
 }
 
+/* B(k, j) out of compile-time panels (context: the problem), for the narrow
+ * kernels, which want B packed [kc][n]. */
+static void pack_b_from_panels(const void *context, int64_t k0, int64_t kc, int64_t j0,
+                               int64_t n, int64_t nr_stride, float *dst) {
+  const cuvil_gemm_problem *p = context;
+  for (int64_t k = 0; k < kc; ++k)
+    for (int64_t j = 0; j < nr_stride; ++j) {
+      int64_t col = j0 + j;
+      dst[k * nr_stride + j] =
+          j < n ? p->b_panels[((col / CUVIL_B_PANEL) * p->k + k0 + k) * CUVIL_B_PANEL +
+                              col % CUVIL_B_PANEL]
+                : 0.0f;
+    }
+}
+
 void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, void *exec) {
   if (p->m <= 0 || p->n <= 0)
     return;
-  gemm_job job = {.p = p, .mk = mk, .exec = exec};
+  gemm_job job = {.p = p, .mk = mk, .exec = exec, .pack_b = p->pack_b, .b_context = p->b_context};
+  if (p->b_panels) {
+    job.pack_b = pack_b_from_panels;
+    job.b_context = p;
+  }
   job.narrow = p->n <= CUVIL_NARROW_MAX;
   job.nr = job.narrow ? p->n : mk->nr;
   job.tiles_per_block = NC / job.nr;
+  if (p->b_panels && !p->a_packed) {
+    /* A is packed here and B needs no packing: one block of every column,
+     * so each row block packs A once. */
+    job.tiles_per_block = (p->n + job.nr - 1) / job.nr;
+  }
   int64_t n_tiles = (p->n + job.nr - 1) / job.nr;
   job.n_blocks = (n_tiles + job.tiles_per_block - 1) / job.tiles_per_block;
   job.m_panels = (p->m + CUVIL_MR - 1) / CUVIL_MR;
@@ -334,6 +383,90 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
   }
 }
 
+/* A(i, k) for i = an output pixel, k = (ci, ky, kx): im2col transposed, an
+ * MR-pixel panel of a K-block (pixels as rows, FLAG_PIXEL_ROWS). */
+static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int64_t k0,
+                             int64_t kc, float *dst) {
+  const im2col_context *ctx = context;
+  const int64_t *q = ctx->prm;
+  int64_t h = q[CONV_H], w = q[CONV_W], kh = q[CONV_KH], kw = q[CONV_KW], ow = q[CONV_OW];
+  int64_t sh = q[CONV_SH], sw = q[CONV_SW], ph = q[CONV_PH], pw = q[CONV_PW];
+  int64_t dh = q[CONV_DH], dw = q[CONV_DW];
+  int pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+  /* Each row's input origin; rows past `rows` read nothing (-h: out). */
+  int64_t oy[CUVIL_MR], ox[CUVIL_MR], iy0[CUVIL_MR], ix0[CUVIL_MR];
+  for (int64_t r = 0; r < CUVIL_MR; ++r) {
+    oy[r] = (i0 + r) / ow;
+    ox[r] = (i0 + r) % ow;
+    iy0[r] = r < rows ? oy[r] * sh - ph : -h - kh * dh;
+    ix0[r] = ox[r] * sw - pw;
+  }
+  /* The panel's pixels on one output row: each k reads MR columns of one
+   * input row, sw apart. */
+  int one_row = rows == CUVIL_MR && oy[0] == oy[CUVIL_MR - 1];
+  /* (ci, ky, kx) of k0, then stepped along. */
+  int64_t ci = k0 / (kh * kw), ky = k0 % (kh * kw) / kw, kx = k0 % kw;
+  for (int64_t k = 0; k < kc; ++k, ++kx) {
+    if (kx == kw) {
+      kx = 0;
+      if (++ky == kh) {
+        ky = 0;
+        ++ci;
+      }
+    }
+    int64_t dy = ky * dh, dx = kx * dw;
+    const float *plane = ctx->input + ci * h * w;
+    float *d = dst + k * CUVIL_MR;
+    if (pointwise && rows == CUVIL_MR) {
+      memcpy(d, plane + i0, CUVIL_MR * sizeof(float)); /* pixel = input offset */
+      continue;
+    }
+    if (one_row) {
+      int64_t iy = oy[0] * sh - ph + dy, ix = ox[0] * sw - pw + dx;
+      if (iy >= 0 && iy < h && ix >= 0 && ix + (CUVIL_MR - 1) * sw < w) {
+        const float *src = plane + iy * w + ix;
+        for (int r = 0; r < CUVIL_MR; ++r)
+          d[r] = src[r * sw];
+        continue;
+      }
+    }
+    for (int64_t r = 0; r < CUVIL_MR; ++r) {
+      int64_t iy = iy0[r] + dy, ix = ix0[r] + dx;
+      d[r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? plane[iy * w + ix] : 0.0f;
+    }
+  }
+}
+
+/* Pixels as the GEMM's rows and output channels as its columns (the
+ * vector lanes): for small images, where MR-pixel panels waste less than
+ * NR-pixel tiles. Weights are B panels, [groups][ceil(Cout_g / B_PANEL)]
+ * [K][B_PANEL]; C is the output transposed (one column per channel). */
+static void conv2d_pixel_rows(const int64_t *q, const float *input, const float *weights,
+                              const float *bias, const float *residual, float *output,
+                              const cuvil_microkernels *mk) {
+  int64_t groups = q[CONV_GROUPS];
+  int64_t cin_g = q[CONV_C] / groups, cout_g = q[CONV_COUT] / groups;
+  int64_t k = cin_g * q[CONV_KH] * q[CONV_KW];
+  int64_t pixels = q[CONV_OH] * q[CONV_OW];
+  int64_t panels = (cout_g + CUVIL_B_PANEL - 1) / CUVIL_B_PANEL;
+  int64_t flags = q[CONV_FLAGS];
+  for (int64_t image = 0; image < q[CONV_N]; ++image)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q};
+      int64_t out_offset = (image * q[CONV_COUT] + g * cout_g) * pixels;
+      cuvil_gemm_problem p = {
+          .m = pixels, .n = cout_g, .k = k,
+          .pack_a = pack_im2col_rows, .a_context = &ctx,
+          .b_panels = weights + g * panels * k * CUVIL_B_PANEL,
+          .c = output + out_offset, .c_row_stride = 1, .c_col_stride = pixels,
+          .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
+          .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
+          .clamp = (flags & FLAG_CLAMP) != 0,
+          .lo = cuvil_float_from_bits(q[CONV_LO]), .hi = cuvil_float_from_bits(q[CONV_HI])};
+      cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
+    }
+}
+
 void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weights,
                          const float *bias, const float *residual, float *output) {
   const cuvil_microkernels *mk = cuvil_microkernels_best();
@@ -345,6 +478,10 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
   int64_t flags = q[CONV_FLAGS];
   if (flags & FLAG_WINOGRAD) {
     cuvil_conv2d_winograd(q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec);
+    return;
+  }
+  if (flags & FLAG_PIXEL_ROWS) {
+    conv2d_pixel_rows(q, input, weights, bias, residual, output, mk);
     return;
   }
   for (int64_t image = 0; image < q[CONV_N]; ++image)

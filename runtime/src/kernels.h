@@ -61,7 +61,11 @@ enum {
   CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
   CONV_HI, CONV_MR, CONV_NUM_PARAMS
 };
-enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8 };
+enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8, FLAG_PIXEL_ROWS = 16 };
+/* Columns per panel of a B operand packed at compile time: [ceil(N/BP)][K]
+ * [BP]. Every micro-kernel's NR divides it, so a tile reads its columns in
+ * place (rows BP floats apart). */
+#define CUVIL_B_PANEL 32
 
 static inline float cuvil_float_from_bits(int64_t bits) {
   union {
@@ -129,9 +133,13 @@ typedef struct cuvil_gemm_problem {
    * micro-kernel for full column tiles (no packing); pack_b serves the rest. */
   const float *b_direct;
   int64_t b_direct_ld;
+  /* Optional: B packed at compile time, [ceil(n/CUVIL_B_PANEL)][k]
+   * [CUVIL_B_PANEL] (zero-padded), read in place; pack_b is then unused. */
+  const float *b_panels;
   float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */
   int64_t c_row_stride, c_col_stride;
-  const float *bias;      /* per row, or NULL */
+  const float *bias;      /* per row (per column with column_bias), or NULL */
+  int column_bias;
   const float *residual;  /* added after the bias, same strides as c; or NULL */
   int clamp;              /* clamp to [lo, hi] last */
   float lo, hi;

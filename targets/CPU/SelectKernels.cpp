@@ -46,7 +46,16 @@ namespace {
 // Must match runtime/src/kernels.h and the params layouts in model_abi.h.
 constexpr int64_t kMR = 8;
 constexpr int64_t kParamsVersion = 1;
-enum : int64_t { kFlagBias = 1, kFlagResidual = 2, kFlagClamp = 4, kFlagWinograd = 8 };
+enum : int64_t {
+  kFlagBias = 1,
+  kFlagResidual = 2,
+  kFlagClamp = 4,
+  kFlagWinograd = 8,
+  kFlagPixelRows = 16
+};
+/// Columns per compile-time B panel (CUVIL_B_PANEL): also the widest
+/// micro-kernel's NR (AVX-512), which the layout choice is tuned for.
+constexpr int64_t kBPanel = 32;
 /// Winograd F(4x4, 3x3): outputs per tile side, transformed tile side.
 constexpr int64_t kWinogradM = 4, kWinogradA = 6;
 
@@ -164,6 +173,40 @@ std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin) {
         }
     }
   return packed;
+}
+
+/// Rows [g*rows, (g+1)*rows) of a [groups*rows][k] matrix as the B operand
+/// (row r = column r of B), per group: [ceil(rows/32)][k][32], zero-padded.
+std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int64_t k) {
+  int64_t panels = (rows + kBPanel - 1) / kBPanel;
+  std::vector<float> packed(static_cast<size_t>(groups * panels * k * kBPanel), 0.0f);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *src = w + (g * rows + r) * k;
+      float *dst = packed.data() + ((g * panels + r / kBPanel) * k) * kBPanel + r % kBPanel;
+      for (int64_t kk = 0; kk < k; ++kk)
+        dst[kk * kBPanel] = src[kk];
+    }
+  return packed;
+}
+
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// Whether a convolution's GEMM wastes fewer lanes with the image's pixels
+/// as rows (MR = 8 at a time) and the output channels as the vector
+/// columns (32) than the other way round: small images (7x7: 49 pixels
+/// fill 56 rows but 64 columns). A pointwise convolution's usual form reads
+/// its input in place and stores tiles straight from registers, which the
+/// pixel-rows form (packing the input, writing C transposed) does not: it
+/// switches only when more than a quarter of the lanes would be wasted
+/// (measured: 7x7 gains, 14x14 loses).
+bool pixelRowsPay(int64_t pixels, int64_t channels, bool pointwise) {
+  if (pixels <= 0 || channels <= 0)
+    return false;
+  double useful = double(pixels) * channels;
+  double asColumns = double(roundUp(pixels, kBPanel)) * roundUp(channels, kMR);
+  double asRows = double(roundUp(pixels, kMR)) * roundUp(channels, kBPanel);
+  return asRows < 0.95 * asColumns && (!pointwise || asColumns > 1.25 * useful);
 }
 
 class KernelCallBuilder {
@@ -381,7 +424,12 @@ struct SelectCpuKernelsPass final
     int64_t cinG = w[1];
     bool depthwise = cinG == 1 && groups == in[1];
     bool wino = !depthwise && useWinograd(conv, in, w, out);
-    int64_t flags = flagsOf(e, static_cast<bool>(bias)) | (wino ? kFlagWinograd : 0);
+    bool pixelRows = !depthwise && !wino &&
+                     pixelRowsPay(out.getDimSize(2) * out.getDimSize(3), w[0] / groups,
+                                  w[2] == 1 && w[3] == 1 && stride[0] == 1 && stride[1] == 1 &&
+                                      padding[0] == 0 && padding[1] == 0);
+    int64_t flags = flagsOf(e, static_cast<bool>(bias)) | (wino ? kFlagWinograd : 0) |
+                    (pixelRows ? kFlagPixelRows : 0);
     SmallVector<int64_t> params{kParamsVersion, in[0], in[1], in[2], in[3], w[0],
                                 out.getDimSize(2), out.getDimSize(3), w[2], w[3],
                                 stride[0], stride[1], padding[0], padding[1],
@@ -406,6 +454,13 @@ struct SelectCpuKernelsPass final
       return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
     }
     int64_t kSize = cinG * w[2] * w[3];
+    if (pixelRows) {
+      std::vector<float> panels = packPanels(reinterpret_cast<const float *>(wt->data()), groups,
+                                             w[0] / groups, kSize);
+      args.push_back(k.constant(panels, resourceName(weight, "panels")));
+      optionalOperands(k, bias, e, args);
+      return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
+    }
     std::vector<float> packed = packRows(reinterpret_cast<const float *>(wt->data()), groups,
                                          w[0] / groups, kSize);
     args.push_back(k.constant(packed, resourceName(weight, "packed")));

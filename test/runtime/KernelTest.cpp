@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -36,6 +37,18 @@ std::vector<float> packRows(const std::vector<float> &a, int64_t m, int64_t k) {
     for (int64_t kk = 0; kk < k; ++kk)
       packed[static_cast<size_t>(((i / CUVIL_MR) * k + kk) * CUVIL_MR + i % CUVIL_MR)] =
           a[static_cast<size_t>(i * k + kk)];
+  return packed;
+}
+
+// B[k][n] (given as n rows of k, like weights [cout][K]) into compile-time
+// panels [ceil(n/B_PANEL)][k][B_PANEL], zero-padded.
+std::vector<float> packPanels(const std::vector<float> &rows, int64_t n, int64_t k) {
+  int64_t panels = (n + CUVIL_B_PANEL - 1) / CUVIL_B_PANEL;
+  std::vector<float> packed(static_cast<size_t>(panels * k * CUVIL_B_PANEL), 0.0f);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t kk = 0; kk < k; ++kk)
+      packed[static_cast<size_t>(((j / CUVIL_B_PANEL) * k + kk) * CUVIL_B_PANEL +
+                                 j % CUVIL_B_PANEL)] = rows[static_cast<size_t>(j * k + kk)];
   return packed;
 }
 
@@ -125,16 +138,25 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
     for (int32_t threads : {1, 3})
       for (Shape s : {Shape{1, 1, 1}, Shape{13, 37, 300}, Shape{8, 5, 9}, Shape{64, 96, 513},
                       Shape{3, 8, 2}, Shape{20, 33, 0}})
-        for (bool transposedC : {false, true}) {
+        for (int mode : {0, 1, 2}) {
+          // 0: B read in place for full tiles (pack_b for the rest); 1: C
+          // transposed, B packed per block; 2: C transposed, B in compile-time
+          // panels, bias per column (convolutions with pixels as rows).
+          bool transposedC = mode > 0, panels = mode == 2;
           INFO("variant " << mk->name << ", threads " << threads << ", m " << s.m << " n "
-                          << s.n << " k " << s.k << ", transposed C " << transposedC);
+                          << s.n << " k " << s.k << ", mode " << mode);
           Pool pool(threads);
           std::vector<float> a = randomVector(static_cast<size_t>(s.m * s.k), 4);
           std::vector<float> b = randomVector(static_cast<size_t>(s.k * s.n), 5);
-          std::vector<float> bias = randomVector(static_cast<size_t>(s.m), 6);
+          std::vector<float> bias = randomVector(static_cast<size_t>(std::max(s.m, s.n)), 6);
           std::vector<float> residual = randomVector(static_cast<size_t>(s.m * s.n), 7);
           std::vector<float> packed = packRows(a, s.m, s.k);
           std::vector<float> c(static_cast<size_t>(s.m * s.n), NAN);
+          std::vector<float> bT(b.size());
+          for (int64_t k = 0; k < s.k; ++k)
+            for (int64_t j = 0; j < s.n; ++j)
+              bT[static_cast<size_t>(j * s.k + k)] = b[static_cast<size_t>(k * s.n + j)];
+          std::vector<float> bPanels = packPanels(bT, s.n, s.k);
           RowMajorB source{b.data(), s.n};
           cuvil_gemm_problem p{};
           p.m = s.m;
@@ -148,6 +170,12 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
             p.b_direct = b.data();
             p.b_direct_ld = s.n;
           }
+          if (panels) {
+            p.pack_b = nullptr;
+            p.b_context = nullptr;
+            p.b_panels = bPanels.data();
+            p.column_bias = 1;
+          }
           p.c = c.data();
           p.c_row_stride = transposedC ? 1 : s.n;
           p.c_col_stride = transposedC ? s.m : 1;
@@ -160,7 +188,8 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
           for (int64_t i = 0; i < s.m; ++i)
             for (int64_t j = 0; j < s.n; ++j) {
               int64_t at = i * p.c_row_stride + j * p.c_col_stride;
-              double want = bias[static_cast<size_t>(i)] + residual[static_cast<size_t>(at)];
+              double want = bias[static_cast<size_t>(panels ? j : i)] +
+                            residual[static_cast<size_t>(at)];
               for (int64_t k = 0; k < s.k; ++k)
                 want += double(a[static_cast<size_t>(i * s.k + k)]) *
                         b[static_cast<size_t>(k * s.n + j)];
@@ -213,7 +242,9 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{1, 8, 10, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8},
                      ConvCase{2, 6, 9, 8, 12, 5, 3, 2, 3, 2, 1, 1, 2, 6},
                      ConvCase{1, 4, 15, 15, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4},
-                     ConvCase{1, 4, 16, 16, 4, 3, 3, 2, 2, 0, 0, 1, 1, 4}}) {
+                     ConvCase{1, 4, 16, 16, 4, 3, 3, 2, 2, 0, 0, 1, 1, 4},
+                     ConvCase{2, 40, 7, 7, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+                     ConvCase{1, 24, 9, 7, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
     int64_t cinG = t.c / t.groups, coutG = t.cout / t.groups, k = cinG * t.kh * t.kw;
@@ -244,6 +275,22 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
     cuvil_rt_conv2d_f32(params, x.data(), packed.data(), bias.data(), residual.data(), y.data());
     for (size_t i = 0; i < y.size(); ++i)
       REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+
+    // Pixels as rows: weights as B panels per group, flag 16.
+    std::vector<float> panels;
+    for (int64_t g = 0; g < t.groups; ++g) {
+      std::vector<float> rows(wt.begin() + g * coutG * k, wt.begin() + (g + 1) * coutG * k);
+      std::vector<float> p = packPanels(rows, coutG, k);
+      panels.insert(panels.end(), p.begin(), p.end());
+    }
+    int64_t pixelRows[std::size(params)];
+    std::copy(std::begin(params), std::end(params), pixelRows);
+    pixelRows[17] |= 16;
+    std::vector<float> yp(want.size(), NAN);
+    cuvil_rt_conv2d_f32(pixelRows, x.data(), panels.data(), bias.data(), residual.data(),
+                        yp.data());
+    for (size_t i = 0; i < yp.size(); ++i)
+      REQUIRE(yp[i] == Approx(expected[i]).margin(1e-4));
 
     if (cinG == 1) {
       std::vector<float> yd(want.size(), NAN);
