@@ -42,6 +42,7 @@ BATCH_DIMS = {"recurrent_scripted": [0, 1, 1]}
 # measured at their own example inputs only.
 FIXED_BATCH = {"indexing_scripted"}  # (and the single layers, below)
 MIN_SECONDS = 0.5  # of timed runs per measurement
+SETTLE_SECONDS = 1.0  # idle before timing Cuvil
 
 
 class Linear(nn.Module):
@@ -149,6 +150,9 @@ def time_cuvil(bin_dir, lib, input_paths, threads, out_dir):
         m = re.search(rf"min {number} ms, median {number} ms, p90 {number} ms", out)
         return {"min_ms": float(m.group(1)), "median_ms": float(m.group(2)),
                 "p90_ms": float(m.group(3)), "runs": n}
+    # PyTorch's OpenMP and OpenBLAS workers of the previous case spin for a
+    # while after their last run: let them go to sleep first.
+    time.sleep(SETTLE_SECONDS)
     probe = run(3)
     n = int(min(500, max(10, MIN_SECONDS * 1e3 / max(probe["median_ms"], 1e-3))))
     return run(n)

@@ -151,8 +151,7 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
  * through the tile buffer and write_tile. */
 static inline int stores_direct(const gemm_job *job, int64_t mp, int64_t jt) {
   const cuvil_gemm_problem *p = job->p;
-  return !job->narrow && p->k > 0 && p->c_col_stride == 1 && !p->column_bias &&
-         p->n - jt >= job->nr &&
+  return !job->narrow && p->k > 0 && p->c_col_stride == 1 && p->n - jt >= job->nr &&
          p->m - mp * CUVIL_MR >= CUVIL_MR;
 }
 
@@ -213,9 +212,9 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
             /* The last K-block of a full tile: epilogue in registers. */
             int64_t at = mp * CUVIL_MR * p->c_row_stride + jt;
-            cuvil_tile_epilogue e = {p->bias ? p->bias + mp * CUVIL_MR : NULL,
-                                     p->residual ? p->residual + at : NULL, p->clamp, p->lo,
-                                     p->hi};
+            cuvil_tile_epilogue e = {
+                p->bias ? p->bias + (p->column_bias ? jt : mp * CUVIL_MR) : NULL,
+                p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi};
             job->mk->full_store(kc, a, b, ldb, k0 > 0 ? c : NULL, p->c + at, p->c_row_stride,
                                 &e);
           } else if (job->narrow)
@@ -264,9 +263,9 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
   job.narrow = p->n <= CUVIL_NARROW_MAX;
   job.nr = job.narrow ? p->n : mk->nr;
   job.tiles_per_block = NC / job.nr;
-  if (p->b_panels && !p->a_packed) {
-    /* A is packed here and B needs no packing: one block of every column,
-     * so each row block packs A once. */
+  if (p->a_pack_once) {
+    /* Packing A costs much (im2col) and B needs none: one block of every
+     * column, so each row block packs A once. */
     job.tiles_per_block = (p->n + job.nr - 1) / job.nr;
   }
   int64_t n_tiles = (p->n + job.nr - 1) / job.nr;
@@ -457,7 +456,7 @@ static void conv2d_pixel_rows(const int64_t *q, const float *input, const float 
       cuvil_gemm_problem p = {
           .m = pixels, .n = cout_g, .k = k,
           .pack_a = pack_im2col_rows, .a_context = &ctx,
-          .b_panels = weights + g * panels * k * CUVIL_B_PANEL,
+          .b_panels = weights + g * panels * k * CUVIL_B_PANEL, .a_pack_once = 1,
           .c = output + out_offset, .c_row_stride = 1, .c_col_stride = pixels,
           .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
           .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
@@ -565,12 +564,37 @@ static void pack_transposed_rows(const void *context, int64_t k0, int64_t kc, in
       dst[kk * nr_stride + j] = 0.0f;
 }
 
-/* y[m][n] = x[m][k] . W[n][k]^T (+ bias[n]) (+ residual[m][n]), clamped:
- * computed as y^T = W . x^T, so the packed weights are the A operand. */
+typedef struct matrix_context {
+  const float *m; /* row-major, `ld` floats per row */
+  int64_t ld;
+} matrix_context;
+
+static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
+                            float *dst);
+
+/* y[m][n] = x[m][k] . W[n][k]^T (+ bias[n]) (+ residual[m][n]), clamped.
+ * With FLAG_PIXEL_ROWS (several rows of x) the weights are B panels and x is
+ * packed as A, so y's tiles are stored straight from registers; otherwise
+ * (a row or a few: matrix-vector) y^T = W . x^T with the weights packed as
+ * A. */
 void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
                          const float *bias, const float *residual, float *y) {
-  rows_context ctx = {x, q[LIN_K]};
   int64_t flags = q[LIN_FLAGS];
+  if (flags & FLAG_PIXEL_ROWS) {
+    matrix_context a = {x, q[LIN_K]};
+    cuvil_gemm_problem p = {
+        .m = q[LIN_M], .n = q[LIN_N], .k = q[LIN_K],
+        .pack_a = pack_rows_panel, .a_context = &a,
+        .b_panels = weights,
+        .c = y, .c_row_stride = q[LIN_N], .c_col_stride = 1,
+        .bias = (flags & FLAG_BIAS) ? bias : NULL, .column_bias = 1,
+        .residual = (flags & FLAG_RESIDUAL) ? residual : NULL,
+        .clamp = (flags & FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(q[LIN_LO]), .hi = cuvil_float_from_bits(q[LIN_HI])};
+    cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
+    return;
+  }
+  rows_context ctx = {x, q[LIN_K]};
   cuvil_gemm_problem p = {
       .m = q[LIN_N], .n = q[LIN_M], .k = q[LIN_K],
       .a_packed = weights,
@@ -588,15 +612,21 @@ void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
 enum { MM_VERSION, MM_BATCH, MM_M, MM_K, MM_N, MM_A_BATCH_STRIDE, MM_B_BATCH_STRIDE, MM_MR,
        MM_NUM_PARAMS };
 
-typedef struct matrix_context {
-  const float *m; /* row-major, `ld` floats per row */
-  int64_t ld;
-} matrix_context;
-
 /* A(i, k) = m[i][k] into [kc][MR] (rows past `rows` zero). */
 static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
                             float *dst) {
   const matrix_context *ctx = context;
+  if (rows == CUVIL_MR) {
+    /* A full panel: eight rows read side by side, the panel written in
+     * order (the compiler turns this into an in-register transpose). */
+    const float *src[CUVIL_MR];
+    for (int r = 0; r < CUVIL_MR; ++r)
+      src[r] = ctx->m + (i0 + r) * ctx->ld + k0;
+    for (int64_t k = 0; k < kc; ++k)
+      for (int r = 0; r < CUVIL_MR; ++r)
+        dst[k * CUVIL_MR + r] = src[r][k];
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     const float *src = ctx->m + (i0 + r) * ctx->ld + k0;
     for (int64_t k = 0; k < kc; ++k)

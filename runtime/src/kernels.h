@@ -36,11 +36,12 @@ extern "C" {
  * B is read in place). */
 typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                      float *c, int accumulate);
-/* What is applied to a finished tile of C: + bias[row] (NULL: none), +
+/* What is applied to a finished tile of C: + bias[row or column] (NULL: none), +
  * residual (NULL: none), then clamp to [lo, hi] when `clamp`. */
 typedef struct cuvil_tile_epilogue {
-  const float *bias;
+  const float *bias; /* the tile's first row's (or column's) */
   const float *residual;
+  int column_bias;   /* bias per column instead of per row */
   int clamp;
   float lo, hi;
 } cuvil_tile_epilogue;
@@ -61,6 +62,9 @@ enum {
   CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
   CONV_HI, CONV_MR, CONV_NUM_PARAMS
 };
+/* FLAG_PIXEL_ROWS: convolutions with the image's pixels as the GEMM's rows,
+ * linear layers with x's rows as the GEMM's rows; the weights are then
+ * B panels (CUVIL_B_PANEL). */
 enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8, FLAG_PIXEL_ROWS = 16 };
 /* Columns per panel of a B operand packed at compile time: [ceil(N/BP)][K]
  * [BP]. Every micro-kernel's NR divides it, so a tile reads its columns in
@@ -136,6 +140,7 @@ typedef struct cuvil_gemm_problem {
   /* Optional: B packed at compile time, [ceil(n/CUVIL_B_PANEL)][k]
    * [CUVIL_B_PANEL] (zero-padded), read in place; pack_b is then unused. */
   const float *b_panels;
+  int a_pack_once; /* pack_a is costly: one column block, so A is packed once per row block */
   float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */
   int64_t c_row_stride, c_col_stride;
   const float *bias;      /* per row (per column with column_bias), or NULL */

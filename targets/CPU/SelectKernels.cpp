@@ -209,6 +209,19 @@ bool pixelRowsPay(int64_t pixels, int64_t channels, bool pointwise) {
   return asRows < 0.95 * asColumns && (!pointwise || asColumns > 1.25 * useful);
 }
 
+/// Whether a linear layer y = x W^T runs with x's m rows as the GEMM's rows
+/// (weights as B panels; tiles stored from registers, nothing packed but
+/// x's panels) rather than as y^T = W x^T (weights as A, x^T packed per
+/// block). A row or a few (m < 8) stay with the latter: matrix-vector
+/// products, which its narrow kernels serve.
+bool linearRowsPay(int64_t m, int64_t n) {
+  if (m < kMR)
+    return false;
+  double transposed = double(roundUp(m, kBPanel)) * roundUp(n, kMR);
+  double rows = double(roundUp(m, kMR)) * roundUp(n, kBPanel);
+  return rows <= transposed;
+}
+
 class KernelCallBuilder {
 public:
   KernelCallBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
@@ -496,11 +509,19 @@ struct SelectCpuKernelsPass final
     int64_t m = in.getNumElements() / std::max<int64_t>(kSize, 1);
     if (kSize == 0 || in.getDimSize(in.getRank() - 1) != kSize)
       return nullptr;
-    SmallVector<int64_t> params{kParamsVersion, m, kSize, n, flagsOf(e, static_cast<bool>(bias)),
+    bool rows = linearRowsPay(m, n);
+    SmallVector<int64_t> params{kParamsVersion, m, kSize, n,
+                                flagsOf(e, static_cast<bool>(bias)) | (rows ? kFlagPixelRows : 0),
                                 floatBits(e.lo), floatBits(e.hi), kMR};
     KernelCallBuilder k(b, linear.getLoc());
-    std::vector<float> packed =
-        packRows(reinterpret_cast<const float *>(wt->data()), 1, n, kSize);
+    const float *w = reinterpret_cast<const float *>(wt->data());
+    if (rows) {
+      SmallVector<Value> args{input,
+                              k.constant(packPanels(w, 1, n, kSize), resourceName(weight, "panels"))};
+      optionalOperands(k, bias, e, args);
+      return k.call(module, "cuvil_rt_linear_f32", params, args, out);
+    }
+    std::vector<float> packed = packRows(w, 1, n, kSize);
     SmallVector<Value> args{input, k.constant(packed, resourceName(weight, "packed"))};
     optionalOperands(k, bias, e, args);
     return k.call(module, "cuvil_rt_linear_f32", params, args, out);

@@ -138,11 +138,12 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
     for (int32_t threads : {1, 3})
       for (Shape s : {Shape{1, 1, 1}, Shape{13, 37, 300}, Shape{8, 5, 9}, Shape{64, 96, 513},
                       Shape{3, 8, 2}, Shape{20, 33, 0}})
-        for (int mode : {0, 1, 2}) {
+        for (int mode : {0, 1, 2, 3}) {
           // 0: B read in place for full tiles (pack_b for the rest); 1: C
           // transposed, B packed per block; 2: C transposed, B in compile-time
-          // panels, bias per column (convolutions with pixels as rows).
-          bool transposedC = mode > 0, panels = mode == 2;
+          // panels, bias per column (convolutions with pixels as rows); 3: the
+          // same with C row-major (linear layers with x's rows as rows).
+          bool transposedC = mode == 1 || mode == 2, panels = mode >= 2;
           INFO("variant " << mk->name << ", threads " << threads << ", m " << s.m << " n "
                           << s.n << " k " << s.k << ", mode " << mode);
           Pool pool(threads);
@@ -166,7 +167,7 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
           p.pack_b = RowMajorB::pack;
           p.b_context = &source;
           // Half the cases read B in place for full tiles (pack_b for the rest).
-          if (!transposedC) {
+          if (mode == 0) {
             p.b_direct = b.data();
             p.b_direct_ld = s.n;
           }
@@ -401,14 +402,16 @@ TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]")
       std::vector<float> w = randomVector(static_cast<size_t>(n * k), 13);
       std::vector<float> bias = randomVector(static_cast<size_t>(n), 14);
       std::vector<float> packed = packRows(w, n, k);
+      std::vector<float> panels = packPanels(w, n, k);
       std::vector<float> residual = randomVector(static_cast<size_t>(m * n), 17);
-      // Bias only; then bias, residual and a clamp to [-1, 1].
-      for (int64_t flags : {1, 7}) {
+      // Bias only; then bias, residual and a clamp to [-1, 1]; each with the
+      // weights as A (packed rows) and, flag 16, as B panels.
+      for (int64_t flags : {1, 7, 16 | 1, 16 | 7}) {
         INFO("flags " << flags);
         int64_t params[] = {1, m, k, n, flags, floatBits(-1.0f), floatBits(1.0f), CUVIL_MR};
         std::vector<float> y(static_cast<size_t>(m * n), NAN);
-        cuvil_rt_linear_f32(params, x.data(), packed.data(), bias.data(), residual.data(),
-                            y.data());
+        cuvil_rt_linear_f32(params, x.data(), (flags & 16) ? panels.data() : packed.data(),
+                            bias.data(), residual.data(), y.data());
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {
             double want = bias[static_cast<size_t>(j)];

@@ -200,3 +200,20 @@ func.func @pointwise_14x14(%x: tensor<1x16x14x14xf32>) -> tensor<1x64x14x14xf32>
   %0 = cuvil.conv.conv2d %x, %w, %b stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x16x14x14xf32>, tensor<64x16x1x1xf32>, tensor<64xf32>) -> tensor<1x64x14x14xf32>
   return %0 : tensor<1x64x14x14xf32>
 }
+
+// -----
+
+// 16 rows of x (at least 8): x's rows are the GEMM's rows and the weights
+// its B operand, in one 32-column panel of K = 4 (128 floats); flags 17 =
+// bias + rows form. (With fewer rows, as in @linear_3d, the weights stay
+// the A operand.)
+// CHECK-LABEL: func.func @linear_rows
+//      CHECK:   arith.constant dense_resource<{{.*}}panels> : tensor<128xf32>
+//      CHECK:   arith.constant dense<[1, 16, 4, 32, 17, 4286578688, 2139095040, 8]>
+//      CHECK:   call @cuvil_rt_linear_f32
+func.func @linear_rows(%x: tensor<16x4xf32>) -> tensor<16x32xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<32x4xf32>
+  %b = cuvil.constant dense<0.25> : tensor<32xf32>
+  %0 = cuvil.gemm.linear %x, %w, %b : (tensor<16x4xf32>, tensor<32x4xf32>, tensor<32xf32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
