@@ -510,34 +510,59 @@ typedef struct depthwise_job {
   cuvil_depthwise_args args;
   const cuvil_microkernels *mk;
   void *exec;
+  float *scratch;          /* when running without a pool */
+  int lanes;               /* units are blocks of vl channels (depthwise_lanes) */
+  int64_t blocks_per_image;
 } depthwise_job;
 
-static void depthwise_planes(void *closure, int64_t begin, int64_t end) {
+/* Pixels per plane (input and output) up to which channels go a vector at
+ * a time (a 7x7 plane is 4 vectors of its own; 16 planes side by side, 49;
+ * larger planes spend more on interleaving than they gain). */
+enum { DW_LANES_MAX_PIXELS = 64 };
+
+static void depthwise_units(void *closure, int64_t begin, int64_t end) {
   const depthwise_job *job = closure;
-  float *scratch = cuvil_thread_pool_scratch(job->exec);
-  for (int64_t plane = begin; plane < end; ++plane)
-    job->mk->depthwise(&job->args, plane, scratch);
+  float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
+  const int64_t c = job->args.q[CONV_C];
+  for (int64_t u = begin; u < end; ++u) {
+    if (job->lanes)
+      job->mk->depthwise_lanes(&job->args,
+                               u / job->blocks_per_image * c +
+                                   u % job->blocks_per_image * job->mk->vl,
+                               scratch);
+    else
+      job->mk->depthwise(&job->args, u, scratch);
+  }
 }
 
 void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const float *weights,
                                    const float *bias, const float *residual, float *output) {
-  depthwise_job job = {{q, input, weights, bias, residual, output}, cuvil_microkernels_best(),
-                       cuvil_rt_current_exec};
+  depthwise_job job = {.args = {q, input, weights, bias, residual, output},
+                       .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
+  const int64_t vl = job.mk->vl;
+  const int64_t block_floats =
+      ((q[CONV_H] + 2 * q[CONV_PH]) * (q[CONV_W] + 2 * q[CONV_PW]) + q[CONV_OH] * q[CONV_OW]) * vl;
+  job.lanes = q[CONV_COUT] == q[CONV_C] && q[CONV_KH] * q[CONV_KW] <= 64 &&
+              q[CONV_OH] * q[CONV_OW] <= DW_LANES_MAX_PIXELS &&
+              q[CONV_H] * q[CONV_W] <= DW_LANES_MAX_PIXELS &&
+              block_floats * (int64_t)sizeof(float) <= (int64_t)CUVIL_THREAD_SCRATCH_BYTES;
+  job.blocks_per_image = (q[CONV_C] + vl - 1) / vl;
+  int64_t units = q[CONV_N] * (job.lanes ? job.blocks_per_image : q[CONV_COUT]);
   if (!job.exec) {
-    float *scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
-    if (!scratch)
+    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
+    if (!job.scratch)
       return;
-    for (int64_t plane = 0; plane < q[CONV_N] * q[CONV_COUT]; ++plane)
-      job.mk->depthwise(&job.args, plane, scratch);
-    free(scratch);
+    depthwise_units(&job, 0, units);
+    free(job.scratch);
     return;
   }
   int64_t planes = q[CONV_N] * q[CONV_COUT];
   if (planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW] < SMALL_WORK) {
-    depthwise_planes(&job, 0, planes); /* too little to share */
+    job.scratch = cuvil_thread_pool_scratch(job.exec);
+    depthwise_units(&job, 0, units); /* too little to share */
     return;
   }
-  cuvil_rt_parallel_for(job.exec, planes, depthwise_planes, &job);
+  cuvil_rt_parallel_for(job.exec, units, depthwise_units, &job);
 }
 
 /*--- Linear ----------------------------------------------------------------*/

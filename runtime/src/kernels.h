@@ -104,6 +104,10 @@ typedef struct cuvil_microkernels {
   cuvil_microkernel_store_fn full_store;
   cuvil_narrow_kernel_fn narrow;
   cuvil_depthwise_fn depthwise; /* compiled for the same instruction set */
+  /* MK_VL planes at once (channel multiplier 1, small planes); `plane` is
+   * the first, scratch holds (H + 2 PH)(W + 2 PW) + OH * OW vectors. */
+  cuvil_depthwise_fn depthwise_lanes;
+  int32_t vl; /* floats per vector: planes per depthwise_lanes call */
   cuvil_wino_input_fn wino_input;
   cuvil_wino_output_fn wino_output;
 } cuvil_microkernels;

@@ -16,7 +16,7 @@
 
 const cuvil_microkernels *cuvil_microkernels_avx2(void) {
   static const cuvil_microkernels kernels = {"avx2", MK_NR, avx2_full, avx2_full_store, avx2_narrow,
-                                             avx2_depthwise,
+                                             avx2_depthwise, avx2_depthwise_lanes, MK_VL,
                                                             avx2_wino_input, avx2_wino_output};
   return &kernels;
 }

@@ -17,7 +17,7 @@
 
 const cuvil_microkernels *cuvil_microkernels_avx512(void) {
   static const cuvil_microkernels kernels = {"avx512", MK_NR, avx512_full, avx512_full_store, avx512_narrow,
-                                             avx512_depthwise,
+                                             avx512_depthwise, avx512_depthwise_lanes, MK_VL,
                                                               avx512_wino_input, avx512_wino_output};
   return &kernels;
 }

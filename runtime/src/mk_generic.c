@@ -18,7 +18,7 @@
 
 const cuvil_microkernels *cuvil_microkernels_generic(void) {
   static const cuvil_microkernels kernels = {"generic", MK_NR, generic_full, generic_full_store, generic_narrow,
-                                             generic_depthwise,
+                                             generic_depthwise, generic_depthwise_lanes, MK_VL,
                                                                generic_wino_input, generic_wino_output};
   return &kernels;
 }

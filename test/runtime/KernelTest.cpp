@@ -245,6 +245,9 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{1, 4, 15, 15, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4},
                      ConvCase{1, 4, 16, 16, 4, 3, 3, 2, 2, 0, 0, 1, 1, 4},
                      ConvCase{2, 40, 7, 7, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+                     ConvCase{2, 20, 7, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 20},
+                     ConvCase{1, 5, 6, 5, 5, 5, 3, 1, 1, 2, 1, 2, 1, 5},
+                     ConvCase{1, 3, 8, 8, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
                      ConvCase{1, 24, 9, 7, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
@@ -310,6 +313,17 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
           mk->depthwise(&args, plane, scratch.data());
         for (size_t i = 0; i < yv.size(); ++i)
           REQUIRE(yv[i] == Approx(expected[i]).margin(1e-4));
+        if (t.cout == t.c) {
+          // And a vector of channels at a time (small planes' form).
+          std::vector<float> yl(want.size(), NAN);
+          cuvil_depthwise_args largs{params, x.data(), wt.data(), bias.data(), residual.data(),
+                                     yl.data()};
+          for (int64_t n = 0; n < t.n; ++n)
+            for (int64_t c0 = 0; c0 < t.c; c0 += mk->vl)
+              mk->depthwise_lanes(&largs, n * t.c + c0, scratch.data());
+          for (size_t i = 0; i < yl.size(); ++i)
+            REQUIRE(yl[i] == Approx(expected[i]).margin(1e-4));
+        }
       }
     }
     cuvil_rt_current_exec = nullptr;
