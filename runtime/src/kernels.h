@@ -110,6 +110,9 @@ typedef struct cuvil_microkernels {
   int32_t vl; /* floats per vector: planes per depthwise_lanes call */
   cuvil_wino_input_fn wino_input;
   cuvil_wino_output_fn wino_output;
+  /* The same instruction set with half the tile width (fewer lanes wasted
+   * on few columns), GEMM and Winograd only; or NULL. */
+  const struct cuvil_microkernels *half;
 } cuvil_microkernels;
 
 /* The variants compiled into this runtime (x86-64: avx512, avx2, generic;

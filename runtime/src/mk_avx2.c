@@ -15,9 +15,11 @@
 #include "winograd.inc"
 
 const cuvil_microkernels *cuvil_microkernels_avx2(void) {
-  static const cuvil_microkernels kernels = {"avx2", MK_NR, avx2_full, avx2_full_store, avx2_narrow,
-                                             avx2_depthwise, avx2_depthwise_lanes, MK_VL,
-                                                            avx2_wino_input, avx2_wino_output};
+  static const cuvil_microkernels kernels = {
+      .name = "avx2", .nr = MK_NR, .full = avx2_full, .full_store = avx2_full_store,
+      .narrow = avx2_narrow, .depthwise = avx2_depthwise,
+      .depthwise_lanes = avx2_depthwise_lanes, .vl = MK_VL, .wino_input = avx2_wino_input,
+      .wino_output = avx2_wino_output};
   return &kernels;
 }
 #else

@@ -17,8 +17,10 @@
 #include "winograd.inc"
 
 const cuvil_microkernels *cuvil_microkernels_generic(void) {
-  static const cuvil_microkernels kernels = {"generic", MK_NR, generic_full, generic_full_store, generic_narrow,
-                                             generic_depthwise, generic_depthwise_lanes, MK_VL,
-                                                               generic_wino_input, generic_wino_output};
+  static const cuvil_microkernels kernels = {
+      .name = "generic", .nr = MK_NR, .full = generic_full, .full_store = generic_full_store,
+      .narrow = generic_narrow, .depthwise = generic_depthwise,
+      .depthwise_lanes = generic_depthwise_lanes, .vl = MK_VL, .wino_input = generic_wino_input,
+      .wino_output = generic_wino_output};
   return &kernels;
 }

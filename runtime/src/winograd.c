@@ -69,13 +69,18 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
 void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
                            const float *bias, const float *residual, float *output,
                            const cuvil_microkernels *mk, void *exec) {
-  const int64_t nr = mk->nr;
   const int64_t tiles_y = (q[CONV_OH] + TILE - 1) / TILE, tiles_x = (q[CONV_OW] + TILE - 1) / TILE;
   wino_job job = {.q = q, .input = input, .u = u, .bias = bias, .residual = residual,
                   .output = output, .mk = mk, .exec = exec,
                   .tiles = q[CONV_N] * tiles_y * tiles_x};
   if (job.tiles == 0 || q[CONV_COUT] == 0)
     return;
+  /* Few tiles (a 14x14 image has 16): the half-width kernels when they
+   * leave at least a quarter fewer lanes empty. */
+  if (mk->half && ((job.tiles + mk->half->nr - 1) / mk->half->nr * mk->half->nr) * 4 <=
+                      ((job.tiles + mk->nr - 1) / mk->nr * mk->nr) * 3)
+    job.mk = mk = mk->half;
+  const int64_t nr = mk->nr;
   /* M gets what the scratch has left after V: whole MR-row panels. When
    * there are too few blocks of tiles to keep the threads busy, the output
    * channels are split too; each item transforms its tiles' input again. */

@@ -62,6 +62,17 @@ std::vector<const cuvil_microkernels *> runnableKernels() {
   return result;
 }
 
+// The runnable variants and their half-width GEMM/Winograd sets.
+std::vector<const cuvil_microkernels *> runnableGemmKernels() {
+  std::vector<const cuvil_microkernels *> result;
+  for (const cuvil_microkernels *mk : runnableKernels()) {
+    result.push_back(mk);
+    if (mk->half)
+      result.push_back(mk->half);
+  }
+  return result;
+}
+
 struct Pool {
   cuvil_thread_pool *pool = nullptr;
   explicit Pool(int32_t threads) {
@@ -93,7 +104,7 @@ int64_t floatBits(float f) {
 } // namespace
 
 TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
-  for (const cuvil_microkernels *mk : runnableKernels()) {
+  for (const cuvil_microkernels *mk : runnableGemmKernels()) {
     INFO("variant " << mk->name << ", NR " << mk->nr);
     REQUIRE(mk->nr <= CUVIL_MAX_NR);
     for (int64_t kc : {1, 7, 64}) {
@@ -134,7 +145,7 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
   struct Shape {
     int64_t m, n, k;
   };
-  for (const cuvil_microkernels *mk : runnableKernels())
+  for (const cuvil_microkernels *mk : runnableGemmKernels())
     for (int32_t threads : {1, 3})
       for (Shape s : {Shape{1, 1, 1}, Shape{13, 37, 300}, Shape{8, 5, 9}, Shape{64, 96, 513},
                       Shape{3, 8, 2}, Shape{20, 33, 0}})
@@ -395,7 +406,7 @@ TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[ker
       cuvil_rt_current_exec = nullptr;
       for (size_t i = 0; i < y.size(); ++i)
         REQUIRE(y[i] == Approx(expected[i]).margin(margin));
-      for (const cuvil_microkernels *mk : runnableKernels()) {
+      for (const cuvil_microkernels *mk : runnableGemmKernels()) {
         INFO("variant " << mk->name << " flags " << flags);
         std::vector<float> yv(want.size(), NAN);
         cuvil_conv2d_winograd(params, x.data(), u.data(), bias.data(), residual.data(),
