@@ -537,7 +537,7 @@ static void depthwise_units(void *closure, int64_t begin, int64_t end) {
 
 void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const float *weights,
                                    const float *bias, const float *residual, float *output) {
-  depthwise_job job = {.args = {q, input, weights, bias, residual, output},
+  depthwise_job job = {.args = {q, input, weights, bias, residual, output, 0},
                        .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
   const int64_t vl = job.mk->vl;
   const int64_t block_floats =
@@ -563,6 +563,29 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const f
     return;
   }
   cuvil_rt_parallel_for(job.exec, units, depthwise_units, &job);
+}
+
+/* Max pooling on the depthwise kernels' grid (args.max_pool), plane by
+ * plane; the compiler sends only windows that lie inside the padded input
+ * (no ceil_mode overhang). */
+void cuvil_rt_max_pool2d_f32(const int64_t *q, const float *input, float *output) {
+  depthwise_job job = {.args = {q, input, NULL, NULL, NULL, output, 1},
+                       .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
+  int64_t planes = q[CONV_N] * q[CONV_C];
+  if (!job.exec) {
+    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
+    if (!job.scratch)
+      return;
+    depthwise_units(&job, 0, planes);
+    free(job.scratch);
+    return;
+  }
+  if (planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW] < SMALL_WORK) {
+    job.scratch = cuvil_thread_pool_scratch(job.exec);
+    depthwise_units(&job, 0, planes);
+    return;
+  }
+  cuvil_rt_parallel_for(job.exec, planes, depthwise_units, &job);
 }
 
 /*--- Linear ----------------------------------------------------------------*/

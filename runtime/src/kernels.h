@@ -83,10 +83,12 @@ typedef struct cuvil_depthwise_args {
   const int64_t *q; /* conv params */
   const float *input, *weights, *bias, *residual;
   float *output;
+  int max_pool; /* max over each window instead (weights unused) */
 } cuvil_depthwise_args;
 
-/* One output plane (image, channel) of a depthwise convolution; `scratch`
- * is CUVIL_THREAD_SCRATCH_BYTES of the calling thread's. */
+/* One output plane (image, channel) of a depthwise convolution (or of a
+ * max pooling: args->max_pool); `scratch` is CUVIL_THREAD_SCRATCH_BYTES of
+ * the calling thread's. */
 typedef void (*cuvil_depthwise_fn)(const cuvil_depthwise_args *args, int64_t plane,
                                    float *scratch);
 

@@ -43,6 +43,10 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     tiles run as Winograd F(4x4, 3x3): the weights are transformed here
     (U = G g G^T, packed `[36][ceil(Cout/8)][Cin][8]`) and the call's flags
     carry 8. `winograd=false` keeps them on the direct kernels.
+
+    2-D max pooling on f32 outside fusion groups, with every window inside
+    the padded input, becomes `cuvil_rt_max_pool2d_f32` (the depthwise
+    kernels' grid with max).
   }];
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",

@@ -1,4 +1,4 @@
-//===- SelectKernels.cpp - Convolutions and linear layers to runtime kernels ===//
+//===- SelectKernels.cpp - Convolutions, linear layers, pooling to kernels ===//
 //
 // Replaces cuvil.conv.conv2d and cuvil.gemm.linear (alone or as the anchor
 // of a fusion group whose epilogue the kernels apply: a residual add, then
@@ -6,7 +6,10 @@
 // (runtime/src/gemm.c). Weights are packed here, at compile time, into the
 // kernels' layout: [ceil(rows/8)][K][8] per group. Matrix products of two
 // run-time operands (matmul / batch_matmul, attention's) use the same
-// kernels, packing both sides as they run.
+// kernels, packing both sides as they run. Layouts chosen here per layer:
+// Winograd F(4x4, 3x3) weights, weights as B panels where the pixels (or
+// x's rows) make better GEMM rows. 2-D max pooling uses the depthwise
+// kernels' grid.
 //
 // The call works on buffers in the middle of a tensor program, so it is
 // written in bufferized form: inputs through bufferization.to_memref, the
@@ -356,6 +359,45 @@ struct SelectCpuKernelsPass final
         op->erase();
       }
     }
+    // Max pooling outside groups (inside one, the group's loops compute it).
+    SmallVector<MaxPool2DOp> pools;
+    module.walk([&](MaxPool2DOp p) {
+      if (!p->getParentOfType<FusedGroupOp>())
+        pools.push_back(p);
+    });
+    for (MaxPool2DOp p : pools) {
+      OpBuilder b(p);
+      if (Value r = rewriteMaxPool(b, module, p)) {
+        p.getResult().replaceAllUsesWith(r);
+        p.erase();
+      }
+    }
+  }
+
+  /// 2-D max pooling on f32 (the depthwise kernels' grid, with max), when
+  /// every window lies inside the padded input: ceil_mode windows that hang
+  /// past it stay with the linalg lowering.
+  Value rewriteMaxPool(OpBuilder &b, ModuleOp module, MaxPool2DOp pool) {
+    Value input = pool.getInput();
+    if (!isStaticF32(input) || !isStaticF32(pool.getResult()))
+      return nullptr;
+    auto in = llvm::cast<RankedTensorType>(input.getType()).getShape();
+    auto out = llvm::cast<RankedTensorType>(pool.getResult().getType());
+    ArrayRef<int64_t> kernel = pool.getKernelSize(), stride = pool.getStride(),
+                      padding = pool.getPadding(), dilation = pool.getDilation();
+    if (in.size() != 4 || kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
+        dilation.size() != 2)
+      return nullptr;
+    for (int64_t i = 0; i < 2; ++i)
+      if ((out.getDimSize(2 + i) - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 >
+          in[2 + i] + 2 * padding[i])
+        return nullptr;
+    SmallVector<int64_t> params{kParamsVersion, in[0], in[1], in[2], in[3], in[1],
+                                out.getDimSize(2), out.getDimSize(3), kernel[0], kernel[1],
+                                stride[0], stride[1], padding[0], padding[1],
+                                dilation[0], dilation[1], in[1], 0, 0, 0, kMR};
+    KernelCallBuilder k(b, pool.getLoc());
+    return k.call(module, "cuvil_rt_max_pool2d_f32", params, {input}, out);
   }
 
   /// The kernel call for `op` (operands already outside any group), or null

@@ -319,7 +319,7 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
         INFO("depthwise variant " << mk->name);
         std::vector<float> yv(want.size(), NAN);
         cuvil_depthwise_args args{params, x.data(), wt.data(), bias.data(), residual.data(),
-                                  yv.data()};
+                                  yv.data(), 0};
         for (int64_t plane = 0; plane < t.n * t.cout; ++plane)
           mk->depthwise(&args, plane, scratch.data());
         for (size_t i = 0; i < yv.size(); ++i)
@@ -328,7 +328,7 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
           // And a vector of channels at a time (small planes' form).
           std::vector<float> yl(want.size(), NAN);
           cuvil_depthwise_args largs{params, x.data(), wt.data(), bias.data(), residual.data(),
-                                     yl.data()};
+                                     yl.data(), 0};
           for (int64_t n = 0; n < t.n; ++n)
             for (int64_t c0 = 0; c0 < t.c; c0 += mk->vl)
               mk->depthwise_lanes(&largs, n * t.c + c0, scratch.data());
@@ -338,6 +338,52 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
       }
     }
     cuvil_rt_current_exec = nullptr;
+  }
+}
+
+TEST_CASE("max pooling matches a direct window maximum, NaN included", "[kernels]") {
+  Pool pool(2);
+  struct PoolCase {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+  };
+  // resnet's 3x3/2 pad 1; 2x2/2; a dilated 3x2 window; a plane larger than
+  // a thread's scratch (window by window).
+  for (PoolCase t : {PoolCase{1, 3, 12, 11, 3, 3, 2, 2, 1, 1, 1, 1},
+                     PoolCase{2, 2, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1},
+                     PoolCase{1, 2, 9, 10, 3, 2, 1, 2, 1, 1, 2, 1},
+                     PoolCase{1, 1, 740, 740, 3, 3, 2, 2, 1, 1, 1, 1}}) {
+    int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
+    int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
+    INFO("pool " << t.h << "x" << t.w << " window " << t.kh << "x" << t.kw);
+    std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.c * t.h * t.w), 22);
+    x[5] = NAN;
+    std::vector<float> want(static_cast<size_t>(t.n * t.c * oh * ow));
+    for (int64_t p = 0; p < t.n * t.c; ++p)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float acc = -INFINITY;
+          for (int64_t ky = 0; ky < t.kh; ++ky)
+            for (int64_t kx = 0; kx < t.kw; ++kx) {
+              int64_t iy = oy * t.sh - t.ph + ky * t.dh, ix = ox * t.sw - t.pw + kx * t.dw;
+              if (iy < 0 || iy >= t.h || ix < 0 || ix >= t.w)
+                continue;
+              float v = x[static_cast<size_t>((p * t.h + iy) * t.w + ix)];
+              acc = std::isnan(acc) || (!std::isnan(v) && v <= acc) ? acc : v;
+            }
+          want[static_cast<size_t>((p * oh + oy) * ow + ox)] = acc;
+        }
+    int64_t params[] = {1,    t.n,  t.c,  t.h,  t.w,  t.c, oh, ow, t.kh, t.kw, t.sh,
+                        t.sw, t.ph, t.pw, t.dh, t.dw, t.c, 0,  0,  0,    CUVIL_MR};
+    std::vector<float> y(want.size(), 0.0f);
+    cuvil_rt_current_exec = pool.pool;
+    cuvil_rt_max_pool2d_f32(params, x.data(), y.data());
+    cuvil_rt_current_exec = nullptr;
+    for (size_t i = 0; i < y.size(); ++i) {
+      if (std::isnan(want[i]))
+        REQUIRE(std::isnan(y[i]));
+      else
+        REQUIRE(y[i] == want[i]);
+    }
   }
 }
 

@@ -87,7 +87,11 @@ void cuvil_rt_conv2d_f32(const int64_t *params, const float *input, const float 
 void cuvil_rt_depthwise_conv2d_f32(const int64_t *params, const float *input,
                                    const float *weights, const float *bias,
                                    const float *residual, float *output);
-/* params: 1, M, K, N, flags, lo, hi, 8: y[M][N] = x[M][K] . W[N][K]^T. */
+/* The conv params with Cout = groups = C, flags 0: max over each window
+ * (padding never wins, NaN does), every window inside the padded input. */
+void cuvil_rt_max_pool2d_f32(const int64_t *params, const float *input, float *output);
+/* params: 1, M, K, N, flags, lo, hi, 8: y[M][N] = x[M][K] . W[N][K]^T;
+ * flags 16: several rows, weights as B panels [ceil(N/32)][K][32]. */
 void cuvil_rt_linear_f32(const int64_t *params, const float *x, const float *weights,
                          const float *bias, const float *residual, float *y);
 /* params: 1, batch, M, K, N, a's and b's stride between batch items (0:

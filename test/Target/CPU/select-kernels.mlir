@@ -217,3 +217,24 @@ func.func @linear_rows(%x: tensor<16x4xf32>) -> tensor<16x32xf32> {
   %0 = cuvil.gemm.linear %x, %w, %b : (tensor<16x4xf32>, tensor<32x4xf32>, tensor<32xf32>) -> tensor<16x32xf32>
   return %0 : tensor<16x32xf32>
 }
+
+// -----
+
+// Max pooling 3x3 / 2, padding 1 (resnet's): a kernel call with the conv
+// params' layout (Cout = groups = C, flags 0). With ceil_mode and a window
+// hanging past the padded input (5 -> 3 with 2x2 / 2: the last window
+// reads column 5), it stays for the linalg lowering.
+// CHECK-LABEL: func.func @max_pool
+//      CHECK:   arith.constant dense<[1, 1, 4, 8, 8, 4, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4, 0, 0, 0, 8]>
+//      CHECK:   call @cuvil_rt_max_pool2d_f32({{.*}}) : (memref<1xi64>, memref<1xf32>, memref<1xf32>) -> ()
+// CHECK-LABEL: func.func @max_pool_ceil_overhang
+//      CHECK:   cuvil.pool.max_pool2d
+//  CHECK-NOT:   call @cuvil_rt_max_pool2d_f32
+func.func @max_pool(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+func.func @max_pool_ceil_overhang(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x3x3xf32> {
+  %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] ceil_mode : tensor<1x4x5x5xf32> -> tensor<1x4x3x3xf32>
+  return %0 : tensor<1x4x3x3xf32>
+}
