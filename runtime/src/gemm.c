@@ -68,7 +68,7 @@ typedef struct gemm_job {
   int64_t nr;               /* columns per tile (the kernel's NR, or N when narrow) */
   int narrow;
   int64_t m_panels, panels_per_block, m_blocks;
-  int64_t tiles_per_block, n_blocks;
+  int64_t tiles_per_block, n_blocks, n_tiles;
 } gemm_job;
 
 static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t i, int64_t j) {
@@ -169,13 +169,13 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
   const int panel_b = p->b_panels != NULL && !job->narrow;
   for (int64_t item = begin; item < end; ++item) {
     int64_t mb = item / job->n_blocks, nb = item % job->n_blocks;
-    int64_t mp0 = mb * job->panels_per_block;
-    int64_t mp1 = mp0 + job->panels_per_block < job->m_panels ? mp0 + job->panels_per_block
-                                                              : job->m_panels;
-    int64_t j0 = nb * job->tiles_per_block * nr;
-    int64_t tiles = (p->n - j0 + nr - 1) / nr;
-    if (tiles > job->tiles_per_block)
-      tiles = job->tiles_per_block;
+    /* Row blocks share the panels and column blocks the tiles evenly (at
+     * most panels_per_block and tiles_per_block each). */
+    int64_t mp0 = mb * job->m_panels / job->m_blocks;
+    int64_t mp1 = (mb + 1) * job->m_panels / job->m_blocks;
+    int64_t t_begin = nb * job->n_tiles / job->n_blocks;
+    int64_t j0 = t_begin * nr;
+    int64_t tiles = (nb + 1) * job->n_tiles / job->n_blocks - t_begin;
     if (p->k == 0)
       memset(c_block, 0, (size_t)((mp1 - mp0) * tiles * CUVIL_MR * nr) * sizeof(float));
     for (int64_t k0 = 0; k0 < p->k; k0 += KC) {
@@ -268,7 +268,7 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
      * column, so each row block packs A once. */
     job.tiles_per_block = (p->n + job.nr - 1) / job.nr;
   }
-  int64_t n_tiles = (p->n + job.nr - 1) / job.nr;
+  int64_t n_tiles = job.n_tiles = (p->n + job.nr - 1) / job.nr;
   job.n_blocks = (n_tiles + job.tiles_per_block - 1) / job.tiles_per_block;
   job.m_panels = (p->m + CUVIL_MR - 1) / CUVIL_MR;
   /* Smaller blocks when there would be too few items to keep every thread
@@ -282,6 +282,19 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
               2 * threads))
     job.panels_per_block /= 2;
   job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
+  /* A few more (smaller) column blocks (row blocks when A is packed once
+   * per row block) where that makes the items a multiple of the thread
+   * count: 784 columns are 7 blocks of 4 tiles, 4 and 3 per thread on two. */
+  if (exec && threads > 1) {
+    if (p->a_pack_once)
+      while (job.m_blocks < job.m_panels && (job.m_blocks * job.n_blocks) % threads != 0 &&
+             job.m_blocks * job.n_blocks < 8 * threads)
+        ++job.m_blocks;
+    else
+      while (job.n_blocks < n_tiles && (job.m_blocks * job.n_blocks) % threads != 0 &&
+             job.m_blocks * job.n_blocks < 8 * threads)
+        ++job.n_blocks;
+  }
   int64_t items = job.m_blocks * job.n_blocks;
   if (exec && (items == 1 || p->m * p->n * p->k < SMALL_WORK)) {
     /* Too little work to be worth waking the other threads. */
