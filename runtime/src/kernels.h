@@ -92,12 +92,22 @@ typedef struct cuvil_depthwise_args {
 typedef void (*cuvil_depthwise_fn)(const cuvil_depthwise_args *args, int64_t plane,
                                    float *scratch);
 
+/* Where the (up to NR) 4x4 output tiles of a Winograd work item lie:
+ * worked out once per item, not per channel (divisions). */
+typedef struct cuvil_wino_tiles {
+  int64_t n;                         /* tiles in use; lanes past n are zero */
+  int64_t image[CUVIL_MAX_NR];
+  int64_t iy0[CUVIL_MAX_NR], ix0[CUVIL_MAX_NR]; /* input patch origin (< 0: padding) */
+  int64_t oy0[CUVIL_MAX_NR], ox0[CUVIL_MAX_NR]; /* output tile origin */
+  int interior[CUVIL_MAX_NR];        /* the 6x6 patch lies inside the input */
+} cuvil_wino_tiles;
+
 /* Winograd F(4x4, 3x3) transforms of NR tiles at once (winograd.inc). */
-typedef void (*cuvil_wino_input_fn)(const int64_t *q, const float *channel, int64_t t0,
-                                    int64_t nt, float *v, int64_t xi_stride);
+typedef void (*cuvil_wino_input_fn)(const int64_t *q, const float *channel,
+                                    const cuvil_wino_tiles *tiles, float *v, int64_t xi_stride);
 typedef void (*cuvil_wino_output_fn)(const int64_t *q, const float *m, int64_t xi_stride,
-                                     int64_t t0, int64_t nt, int64_t co, const float *bias,
-                                     const float *residual, float *output);
+                                     const cuvil_wino_tiles *tiles, int64_t co,
+                                     const float *bias, const float *residual, float *output);
 
 typedef struct cuvil_microkernels {
   const char *name; /* "avx512", "avx2", "generic" */

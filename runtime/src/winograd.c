@@ -43,6 +43,8 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
   const int64_t nr = mk->nr, cin = q[CONV_C], cout = q[CONV_COUT];
   const int64_t plane = q[CONV_H] * q[CONV_W];
   const int64_t panels = (cout + CUVIL_MR - 1) / CUVIL_MR;
+  const int64_t tiles_x = (q[CONV_OW] + TILE - 1) / TILE;
+  const int64_t tiles_per_image = tiles_x * ((q[CONV_OH] + TILE - 1) / TILE);
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
   float *v = scratch;             /* [XI][kc][nr] */
   float *m = v + XI * KCW * nr;   /* [XI][mcb][nr] */
@@ -51,17 +53,28 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
     int64_t t0 = block * nr, nt = job->tiles - t0 < nr ? job->tiles - t0 : nr;
     int64_t rows = cout - co0 < job->mcb ? cout - co0 : job->mcb;
     int64_t p0 = co0 / CUVIL_MR, np = (rows + CUVIL_MR - 1) / CUVIL_MR;
+    cuvil_wino_tiles tiles = {.n = nt};
+    for (int64_t t = 0; t < nt; ++t) {
+      int64_t tile = t0 + t, r = tile % tiles_per_image;
+      tiles.image[t] = tile / tiles_per_image;
+      tiles.oy0[t] = r / tiles_x * TILE;
+      tiles.ox0[t] = r % tiles_x * TILE;
+      tiles.iy0[t] = tiles.oy0[t] - q[CONV_PH];
+      tiles.ix0[t] = tiles.ox0[t] - q[CONV_PW];
+      tiles.interior[t] = tiles.iy0[t] >= 0 && tiles.iy0[t] + TILE + 2 <= q[CONV_H] &&
+                          tiles.ix0[t] >= 0 && tiles.ix0[t] + TILE + 2 <= q[CONV_W];
+    }
     for (int64_t ci0 = 0; ci0 < cin; ci0 += KCW) {
       int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
       for (int64_t ci = 0; ci < kc; ++ci)
-        mk->wino_input(q, job->input + (ci0 + ci) * plane, t0, nt, v + ci * nr, kc * nr);
+        mk->wino_input(q, job->input + (ci0 + ci) * plane, &tiles, v + ci * nr, kc * nr);
       for (int64_t xi = 0; xi < XI; ++xi)
         for (int64_t p = 0; p < np; ++p)
           mk->full(kc, job->u + ((xi * panels + p0 + p) * cin + ci0) * CUVIL_MR,
                    v + xi * kc * nr, nr, m + (xi * job->mcb + p * CUVIL_MR) * nr, ci0 > 0);
     }
     for (int64_t r = 0; r < rows; ++r)
-      mk->wino_output(q, m + r * nr, job->mcb * nr, t0, nt, co0 + r, job->bias, job->residual,
+      mk->wino_output(q, m + r * nr, job->mcb * nr, &tiles, co0 + r, job->bias, job->residual,
                       job->output);
   }
 }

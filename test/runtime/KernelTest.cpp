@@ -436,14 +436,18 @@ TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[ker
     // Winograd's rounding error grows with the sum of |terms| (sum over K =
     // 9 * c products of values in [-1, 1]); a wrong transform is off by O(1).
     const double margin = 1e-4 * std::max<double>(1.0, double(9 * t.c) / 128);
-    for (int64_t flags : {1, 1 | 2 | 4}) {
+    // Bias; bias and clamp (applied to whole vectors); bias, residual, clamp.
+    for (int64_t flags : {1, 1 | 4, 1 | 2 | 4}) {
       int64_t params[] = {1,    t.n,  t.c,  t.h,  t.w,  t.cout, oh,       ow,
                           3,    3,    1,    1,    t.ph, t.pw,   1,        1,
                           1,    flags | 8, floatBits(lo), floatBits(hi), CUVIL_MR};
       std::vector<float> expected(want);
-      if (flags & 2)
-        for (size_t i = 0; i < want.size(); ++i)
-          expected[i] = std::min(std::max(want[i] + residual[i], lo), hi);
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (flags & 2)
+          expected[i] += residual[i];
+        if (flags & 4)
+          expected[i] = std::min(std::max(expected[i], lo), hi);
+      }
       // Through the entry point (the best kernels, the pool's threads) and
       // every variant this CPU runs, on one thread.
       std::vector<float> y(want.size(), NAN);
