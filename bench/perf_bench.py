@@ -6,13 +6,16 @@ For every model of the importer tests and a few large single layers, at
 batch 1 and 8, with 1 and 2 threads: PyTorch eager under inference_mode,
 TorchScript frozen + torch.jit.optimize_for_inference, and the library
 cuvil-export makes (timed by cuvil-run --benchmark). Warm-up, then median
-and p90 over enough runs. Reports the ratio best-PyTorch / Cuvil (above 1:
+and p90 over enough runs, in rounds that alternate Cuvil and PyTorch (a
+shared machine's speed drifts: each side sees the same spells), the
+median over rounds. Reports the ratio best-PyTorch / Cuvil (above 1:
 Cuvil is faster), the geometric mean of it, and each case's fraction of
 the measured fp32 FMA peak (FLOPs from PyTorch's profiler) and of the
 memory bandwidth (cuvil-bench-ceilings), as a table and as JSON.
 
     /usr/bin/python3 bench/perf_bench.py --bin build/bin [--json perf.json]
         [--cases resnet18_scripted,linear_1x1024] [--batches 1,8] [--threads 1,2]
+        [--rounds 3]
 """
 import argparse
 import functools
@@ -41,7 +44,7 @@ BATCH_DIMS = {"recurrent_scripted": [0, 1, 1]}
 # Models written for one batch size (indexing expands to a fixed shape):
 # measured at their own example inputs only.
 FIXED_BATCH = {"indexing_scripted"}  # (and the single layers, below)
-MIN_SECONDS = 0.5  # of timed runs per measurement
+MIN_SECONDS = 0.25  # of timed runs per measurement and round
 SETTLE_SECONDS = 1.0  # idle before timing Cuvil
 
 
@@ -167,6 +170,15 @@ def blas_in_use():
     return tuple(sorted(os.path.realpath(p) for p in libs)) or ("(none: PyTorch's own kernels)",)
 
 
+def over_rounds(measurements):
+    """One measurement from several rounds: the median of their medians."""
+    medians = [x["median_ms"] for x in measurements]
+    return {"median_ms": statistics.median(medians),
+            "p90_ms": statistics.median(x["p90_ms"] for x in measurements),
+            "min_ms": min(x["min_ms"] for x in measurements),
+            "runs": sum(x["runs"] for x in measurements), "round_medians_ms": medians}
+
+
 def geomean(values):
     values = [v for v in values if v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
@@ -179,6 +191,8 @@ def main():
     ap.add_argument("--batches", default="1,8", help="the first also counts fixed-batch models")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--json", help="write every number here")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternations of Cuvil and PyTorch per case and thread count")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
@@ -235,20 +249,25 @@ def main():
                         torch.jit.freeze(scripted.eval()) if how != "trace_freeze" else scripted)
                 except Exception as e:  # noqa: BLE001 (PyTorch refuses some models)
                     optimized, entry["optimize_for_inference"] = None, str(e).splitlines()[0]
-                # Cuvil first: PyTorch's OpenMP and OpenBLAS threads keep
-                # spinning for a while after a run and would steal its cores.
+                # Rounds of Cuvil, eager, frozen: each side sees the same
+                # spells of a drifting machine. Cuvil first in a round, after
+                # a pause (time_cuvil): PyTorch's OpenMP and OpenBLAS threads
+                # keep spinning for a while after a run.
                 for t in thread_counts:
-                    entry[f"{t}t"] = {
-                        "cuvil": time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out"))}
-                for t in thread_counts:
-                    m = entry[f"{t}t"]
-                    m["torch_eager"] = time_torch(module, inputs, t)
-                    if optimized is not None:
-                        try:
-                            m["torch_frozen_optimized"] = time_torch(optimized, inputs, t)
-                        except RuntimeError as e:  # e.g. oneDNN refuses a pooling attribute
-                            optimized = None
-                            entry["optimize_for_inference"] = str(e).strip().splitlines()[-1]
+                    rounds = {"cuvil": [], "torch_eager": [], "torch_frozen_optimized": []}
+                    for _ in range(max(1, args.rounds)):
+                        rounds["cuvil"].append(
+                            time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out")))
+                        rounds["torch_eager"].append(time_torch(module, inputs, t))
+                        if optimized is not None:
+                            try:
+                                rounds["torch_frozen_optimized"].append(
+                                    time_torch(optimized, inputs, t))
+                            except RuntimeError as e:  # e.g. oneDNN refuses a pooling attribute
+                                optimized = None
+                                rounds["torch_frozen_optimized"] = []
+                                entry["optimize_for_inference"] = str(e).strip().splitlines()[-1]
+                    m = entry[f"{t}t"] = {k: over_rounds(v) for k, v in rounds.items() if v}
                     best = min(v["median_ms"] for k, v in m.items() if k.startswith("torch"))
                     c = max(m["cuvil"]["median_ms"], 1e-6)
                     m["ratio"] = best / c
