@@ -21,7 +21,7 @@ def AllocsToArenaPass : Pass<"cuvil-allocs-to-arena", "::mlir::ModuleOp"> {
 }
 
 def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> {
-  let summary = "Calls the runtime's GEMM kernels for convolutions and linear layers.";
+  let summary = "Calls the runtime's kernels for convolutions, linear layers and max pooling.";
   let description = [{
     Runs on cuvil IR before the lowering to linalg. `cuvil.conv.conv2d`
     (weights constant; depthwise also with weights computed at run time)
@@ -43,6 +43,12 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     tiles run as Winograd F(4x4, 3x3): the weights are transformed here
     (U = G g G^T, packed `[36][ceil(Cout/8)][Cin][8]`) and the call's flags
     carry 8. `winograd=false` keeps them on the direct kernels.
+
+    Where an image's pixels make better GEMM rows than columns (7x7: 49
+    pixels fill 56 rows of 8 but 64 columns of 32; pointwise layers only
+    past a quarter of lanes wasted), and for linear layers with at least 8
+    rows, the weights are packed as the B operand instead,
+    `[groups][ceil(N/32)][K][32]`, and the flags carry 16.
 
     2-D max pooling on f32 outside fusion groups, with every window inside
     the padded input, becomes `cuvil_rt_max_pool2d_f32` (the depthwise
