@@ -21,12 +21,11 @@ void cuvil_rt_parallel_for_current(int64_t n,
   cuvil_rt_parallel_for(cuvil_rt_current_exec, n, body, closure);
 }
 
-/* K-block: B's block (KC x NR floats = 32 KiB at NR = 32) stays in L1. */
 /* Blocking (floats): a K-block of B for one column tile (KC x NR = 32 KiB at
  * NR = 32) stays in L1 while the row panels of A's K-block stream from L2
  * (MC x KC = 256 KiB; packed here too when A is not a constant); an item
- * packs B for up to NC columns at once, so A's
- * block is read from memory once for all of them (thin outputs with large
+ * packs B for up to NC columns at once, so A's block is read from memory
+ * once for all of them (thin outputs with large
  * weights, like resnet's last stage, would otherwise re-read the weights
  * for every tile). */
 enum { KC = 256, MC = 256, NC = 128 };
@@ -54,6 +53,30 @@ static void choose_kernels(void) {
 const cuvil_microkernels *cuvil_microkernels_best(void) {
   pthread_once(&best_kernels_once, choose_kernels);
   return best_kernels;
+}
+
+/*--- Running work items ----------------------------------------------------*/
+
+void cuvil_run_items(void *exec, int64_t items, int64_t work,
+                     void (*body)(void *closure, int64_t begin, int64_t end), void *closure,
+                     float **scratch) {
+  if (!exec) {
+    /* No pool (a direct call): this thread, with scratch of its own. */
+    *scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
+    if (!*scratch)
+      return;
+    body(closure, 0, items);
+    free(*scratch);
+    *scratch = NULL;
+    return;
+  }
+  if (items == 1 || work < SMALL_WORK) {
+    /* Too little to be worth waking the other threads. */
+    *scratch = cuvil_thread_pool_scratch(exec);
+    body(closure, 0, items);
+    return;
+  }
+  cuvil_rt_parallel_for(exec, items, body, closure);
 }
 
 /*--- The driver ------------------------------------------------------------*/
@@ -295,27 +318,11 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
              job.m_blocks * job.n_blocks < 8 * threads)
         ++job.n_blocks;
   }
-  int64_t items = job.m_blocks * job.n_blocks;
-  if (exec && (items == 1 || p->m * p->n * p->k < SMALL_WORK)) {
-    /* Too little work to be worth waking the other threads. */
-    job.scratch = cuvil_thread_pool_scratch(exec);
-    gemm_items(&job, 0, items);
-    return;
-  }
-  if (!exec) {
-    /* No pool (a direct call): this thread, with scratch of its own. */
-    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
-    if (!job.scratch)
-      return;
-    gemm_items(&job, 0, job.m_blocks * job.n_blocks);
-    free(job.scratch);
-    return;
-  }
-  cuvil_rt_parallel_for(exec, job.m_blocks * job.n_blocks, gemm_items, &job);
+  cuvil_run_items(exec, job.m_blocks * job.n_blocks, p->m * p->n * p->k,
+                  gemm_items, &job, &job.scratch);
 }
 
 /*--- Convolution -----------------------------------------------------------*/
-
 
 typedef struct im2col_context {
   const float *input; /* this image's first channel of the group */
@@ -561,21 +568,8 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const f
               block_floats * (int64_t)sizeof(float) <= (int64_t)CUVIL_THREAD_SCRATCH_BYTES;
   job.blocks_per_image = (q[CONV_C] + vl - 1) / vl;
   int64_t units = q[CONV_N] * (job.lanes ? job.blocks_per_image : q[CONV_COUT]);
-  if (!job.exec) {
-    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
-    if (!job.scratch)
-      return;
-    depthwise_units(&job, 0, units);
-    free(job.scratch);
-    return;
-  }
-  int64_t planes = q[CONV_N] * q[CONV_COUT];
-  if (planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW] < SMALL_WORK) {
-    job.scratch = cuvil_thread_pool_scratch(job.exec);
-    depthwise_units(&job, 0, units); /* too little to share */
-    return;
-  }
-  cuvil_rt_parallel_for(job.exec, units, depthwise_units, &job);
+  int64_t work = q[CONV_N] * q[CONV_COUT] * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW];
+  cuvil_run_items(job.exec, units, work, depthwise_units, &job, &job.scratch);
 }
 
 /* Max pooling on the depthwise kernels' grid (args.max_pool), plane by
@@ -585,20 +579,8 @@ void cuvil_rt_max_pool2d_f32(const int64_t *q, const float *input, float *output
   depthwise_job job = {.args = {q, input, NULL, NULL, NULL, output, 1},
                        .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
   int64_t planes = q[CONV_N] * q[CONV_C];
-  if (!job.exec) {
-    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
-    if (!job.scratch)
-      return;
-    depthwise_units(&job, 0, planes);
-    free(job.scratch);
-    return;
-  }
-  if (planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW] < SMALL_WORK) {
-    job.scratch = cuvil_thread_pool_scratch(job.exec);
-    depthwise_units(&job, 0, planes);
-    return;
-  }
-  cuvil_rt_parallel_for(job.exec, planes, depthwise_units, &job);
+  int64_t work = planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW];
+  cuvil_run_items(job.exec, planes, work, depthwise_units, &job, &job.scratch);
 }
 
 /*--- Linear ----------------------------------------------------------------*/

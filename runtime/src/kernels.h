@@ -169,6 +169,17 @@ typedef struct cuvil_gemm_problem {
   float lo, hi;
 } cuvil_gemm_problem;
 
+/* How every kernel runs its work items [0, items): without a pool (exec
+ * NULL: a direct call, as the runtime's tests make) on this thread with
+ * scratch allocated here (nothing runs if that fails); with one item or
+ * too little `work` (multiply-adds: waking a thread costs microseconds) on
+ * this thread with its pool scratch; else over the pool's threads.
+ * *scratch is the job's slot its body reads: set for the runs on this
+ * thread, NULL (each thread's pool scratch) otherwise. */
+void cuvil_run_items(void *exec, int64_t items, int64_t work,
+                     void (*body)(void *closure, int64_t begin, int64_t end), void *closure,
+                     float **scratch);
+
 /* Runs the problem on `kernels` with the calling model's threads (exec),
  * whose pool provides each thread's scratch. Generated code always runs
  * inside cuvil_model_run, which sets exec; exec NULL (a direct call, as the

@@ -15,14 +15,10 @@
  *===----------------------------------------------------------------------===*/
 #include "kernels.h"
 
-#include <stdlib.h>
-
 enum { XI = 36, TILE = 4 };
 /* Input channels per block of V: V's block for one position (KCW x NR)
  * stays in L1 while the micro-kernel runs over the output channels. */
 enum { KCW = 128 };
-/* Multiply-adds below which the convolution stays on the calling thread. */
-enum { WINO_SMALL_WORK = 1 << 17 };
 
 typedef struct wino_job {
   const int64_t *q;
@@ -109,19 +105,5 @@ void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
   job.co_blocks = (q[CONV_COUT] + job.mcb - 1) / job.mcb;
   int64_t items = blocks * job.co_blocks;
   int64_t work = job.tiles * XI * q[CONV_C] * q[CONV_COUT];
-  if (!exec) {
-    /* No pool (a direct call): this thread, with scratch of its own. */
-    job.scratch = aligned_alloc(64, CUVIL_THREAD_SCRATCH_BYTES);
-    if (!job.scratch)
-      return;
-    wino_items(&job, 0, items);
-    free(job.scratch);
-    return;
-  }
-  if (items == 1 || work < WINO_SMALL_WORK) {
-    job.scratch = cuvil_thread_pool_scratch(exec);
-    wino_items(&job, 0, items);
-    return;
-  }
-  cuvil_rt_parallel_for(exec, items, wino_items, &job);
+  cuvil_run_items(exec, items, work, wino_items, &job, &job.scratch);
 }

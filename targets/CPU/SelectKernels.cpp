@@ -131,16 +131,20 @@ std::optional<Epilogue> matchEpilogue(FusedGroupOp group, Operation *anchor) {
   return e;
 }
 
-/// Rows [g*rows, (g+1)*rows) of a [groups*rows][k] matrix, packed per group.
-std::vector<float> packRows(const float *w, int64_t groups, int64_t rows, int64_t k) {
-  int64_t panels = (rows + kMR - 1) / kMR;
-  std::vector<float> packed(static_cast<size_t>(groups * panels * k * kMR), 0.0f);
+/// Rows [g*rows, (g+1)*rows) of a [groups*rows][k] matrix, per group, in
+/// panels of `width` rows interleaved along k: [ceil(rows/width)][k][width],
+/// zero-padded. width kMR: the kernels' A operand (weights as GEMM rows);
+/// width kBPanel: their B operand (row r of the matrix = column r of B).
+std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int64_t k,
+                              int64_t width) {
+  int64_t panels = (rows + width - 1) / width;
+  std::vector<float> packed(static_cast<size_t>(groups * panels * k * width), 0.0f);
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t r = 0; r < rows; ++r) {
       const float *src = w + (g * rows + r) * k;
-      float *dst = packed.data() + ((g * panels + r / kMR) * k) * kMR + r % kMR;
+      float *dst = packed.data() + ((g * panels + r / width) * k) * width + r % width;
       for (int64_t kk = 0; kk < k; ++kk)
-        dst[kk * kMR] = src[kk];
+        dst[kk * width] = src[kk];
     }
   return packed;
 }
@@ -174,21 +178,6 @@ std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin) {
           packed[static_cast<size_t>(((xi * panels + co / kMR) * cin + ci) * kMR + co % kMR)] =
               static_cast<float>(u);
         }
-    }
-  return packed;
-}
-
-/// Rows [g*rows, (g+1)*rows) of a [groups*rows][k] matrix as the B operand
-/// (row r = column r of B), per group: [ceil(rows/32)][k][32], zero-padded.
-std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int64_t k) {
-  int64_t panels = (rows + kBPanel - 1) / kBPanel;
-  std::vector<float> packed(static_cast<size_t>(groups * panels * k * kBPanel), 0.0f);
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float *src = w + (g * rows + r) * k;
-      float *dst = packed.data() + ((g * panels + r / kBPanel) * k) * kBPanel + r % kBPanel;
-      for (int64_t kk = 0; kk < k; ++kk)
-        dst[kk * kBPanel] = src[kk];
     }
   return packed;
 }
@@ -511,13 +500,13 @@ struct SelectCpuKernelsPass final
     int64_t kSize = cinG * w[2] * w[3];
     if (pixelRows) {
       std::vector<float> panels = packPanels(reinterpret_cast<const float *>(wt->data()), groups,
-                                             w[0] / groups, kSize);
+                                             w[0] / groups, kSize, kBPanel);
       args.push_back(k.constant(panels, resourceName(weight, "panels")));
       optionalOperands(k, bias, e, args);
       return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
     }
-    std::vector<float> packed = packRows(reinterpret_cast<const float *>(wt->data()), groups,
-                                         w[0] / groups, kSize);
+    std::vector<float> packed = packPanels(reinterpret_cast<const float *>(wt->data()), groups,
+                                           w[0] / groups, kSize, kMR);
     args.push_back(k.constant(packed, resourceName(weight, "packed")));
     optionalOperands(k, bias, e, args);
     return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
@@ -559,11 +548,11 @@ struct SelectCpuKernelsPass final
     const float *w = reinterpret_cast<const float *>(wt->data());
     if (rows) {
       SmallVector<Value> args{input,
-                              k.constant(packPanels(w, 1, n, kSize), resourceName(weight, "panels"))};
+                              k.constant(packPanels(w, 1, n, kSize, kBPanel), resourceName(weight, "panels"))};
       optionalOperands(k, bias, e, args);
       return k.call(module, "cuvil_rt_linear_f32", params, args, out);
     }
-    std::vector<float> packed = packRows(w, 1, n, kSize);
+    std::vector<float> packed = packPanels(w, 1, n, kSize, kMR);
     SmallVector<Value> args{input, k.constant(packed, resourceName(weight, "packed"))};
     optionalOperands(k, bias, e, args);
     return k.call(module, "cuvil_rt_linear_f32", params, args, out);

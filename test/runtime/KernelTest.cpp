@@ -28,28 +28,23 @@ std::vector<float> randomVector(size_t n, uint32_t seed) {
   return v;
 }
 
-// A[m][k] row-major into [ceil(m/MR)][k][MR], zero-padded: what
-// cuvil-export writes for weights.
-std::vector<float> packRows(const std::vector<float> &a, int64_t m, int64_t k) {
-  int64_t panels = (m + CUVIL_MR - 1) / CUVIL_MR;
-  std::vector<float> packed(static_cast<size_t>(panels * k * CUVIL_MR), 0.0f);
-  for (int64_t i = 0; i < m; ++i)
+// n rows of k (row-major, like weights [cout][K]) in panels of `width` rows
+// interleaved along k, [ceil(n/width)][k][width], zero-padded: what
+// cuvil-export writes for weights, as the A operand (width MR) or as B
+// panels (width B_PANEL: row j is column j of B).
+std::vector<float> packPanels(const std::vector<float> &rows, int64_t n, int64_t k,
+                              int64_t width) {
+  int64_t panels = (n + width - 1) / width;
+  std::vector<float> packed(static_cast<size_t>(panels * k * width), 0.0f);
+  for (int64_t j = 0; j < n; ++j)
     for (int64_t kk = 0; kk < k; ++kk)
-      packed[static_cast<size_t>(((i / CUVIL_MR) * k + kk) * CUVIL_MR + i % CUVIL_MR)] =
-          a[static_cast<size_t>(i * k + kk)];
+      packed[static_cast<size_t>(((j / width) * k + kk) * width + j % width)] =
+          rows[static_cast<size_t>(j * k + kk)];
   return packed;
 }
 
-// B[k][n] (given as n rows of k, like weights [cout][K]) into compile-time
-// panels [ceil(n/B_PANEL)][k][B_PANEL], zero-padded.
-std::vector<float> packPanels(const std::vector<float> &rows, int64_t n, int64_t k) {
-  int64_t panels = (n + CUVIL_B_PANEL - 1) / CUVIL_B_PANEL;
-  std::vector<float> packed(static_cast<size_t>(panels * k * CUVIL_B_PANEL), 0.0f);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t kk = 0; kk < k; ++kk)
-      packed[static_cast<size_t>(((j / CUVIL_B_PANEL) * k + kk) * CUVIL_B_PANEL +
-                                 j % CUVIL_B_PANEL)] = rows[static_cast<size_t>(j * k + kk)];
-  return packed;
+std::vector<float> packRows(const std::vector<float> &a, int64_t m, int64_t k) {
+  return packPanels(a, m, k, CUVIL_MR);
 }
 
 std::vector<const cuvil_microkernels *> runnableKernels() {
@@ -168,7 +163,7 @@ TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[k
           for (int64_t k = 0; k < s.k; ++k)
             for (int64_t j = 0; j < s.n; ++j)
               bT[static_cast<size_t>(j * s.k + k)] = b[static_cast<size_t>(k * s.n + j)];
-          std::vector<float> bPanels = packPanels(bT, s.n, s.k);
+          std::vector<float> bPanels = packPanels(bT, s.n, s.k, CUVIL_B_PANEL);
           RowMajorB source{b.data(), s.n};
           cuvil_gemm_problem p{};
           p.m = s.m;
@@ -295,7 +290,7 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
     std::vector<float> panels;
     for (int64_t g = 0; g < t.groups; ++g) {
       std::vector<float> rows(wt.begin() + g * coutG * k, wt.begin() + (g + 1) * coutG * k);
-      std::vector<float> p = packPanels(rows, coutG, k);
+      std::vector<float> p = packPanels(rows, coutG, k, CUVIL_B_PANEL);
       panels.insert(panels.end(), p.begin(), p.end());
     }
     int64_t pixelRows[std::size(params)];
@@ -477,7 +472,7 @@ TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]")
       std::vector<float> w = randomVector(static_cast<size_t>(n * k), 13);
       std::vector<float> bias = randomVector(static_cast<size_t>(n), 14);
       std::vector<float> packed = packRows(w, n, k);
-      std::vector<float> panels = packPanels(w, n, k);
+      std::vector<float> panels = packPanels(w, n, k, CUVIL_B_PANEL);
       std::vector<float> residual = randomVector(static_cast<size_t>(m * n), 17);
       // Bias only; then bias, residual and a clamp to [-1, 1]; each with the
       // weights as A (packed rows) and, flag 16, as B panels.
