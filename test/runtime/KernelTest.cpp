@@ -254,7 +254,13 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{2, 20, 7, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 20},
                      ConvCase{1, 5, 6, 5, 5, 5, 3, 1, 1, 2, 1, 2, 1, 5},
                      ConvCase{1, 3, 8, 8, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
-                     ConvCase{1, 24, 9, 7, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1}}) {
+                     ConvCase{1, 24, 9, 7, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                     // Depthwise rows of a vector or more, stored straight into the
+                     // output (the last vector overlapping): 37, 18, 16 and 33 wide.
+                     ConvCase{1, 4, 19, 37, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+                     ConvCase{1, 3, 40, 35, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
+                     ConvCase{1, 2, 16, 16, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+                     ConvCase{1, 3, 20, 33, 3, 5, 5, 1, 1, 2, 2, 1, 1, 3}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
     int64_t cinG = t.c / t.groups, coutG = t.cout / t.groups, k = cinG * t.kh * t.kw;
@@ -330,6 +336,15 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
           for (size_t i = 0; i < yl.size(); ++i)
             REQUIRE(yl[i] == Approx(expected[i]).margin(1e-4));
         }
+        // The residual in the output's place (an in-place add): rows whose
+        // last vector overlaps must not add it twice.
+        std::vector<float> yr = residual;
+        cuvil_depthwise_args rargs{params, x.data(), wt.data(), bias.data(), yr.data(),
+                                   yr.data(), 0};
+        for (int64_t plane = 0; plane < t.n * t.cout; ++plane)
+          mk->depthwise(&rargs, plane, scratch.data());
+        for (size_t i = 0; i < yr.size(); ++i)
+          REQUIRE(yr[i] == Approx(expected[i]).margin(1e-4));
       }
     }
     cuvil_rt_current_exec = nullptr;
@@ -346,6 +361,8 @@ TEST_CASE("max pooling matches a direct window maximum, NaN included", "[kernels
   for (PoolCase t : {PoolCase{1, 3, 12, 11, 3, 3, 2, 2, 1, 1, 1, 1},
                      PoolCase{2, 2, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1},
                      PoolCase{1, 2, 9, 10, 3, 2, 1, 2, 1, 1, 2, 1},
+                     PoolCase{1, 2, 40, 37, 3, 3, 2, 2, 1, 1, 1, 1},
+                     PoolCase{1, 1, 20, 33, 3, 3, 1, 1, 1, 1, 1, 1},
                      PoolCase{1, 1, 740, 740, 3, 3, 2, 2, 1, 1, 1, 1}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
