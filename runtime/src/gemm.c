@@ -92,6 +92,7 @@ typedef struct gemm_job {
   int narrow;
   int64_t m_panels, panels_per_block, m_blocks;
   int64_t tiles_per_block, n_blocks, n_tiles;
+  int transposed; /* C's columns contiguous, stored so by the kernels' full_store */
 } gemm_job;
 
 static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t i, int64_t j) {
@@ -174,8 +175,8 @@ static void write_tile(const cuvil_gemm_problem *p, const float *tile, int64_t t
  * through the tile buffer and write_tile. */
 static inline int stores_direct(const gemm_job *job, int64_t mp, int64_t jt) {
   const cuvil_gemm_problem *p = job->p;
-  return !job->narrow && p->k > 0 && p->c_col_stride == 1 && p->n - jt >= job->nr &&
-         p->m - mp * CUVIL_MR >= CUVIL_MR;
+  return !job->narrow && p->k > 0 && (p->c_col_stride == 1 || job->transposed) &&
+         p->n - jt >= job->nr && p->m - mp * CUVIL_MR >= CUVIL_MR;
 }
 
 static void gemm_items(void *closure, int64_t begin, int64_t end) {
@@ -215,7 +216,13 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           int64_t rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
           p->pack_a(p->a_context, i0, rows, k0, kc, a_block + (mp - mp0) * KC * CUVIL_MR);
         }
-      for (int64_t t = 0; t < tiles; ++t) {
+      /* Tiles x panels; panel by panel when K is one short block (C's
+       * stores then run along 8 rows at a time, not all the block's). */
+      const int64_t panels = mp1 - mp0, pairs = tiles * panels;
+      const int panel_outer = p->k <= 64;
+      for (int64_t pair = 0; pair < pairs; ++pair) {
+        int64_t t = panel_outer ? pair % tiles : pair / panels;
+        int64_t mp = mp0 + (panel_outer ? pair / tiles : pair % panels);
         int64_t jt = j0 + t * nr;
         int in_place = direct_b && p->n - jt >= nr;
         const float *b = in_place ? p->b_direct + k0 * p->b_direct_ld + jt : b_block + t * KC * nr;
@@ -224,22 +231,23 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           b = p->b_panels + ((jt / CUVIL_B_PANEL) * p->k + k0) * CUVIL_B_PANEL + jt % CUVIL_B_PANEL;
           ldb = CUVIL_B_PANEL;
         }
-        for (int64_t mp = mp0; mp < mp1; ++mp) {
+        {
           const float *a = p->a_packed ? p->a_packed + (mp * p->k + k0) * CUVIL_MR
                                        : a_block + (mp - mp0) * KC * CUVIL_MR;
           float *c = c_block + ((mp - mp0) * tiles + t) * CUVIL_MR * nr;
           /* The next panel's block starts elsewhere: fetch its start now. */
-          if (p->a_packed && mp + 1 < mp1)
+          if (p->a_packed && mp + 1 < mp1 && !panel_outer)
             for (int line = 0; line < 8; ++line)
               __builtin_prefetch(a + p->k * CUVIL_MR + line * 16);
           if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
             /* The last K-block of a full tile: epilogue in registers. */
-            int64_t at = mp * CUVIL_MR * p->c_row_stride + jt;
+            int64_t at = mp * CUVIL_MR * p->c_row_stride + jt * p->c_col_stride;
             cuvil_tile_epilogue e = {
                 p->bias ? p->bias + (p->column_bias ? jt : mp * CUVIL_MR) : NULL,
-                p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi};
-            job->mk->full_store(kc, a, b, ldb, k0 > 0 ? c : NULL, p->c + at, p->c_row_stride,
-                                &e);
+                p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi,
+                job->transposed};
+            job->mk->full_store(kc, a, b, ldb, k0 > 0 ? c : NULL, p->c + at,
+                                job->transposed ? p->c_col_stride : p->c_row_stride, &e);
           } else if (job->narrow)
             job->mk->narrow(kc, a, b, c, nr, k0 > 0);
           else
@@ -285,6 +293,9 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
   }
   job.narrow = p->n <= CUVIL_NARROW_MAX;
   job.nr = job.narrow ? p->n : mk->nr;
+  /* Transposed C with a bias per column (convolutions with pixels as rows). */
+  job.transposed = mk->stores_transposed && p->c_row_stride == 1 && p->c_col_stride != 1 &&
+                   (p->column_bias || !p->bias);
   job.tiles_per_block = NC / job.nr;
   if (p->a_pack_once) {
     /* Packing A costs much (im2col) and B needs none: one block of every
@@ -324,6 +335,8 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
 
 /*--- Convolution -----------------------------------------------------------*/
 
+typedef float float4_t __attribute__((vector_size(4 * sizeof(float))));
+
 typedef struct im2col_context {
   const float *input; /* this image's first channel of the group */
   const int64_t *prm;
@@ -359,10 +372,17 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
     run_len[runs++] = len;
     j += len;
   }
-  for (int64_t k = 0; k < kc; ++k) {
-    int64_t kk = k0 + k;
-    int64_t ci = kk / (kh * kw), r = kk % (kh * kw);
-    int64_t dy = (r / kw) * dh, dx = (r % kw) * dw;
+  /* (ci, ky, kx) of k0, then stepped along (divisions are slow). */
+  int64_t ci = k0 / (kh * kw), ky = k0 % (kh * kw) / kw, kx = k0 % kw;
+  for (int64_t k = 0; k < kc; ++k, ++kx) {
+    if (kx == kw) {
+      kx = 0;
+      if (++ky == kh) {
+        ky = 0;
+        ++ci;
+      }
+    }
+    int64_t dy = ky * dh, dx = kx * dw;
     const float *plane = ctx->input + ci * h * w;
     float *row = dst + k * nr_stride;
     for (int64_t t = 0; t < runs; ++t) {
@@ -375,8 +395,8 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
       const float *src = plane + iy * w;
       int64_t ix = run_ox[t] * sw - pw + dx;
       /* Columns [a, b) of the run read inside the row. */
-      int64_t a = ix >= 0 ? 0 : (-ix + sw - 1) / sw;
-      int64_t b = w - ix > 0 ? (w - ix + sw - 1) / sw : 0;
+      int64_t a = ix >= 0 ? 0 : sw == 2 ? (-ix + 1) >> 1 : (-ix + sw - 1) / sw;
+      int64_t b = w - ix <= 0 ? 0 : sw == 2 ? (w - ix + 1) >> 1 : (w - ix + sw - 1) / sw;
       if (a > len)
         a = len;
       if (b > len)
@@ -387,10 +407,22 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
         row[q] = 0.0f;
       if (sw == 1)
         memcpy(row + a, src + ix + a, (size_t)(b - a) * sizeof(float));
-      else if (sw == 2) /* a constant stride: vectorised with shuffles */
-        for (int64_t q = a; q < b; ++q)
-          row[q] = src[ix + 2 * q];
-      else
+      else if (sw == 2) {
+        /* Four columns at a time: the even floats of eight, while those
+         * eight lie inside the row (this file is built for any x86-64, so
+         * the compiler would not do it). */
+        const float *s0 = src + ix;
+        int64_t q = a;
+        for (; q + 4 <= b && ix + 2 * q + 8 <= w; q += 4) {
+          float4_t lo, hi;
+          memcpy(&lo, s0 + 2 * q, sizeof lo);
+          memcpy(&hi, s0 + 2 * q + 4, sizeof hi);
+          float4_t even = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+          memcpy(row + q, &even, sizeof even);
+        }
+        for (; q < b; ++q)
+          row[q] = s0[2 * q];
+      } else
         for (int64_t q = a; q < b; ++q)
           row[q] = src[ix + q * sw];
       for (int64_t q = b; q < len; ++q)

@@ -44,6 +44,10 @@ typedef struct cuvil_tile_epilogue {
   int column_bias;   /* bias per column instead of per row */
   int clamp;
   float lo, hi;
+  /* C (and the residual) stored transposed: (i, j) at [i + j * ldc] (pixels
+   * as rows: a column is a channel's plane); only where the kernels'
+   * stores_transposed says so. */
+  int transposed;
 } cuvil_tile_epilogue;
 /* The last K-block of a full tile (kernel's `full` plus the epilogue, in
  * registers): c[i * ldc + j] = epilogue((partial ? partial : 0) + a . b),
@@ -125,6 +129,8 @@ typedef struct cuvil_microkernels {
   /* The same instruction set with half the tile width (fewer lanes wasted
    * on few columns), GEMM and Winograd only; or NULL. */
   const struct cuvil_microkernels *half;
+  /* full_store can write C transposed (cuvil_tile_epilogue.transposed). */
+  int stores_transposed;
 } cuvil_microkernels;
 
 /* The variants compiled into this runtime (x86-64: avx512, avx2, generic;
