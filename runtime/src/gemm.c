@@ -315,6 +315,16 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
           job.n_blocks * ((job.m_panels + job.panels_per_block - 1) / job.panels_per_block) <
               2 * threads))
     job.panels_per_block /= 2;
+  /* An item's tiles must fit the tile buffer, which keeps every tile's sums
+   * between K-blocks: a block of all the columns (A packed once) holds
+   * fewer panels. */
+  const int64_t tile_floats = CUVIL_MR * job.nr;
+  if (job.tiles_per_block * tile_floats > MC * NC) {
+    job.tiles_per_block = MC * NC / tile_floats;
+    job.n_blocks = (n_tiles + job.tiles_per_block - 1) / job.tiles_per_block;
+  }
+  while (job.panels_per_block * job.tiles_per_block * tile_floats > MC * NC)
+    job.panels_per_block /= 2;
   job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
   /* A few more (smaller) column blocks (row blocks when A is packed once
    * per row block) where that makes the items a multiple of the thread

@@ -150,6 +150,7 @@ def main():
             print(exp.stderr)
             print(f"FAIL: cuvil-export --target {target} exited {exp.returncode}")
             return 1
+        export_s = time.time() - t0
         runner = [os.path.join(args.bin, "cuvil-run")]
         if target == "aarch64":
             runner = [args.qemu, "-L", "/usr/aarch64-linux-gnu",
@@ -157,19 +158,26 @@ def main():
             if not shutil.which(args.qemu) or not os.path.exists(runner[-1]):
                 print(f"SKIPPED aarch64: {args.qemu} or the aarch64 cuvil-run is missing")
                 continue
-        out_dir = os.path.join(d, f"out-{target}")
-        shutil.rmtree(out_dir, ignore_errors=True)
-        cmd = runner + [lib, "--quiet", "--output-dir", out_dir]
-        for f in inputs:
-            cmd += ["--input", os.path.join(d, f)]
-        t1 = time.time()
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        if run.returncode != 0:
-            print(run.stderr)
-            print(f"FAIL: running the {target} library exited {run.returncode}")
-            return 1
-        print(f"{target}: export {t1 - t0:.2f} s, run {time.time() - t1:.2f} s")
-        ok &= compare(d, out_dir, f"compiled {target}", rtol=1e-3, atol=1e-4)
+        # On all cores, then on one thread and on three: the kernels split
+        # their work by the thread count (blocks sized per count), and a
+        # split that only some counts take must be right too.
+        for threads in ([None, 1, 3] if target == "x86_64" else [None, 1]):
+            suffix = "" if threads is None else f"-t{threads}"
+            out_dir = os.path.join(d, f"out-{target}{suffix}")
+            shutil.rmtree(out_dir, ignore_errors=True)
+            cmd = runner + [lib, "--quiet", "--output-dir", out_dir]
+            if threads is not None:
+                cmd += ["--threads", str(threads)]
+            for f in inputs:
+                cmd += ["--input", os.path.join(d, f)]
+            t1 = time.time()
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(run.stderr)
+                print(f"FAIL: running the {target} library{suffix} exited {run.returncode}")
+                return 1
+            print(f"{target}{suffix}: export {export_s:.2f} s, run {time.time() - t1:.2f} s")
+            ok &= compare(d, out_dir, f"compiled {target}{suffix}", rtol=1e-3, atol=1e-4)
     return 0 if ok else 1
 
 

@@ -260,7 +260,14 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{1, 4, 19, 37, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4},
                      ConvCase{1, 3, 40, 35, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
                      ConvCase{1, 2, 16, 16, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
-                     ConvCase{1, 3, 20, 33, 3, 5, 5, 1, 1, 2, 2, 1, 1, 3}}) {
+                     ConvCase{1, 3, 20, 33, 3, 5, 5, 1, 1, 2, 2, 1, 1, 3},
+                     // 3x3 stride 1 straight from the input: two filters per
+                     // channel; two rows only (no block of four).
+                     ConvCase{1, 3, 6, 20, 6, 3, 3, 1, 1, 1, 1, 1, 1, 3},
+                     ConvCase{1, 2, 2, 17, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+                     // Pixels as rows with K past one block (320) and many
+                     // column tiles (1280 channels: mobilenet_v2's last conv).
+                     ConvCase{1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 1, 1, 1}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
     int64_t cinG = t.c / t.groups, coutG = t.cout / t.groups, k = cinG * t.kh * t.kw;
@@ -307,6 +314,18 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                         yp.data());
     for (size_t i = 0; i < yp.size(); ++i)
       REQUIRE(yp[i] == Approx(expected[i]).margin(1e-4));
+    // Both forms again on one thread (no pool): blocks are sized per
+    // thread count, one thread's being the largest.
+    cuvil_rt_current_exec = nullptr;
+    for (const auto &[form, weights] : {std::pair{params, packed.data()},
+                                        std::pair{pixelRows, panels.data()}}) {
+      INFO("one thread, pixel rows " << ((form[17] & 16) != 0));
+      std::vector<float> y1(want.size(), NAN);
+      cuvil_rt_conv2d_f32(form, x.data(), weights, bias.data(), residual.data(), y1.data());
+      for (size_t i = 0; i < y1.size(); ++i)
+        REQUIRE(y1[i] == Approx(expected[i]).margin(1e-4));
+    }
+    cuvil_rt_current_exec = pool.pool;
 
     if (cinG == 1) {
       std::vector<float> yd(want.size(), NAN);
