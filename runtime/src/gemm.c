@@ -577,10 +577,12 @@ typedef struct depthwise_job {
   int64_t blocks_per_image;
 } depthwise_job;
 
-/* Pixels per plane (input and output) up to which channels go a vector at
- * a time (a 7x7 plane is 4 vectors of its own; 16 planes side by side, 49;
- * larger planes spend more on interleaving than they gain). */
-enum { DW_LANES_MAX_PIXELS = 64 };
+/* Channels go a vector at a time (a lane each) where a plane's output rows
+ * are shorter than a vector, so that the plane's own rows would waste
+ * lanes (7x7 and 14x14 outputs; longer rows are computed a row of vectors
+ * at a time, better), and its input is at most this many pixels (the
+ * interleaved block stays in L2). */
+enum { DW_LANES_MAX_PIXELS = 1024 };
 
 static void depthwise_units(void *closure, int64_t begin, int64_t end) {
   const depthwise_job *job = closure;
@@ -605,8 +607,7 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const f
   const int64_t block_floats =
       ((q[CONV_H] + 2 * q[CONV_PH]) * (q[CONV_W] + 2 * q[CONV_PW]) + q[CONV_OH] * q[CONV_OW]) * vl;
   job.lanes = q[CONV_COUT] == q[CONV_C] && q[CONV_KH] * q[CONV_KW] <= 64 &&
-              q[CONV_OH] * q[CONV_OW] <= DW_LANES_MAX_PIXELS &&
-              q[CONV_H] * q[CONV_W] <= DW_LANES_MAX_PIXELS &&
+              q[CONV_OW] < vl && q[CONV_H] * q[CONV_W] <= DW_LANES_MAX_PIXELS &&
               block_floats * (int64_t)sizeof(float) <= (int64_t)CUVIL_THREAD_SCRATCH_BYTES;
   job.blocks_per_image = (q[CONV_C] + vl - 1) / vl;
   int64_t units = q[CONV_N] * (job.lanes ? job.blocks_per_image : q[CONV_COUT]);
