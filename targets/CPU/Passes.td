@@ -46,7 +46,7 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
 
     Where an image's pixels make better GEMM rows than columns (7x7: 49
     pixels fill 56 rows of 8 but 64 columns of 32; pointwise layers only
-    past a quarter of lanes wasted), and for linear layers with at least 8
+    past a tenth of lanes wasted), and for linear layers with at least 8
     rows, the weights are packed as the B operand instead,
     `[groups][ceil(N/32)][K][32]`, and the flags carry 16.
 

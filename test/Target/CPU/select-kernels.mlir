@@ -179,15 +179,19 @@ func.func @conv3x3_few_tiles(%x: tensor<1x8x12x12xf32>) -> tensor<1x8x12x12xf32>
 // A 7x7 image: its 49 pixels would fill two 32-wide column tiles (64
 // lanes) but only seven 8-pixel row panels (56), so the pixels become the
 // GEMM's rows and the 64 output channels its columns (flags 17 = bias +
-// pixel rows); the weights are B panels: 2 panels x K = 16 x 32 floats. A
-// 14x14 pointwise convolution keeps the usual form (196 pixels waste under
-// a quarter of 224 lanes).
+// pixel rows); the weights are B panels: 2 panels x K = 16 x 32 floats. So
+// does a 14x14 pointwise convolution (196 pixels waste 12% of 224 lanes,
+// 2% of 200 rows); a 28x28 one keeps the usual form (784 pixels waste 2%
+// of 800 lanes).
 // CHECK-LABEL: func.func @pointwise_7x7
 //      CHECK:   arith.constant dense_resource<{{.*}}panels> : tensor<1024xf32>
 //      CHECK:   arith.constant dense<[1, 1, 16, 7, 7, 64, 7, 7, 1, 1, 1, 1, 0, 0, 1, 1, 1, 17, 4286578688, 2139095040, 8]>
 // CHECK-LABEL: func.func @pointwise_14x14
-//      CHECK:   arith.constant dense_resource<{{.*}}packed> : tensor<1024xf32>
-//      CHECK:   arith.constant dense<[1, 1, 16, 14, 14, 64, 14, 14, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 4286578688, 2139095040, 8]>
+//      CHECK:   arith.constant dense_resource<{{.*}}panels{{[_0-9]*}}> : tensor<1024xf32>
+//      CHECK:   arith.constant dense<[1, 1, 16, 14, 14, 64, 14, 14, 1, 1, 1, 1, 0, 0, 1, 1, 1, 17, 4286578688, 2139095040, 8]>
+// CHECK-LABEL: func.func @pointwise_28x28
+//      CHECK:   arith.constant dense_resource<{{.*}}packed{{[_0-9]*}}> : tensor<1024xf32>
+//      CHECK:   arith.constant dense<[1, 1, 16, 28, 28, 64, 28, 28, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 4286578688, 2139095040, 8]>
 func.func @pointwise_7x7(%x: tensor<1x16x7x7xf32>) -> tensor<1x64x7x7xf32> {
   %w = cuvil.constant dense<0.5> : tensor<64x16x1x1xf32>
   %b = cuvil.constant dense<0.25> : tensor<64xf32>
@@ -199,6 +203,12 @@ func.func @pointwise_14x14(%x: tensor<1x16x14x14xf32>) -> tensor<1x64x14x14xf32>
   %b = cuvil.constant dense<0.25> : tensor<64xf32>
   %0 = cuvil.conv.conv2d %x, %w, %b stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x16x14x14xf32>, tensor<64x16x1x1xf32>, tensor<64xf32>) -> tensor<1x64x14x14xf32>
   return %0 : tensor<1x64x14x14xf32>
+}
+func.func @pointwise_28x28(%x: tensor<1x16x28x28xf32>) -> tensor<1x64x28x28xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<64x16x1x1xf32>
+  %b = cuvil.constant dense<0.25> : tensor<64xf32>
+  %0 = cuvil.conv.conv2d %x, %w, %b stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x16x28x28xf32>, tensor<64x16x1x1xf32>, tensor<64xf32>) -> tensor<1x64x28x28xf32>
+  return %0 : tensor<1x64x28x28xf32>
 }
 
 // -----
