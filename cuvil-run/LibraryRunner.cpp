@@ -143,7 +143,7 @@ std::string LibraryRunner::signature() const {
   return describe(impl_->inputs) + " -> " + describe(impl_->outputs);
 }
 
-Result<std::vector<Tensor>> LibraryRunner::run(const std::vector<Tensor> &inputs) {
+Status LibraryRunner::run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
   std::vector<cuvil_tensor> in(inputs.size());
   std::vector<std::vector<int64_t>> inShapes(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -154,7 +154,8 @@ Result<std::vector<Tensor>> LibraryRunner::run(const std::vector<Tensor> &inputs
     in[i].rank = static_cast<int32_t>(inputs[i].rank());
     in[i].shape = inShapes[i].data();
   }
-  std::vector<Tensor> outputs;
+  if (outputs.size() != impl_->outputs.size())
+    outputs.assign(impl_->outputs.size(), Tensor());
   std::vector<cuvil_tensor> out(impl_->outputs.size());
   std::vector<std::vector<int64_t>> outShapes(impl_->outputs.size());
   for (size_t i = 0; i < impl_->outputs.size(); ++i) {
@@ -167,13 +168,16 @@ Result<std::vector<Tensor>> LibraryRunner::run(const std::vector<Tensor> &inputs
     std::optional<DType> dtype = fromC(info.dtype);
     if (!dtype)
       return inputError("output '" + std::string(info.name) + "' has an unknown dtype");
-    Result<Tensor> t = Tensor::create(*dtype, shape);
-    if (!t)
-      return t.error();
-    outputs.push_back(std::move(*t));
+    if (outputs[i].dtype() != *dtype || outputs[i].shape() != shape ||
+        outputs[i].byteSize() == 0) {
+      Result<Tensor> t = Tensor::create(*dtype, shape);
+      if (!t)
+        return t.error();
+      outputs[i] = std::move(*t);
+    }
     outShapes[i].assign(shape.size(), 0);
-    out[i].data = outputs.back().data();
-    out[i].byte_size = outputs.back().byteSize();
+    out[i].data = outputs[i].data();
+    out[i].byte_size = outputs[i].byteSize();
     out[i].dtype = info.dtype;
     out[i].rank = info.rank;
     out[i].shape = outShapes[i].data();
@@ -181,7 +185,7 @@ Result<std::vector<Tensor>> LibraryRunner::run(const std::vector<Tensor> &inputs
   if (impl_->run(impl_->model, in.data(), static_cast<int32_t>(in.size()), out.data(),
                  static_cast<int32_t>(out.size())) != CUVIL_OK)
     return inputError("'" + impl_->path + "': " + impl_->error());
-  return outputs;
+  return Status::ok();
 }
 
 } // namespace cuvil

@@ -29,8 +29,10 @@ public:
   size_t numInputs() const;
   /// "x: 1x3x224x224xf32 -> output0: 1x1000xf32".
   std::string signature() const;
-  /// Runs once; the library checks the inputs (shapes, dtypes).
-  Result<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+  /// Runs once into `outputs`; the library checks the inputs (shapes,
+  /// dtypes). Tensors already in `outputs` with the right dtype and shape
+  /// (the previous run's) are written over, not allocated again.
+  Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs);
 
 private:
   struct Impl;

@@ -24,18 +24,18 @@ Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths) {
 Status runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,
                    const RunSettings &settings) {
   std::vector<double> times;
-  Result<std::vector<Tensor>> outputs = std::vector<Tensor>();
+  std::vector<Tensor> outputs;
   int runs = std::max(1, settings.benchmark);
   for (int i = 0; i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();
-    outputs = run(inputs);
+    Status s = run(inputs, outputs);
     auto end = std::chrono::steady_clock::now();
-    if (!outputs)
-      return outputs.error();
+    if (!s)
+      return s;
     times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    Tensor out = (*outputs)[i];
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor out = outputs[i];
     if (out.dtype() == DType::BFloat16) {
       std::fprintf(stderr, "cuvil-run: warning: output%zu is bf16, which NumPy lacks; writing it as f32\n", i);
       out = out.cast(DType::Float32);

@@ -23,7 +23,10 @@ struct RunSettings {
   bool quiet = false;
 };
 
-using RunFn = std::function<Result<std::vector<Tensor>>(const std::vector<Tensor> &)>;
+/// Runs the model on `inputs` into `outputs`, which holds the previous
+/// run's outputs (empty at first): a runner may reuse their buffers, so a
+/// benchmark times the model, not allocating and zeroing its outputs.
+using RunFn = std::function<Status(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs)>;
 
 /// Reads .npy inputs (in order).
 Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths);

@@ -92,6 +92,8 @@ int main(int argc, char **argv) {
     return fail(inputError("'" + library + "' takes " + std::to_string(lib->numInputs()) +
                            " input(s) (" + lib->signature() + "), got " +
                            std::to_string(in->size())));
-  Status s = runAndWrite([&](const std::vector<Tensor> &x) { return lib->run(x); }, *in, settings);
+  Status s = runAndWrite(
+      [&](const std::vector<Tensor> &x, std::vector<Tensor> &out) { return lib->run(x, out); },
+      *in, settings);
   return s ? kExitSuccess : fail(s.error());
 }

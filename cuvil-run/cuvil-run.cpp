@@ -69,8 +69,9 @@ int run(const Options &opt) {
                                            std::to_string(lib->numInputs()) + " input(s) (" +
                                            lib->signature() + "), got " +
                                            std::to_string(inputs->size()) + " --input file(s)"));
-    Status s = runAndWrite([&](const std::vector<Tensor> &in) { return lib->run(in); }, *inputs,
-                           settings);
+    Status s = runAndWrite(
+        [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) { return lib->run(in, out); },
+        *inputs, settings);
     return s ? kExitSuccess : reportError(kTool, s.error());
   }
 
@@ -85,8 +86,15 @@ int run(const Options &opt) {
         std::to_string(inputs->size()) + " --input file(s)"));
   if (opt.threads > 1)
     spdlog::info("--threads {}: the reference evaluator runs single-threaded", opt.threads);
-  Status s = runAndWrite([&](const std::vector<Tensor> &in) { return model->run(in); }, *inputs,
-                         settings);
+  Status s = runAndWrite(
+      [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) -> Status {
+        Result<std::vector<Tensor>> r = model->run(in);
+        if (!r)
+          return r.error();
+        out = std::move(*r);
+        return Status::ok();
+      },
+      *inputs, settings);
   return s ? kExitSuccess : reportError(kTool, s.error());
 }
 
