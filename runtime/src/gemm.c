@@ -347,6 +347,26 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
 
 typedef float float4_t __attribute__((vector_size(4 * sizeof(float))));
 
+/* Row k of im2col is input channel ci's tap (ky, kx): worked out once per
+ * K-block and stepped along from there (divisions per row are slow). */
+typedef struct im2col_tap {
+  int64_t ci, ky, kx;
+} im2col_tap;
+
+static inline im2col_tap im2col_tap_at(int64_t k, int64_t kh, int64_t kw) {
+  return (im2col_tap){k / (kh * kw), k % (kh * kw) / kw, k % kw};
+}
+
+static inline void im2col_tap_next(im2col_tap *t, int64_t kh, int64_t kw) {
+  if (++t->kx == kw) {
+    t->kx = 0;
+    if (++t->ky == kh) {
+      t->ky = 0;
+      ++t->ci;
+    }
+  }
+}
+
 typedef struct im2col_context {
   const float *input; /* this image's first channel of the group */
   const int64_t *prm;
@@ -382,18 +402,10 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
     run_len[runs++] = len;
     j += len;
   }
-  /* (ci, ky, kx) of k0, then stepped along (divisions are slow). */
-  int64_t ci = k0 / (kh * kw), ky = k0 % (kh * kw) / kw, kx = k0 % kw;
-  for (int64_t k = 0; k < kc; ++k, ++kx) {
-    if (kx == kw) {
-      kx = 0;
-      if (++ky == kh) {
-        ky = 0;
-        ++ci;
-      }
-    }
-    int64_t dy = ky * dh, dx = kx * dw;
-    const float *plane = ctx->input + ci * h * w;
+  im2col_tap tap = im2col_tap_at(k0, kh, kw);
+  for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
+    int64_t dy = tap.ky * dh, dx = tap.kx * dw;
+    const float *plane = ctx->input + tap.ci * h * w;
     float *row = dst + k * nr_stride;
     for (int64_t t = 0; t < runs; ++t) {
       int64_t iy = run_oy[t] * sh - ph + dy, len = run_len[t];
@@ -465,18 +477,10 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
   /* The panel's pixels on one output row: each k reads MR columns of one
    * input row, sw apart. */
   int one_row = rows == CUVIL_MR && oy[0] == oy[CUVIL_MR - 1];
-  /* (ci, ky, kx) of k0, then stepped along. */
-  int64_t ci = k0 / (kh * kw), ky = k0 % (kh * kw) / kw, kx = k0 % kw;
-  for (int64_t k = 0; k < kc; ++k, ++kx) {
-    if (kx == kw) {
-      kx = 0;
-      if (++ky == kh) {
-        ky = 0;
-        ++ci;
-      }
-    }
-    int64_t dy = ky * dh, dx = kx * dw;
-    const float *plane = ctx->input + ci * h * w;
+  im2col_tap tap = im2col_tap_at(k0, kh, kw);
+  for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
+    int64_t dy = tap.ky * dh, dx = tap.kx * dw;
+    const float *plane = ctx->input + tap.ci * h * w;
     float *d = dst + k * CUVIL_MR;
     if (pointwise && rows == CUVIL_MR) {
       memcpy(d, plane + i0, CUVIL_MR * sizeof(float)); /* pixel = input offset */

@@ -265,6 +265,9 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      // channel; two rows only (no block of four).
                      ConvCase{1, 3, 6, 20, 6, 3, 3, 1, 1, 1, 1, 1, 1, 3},
                      ConvCase{1, 2, 2, 17, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+                     // Planes past a few KiB: only the phases' padding is filled.
+                     ConvCase{1, 2, 48, 50, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+                     ConvCase{1, 2, 50, 61, 2, 3, 3, 2, 2, 1, 1, 1, 1, 2},
                      // Pixels as rows with K past one block (320) and many
                      // column tiles (1280 channels: mobilenet_v2's last conv).
                      ConvCase{1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 1, 1, 1}}) {
@@ -382,6 +385,7 @@ TEST_CASE("max pooling matches a direct window maximum, NaN included", "[kernels
                      PoolCase{1, 2, 9, 10, 3, 2, 1, 2, 1, 1, 2, 1},
                      PoolCase{1, 2, 40, 37, 3, 3, 2, 2, 1, 1, 1, 1},
                      PoolCase{1, 1, 20, 33, 3, 3, 1, 1, 1, 1, 1, 1},
+                     PoolCase{1, 1, 60, 70, 3, 3, 2, 2, 1, 1, 1, 1},
                      PoolCase{1, 1, 740, 740, 3, 3, 2, 2, 1, 1, 1, 1}}) {
     int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
     int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
