@@ -268,6 +268,13 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      // Planes past a few KiB: only the phases' padding is filled.
                      ConvCase{1, 2, 48, 50, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
                      ConvCase{1, 2, 50, 61, 2, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+                     // 3x3 stride 2 straight from the input rows (even widths):
+                     // blocks of four rows and the rest, the last vector
+                     // overlapping (18, 17 wide), padding below (odd height),
+                     // two filters per channel.
+                     ConvCase{1, 3, 38, 36, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
+                     ConvCase{1, 2, 21, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+                     ConvCase{1, 2, 12, 34, 4, 3, 3, 2, 2, 1, 1, 1, 1, 2},
                      // Pixels as rows with K past one block (320) and many
                      // column tiles (1280 channels: mobilenet_v2's last conv).
                      ConvCase{1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 1, 1, 1}}) {
