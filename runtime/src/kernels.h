@@ -36,6 +36,9 @@ extern "C" {
  * B is read in place). */
 typedef void (*cuvil_microkernel_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                      float *c, int accumulate);
+/* The same for the first `rows` (1 .. MR - 1) rows of the tile only. */
+typedef void (*cuvil_microkernel_rows_fn)(int64_t kc, const float *a, const float *b,
+                                          int64_t ldb, float *c, int accumulate, int64_t rows);
 /* What is applied to a finished tile of C: + bias[row or column] (NULL: none), +
  * residual (NULL: none), then clamp to [lo, hi] when `clamp`. */
 typedef struct cuvil_tile_epilogue {
@@ -117,6 +120,7 @@ typedef struct cuvil_microkernels {
   const char *name; /* "avx512", "avx2", "generic" */
   int32_t nr;
   cuvil_microkernel_fn full;
+  cuvil_microkernel_rows_fn rows; /* `full` for the first rows (< MR) of a tile */
   cuvil_microkernel_store_fn full_store;
   cuvil_narrow_kernel_fn narrow;
   cuvil_depthwise_fn depthwise; /* compiled for the same instruction set */

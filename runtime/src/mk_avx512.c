@@ -74,7 +74,7 @@ static inline void avx512_store_transposed(const __m512 *r, float *c, int64_t ld
 #include "winograd.inc"
 
 static const cuvil_microkernels half = {
-    .name = "avx512-16", .nr = MK_NR, .full = avx512h_full, .full_store = avx512h_full_store,
+    .name = "avx512-16", .nr = MK_NR, .full = avx512h_full, .rows = avx512h_rows, .full_store = avx512h_full_store,
     .narrow = avx512h_narrow, .wino_input = avx512h_wino_input,
     .wino_output = avx512h_wino_output, .stores_transposed = 1};
 #undef MK_NV
@@ -82,7 +82,7 @@ static const cuvil_microkernels half = {
 
 const cuvil_microkernels *cuvil_microkernels_avx512(void) {
   static const cuvil_microkernels kernels = {
-      .name = "avx512", .nr = MK_NR, .full = avx512_full, .full_store = avx512_full_store,
+      .name = "avx512", .nr = MK_NR, .full = avx512_full, .rows = avx512_rows, .full_store = avx512_full_store,
       .narrow = avx512_narrow, .depthwise = avx512_depthwise,
       .depthwise_lanes = avx512_depthwise_lanes, .vl = MK_VL, .wino_input = avx512_wino_input,
       .wino_output = avx512_wino_output, .half = &half, .stores_transposed = 1};
