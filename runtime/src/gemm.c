@@ -89,6 +89,7 @@ typedef struct gemm_job {
   cuvil_pack_b_fn pack_b;   /* the problem's, or a copy out of b_panels */
   const void *b_context;
   int64_t nr;               /* columns per tile (the kernel's NR, or N when narrow) */
+  int64_t kc;               /* K-block: KC, or longer for a constant A times a few columns */
   int narrow;
   int64_t m_panels, panels_per_block, m_blocks;
   int64_t tiles_per_block, n_blocks, n_tiles;
@@ -202,13 +203,13 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
     int64_t tiles = (nb + 1) * job->n_tiles / job->n_blocks - t_begin;
     if (p->k == 0)
       memset(c_block, 0, (size_t)((mp1 - mp0) * tiles * CUVIL_MR * nr) * sizeof(float));
-    for (int64_t k0 = 0; k0 < p->k; k0 += KC) {
-      int64_t kc = p->k - k0 < KC ? p->k - k0 : KC;
+    for (int64_t k0 = 0; k0 < p->k; k0 += job->kc) {
+      int64_t kc = p->k - k0 < job->kc ? p->k - k0 : job->kc;
       for (int64_t t = 0; t < tiles; ++t) {
         int64_t jt = j0 + t * nr;
         int64_t cols = p->n - jt < nr ? p->n - jt : nr;
         if (!panel_b && (!direct_b || cols < nr))
-          job->pack_b(job->b_context, k0, kc, jt, cols, nr, b_block + t * KC * nr);
+          job->pack_b(job->b_context, k0, kc, jt, cols, nr, b_block + t * job->kc * nr);
       }
       if (!p->a_packed)
         for (int64_t mp = mp0; mp < mp1; ++mp) {
@@ -225,7 +226,8 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
         int64_t mp = mp0 + (panel_outer ? pair / tiles : pair % panels);
         int64_t jt = j0 + t * nr;
         int in_place = direct_b && p->n - jt >= nr;
-        const float *b = in_place ? p->b_direct + k0 * p->b_direct_ld + jt : b_block + t * KC * nr;
+        const float *b =
+            in_place ? p->b_direct + k0 * p->b_direct_ld + jt : b_block + t * job->kc * nr;
         int64_t ldb = in_place ? p->b_direct_ld : nr;
         if (panel_b) {
           b = p->b_panels + ((jt / CUVIL_B_PANEL) * p->k + k0) * CUVIL_B_PANEL + jt % CUVIL_B_PANEL;
@@ -250,6 +252,8 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
                                 job->transposed ? p->c_col_stride : p->c_row_stride, &e);
           } else if (job->narrow)
             job->mk->narrow(kc, a, b, c, nr, k0 > 0);
+          else if (p->m - mp * CUVIL_MR < CUVIL_MR)
+            job->mk->rows(kc, a, b, ldb, c, k0 > 0, p->m - mp * CUVIL_MR);
           else
             job->mk->full(kc, a, b, ldb, c, k0 > 0);
         }
@@ -293,6 +297,12 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
   }
   job.narrow = p->n <= CUVIL_NARROW_MAX;
   job.nr = job.narrow ? p->n : mk->nr;
+  /* A matrix (the weights) times a few columns streams A once and gains
+   * nothing from K-blocks: a panel's whole K at once reads A in one
+   * sequential run, which the prefetchers follow best. */
+  job.kc = KC;
+  if (job.narrow && p->a_packed)
+    job.kc = p->k < KC * NC / job.nr ? p->k : KC * NC / job.nr;
   /* Transposed C with a bias per column (convolutions with pixels as rows). */
   job.transposed = mk->stores_transposed && p->c_row_stride == 1 && p->c_col_stride != 1 &&
                    (p->column_bias || !p->bias);
@@ -345,7 +355,6 @@ void cuvil_gemm_run(const cuvil_gemm_problem *p, const cuvil_microkernels *mk, v
 
 /*--- Convolution -----------------------------------------------------------*/
 
-typedef float float4_t __attribute__((vector_size(4 * sizeof(float))));
 
 /* Row k of im2col is input channel ci's tap (ky, kx): worked out once per
  * K-block and stepped along from there (divisions per row are slow). */
@@ -370,6 +379,7 @@ static inline void im2col_tap_next(im2col_tap *t, int64_t kh, int64_t kw) {
 typedef struct im2col_context {
   const float *input; /* this image's first channel of the group */
   const int64_t *prm;
+  const cuvil_microkernels *mk; /* its stride-2 row helpers */
 } im2col_context;
 
 /* B(k, j) for k = (ci, ky, kx), j = an output pixel (oy, ox). */
@@ -402,11 +412,33 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
     run_len[runs++] = len;
     j += len;
   }
+  /* 3-wide stride-2 rows with padding 1 on an even width (first layers):
+   * a tap row's three columns at once, split in registers, where all
+   * three are in this K-block. */
+  const int s2k3 = sw == 2 && kw == 3 && dw == 1 && pw == 1 && w % 2 == 0 && ow == w / 2;
   im2col_tap tap = im2col_tap_at(k0, kh, kw);
   for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
     int64_t dy = tap.ky * dh, dx = tap.kx * dw;
     const float *plane = ctx->input + tap.ci * h * w;
     float *row = dst + k * nr_stride;
+    if (s2k3 && tap.kx == 0 && k + 3 <= kc) {
+      for (int64_t t = 0, j = 0; t < runs; j += run_len[t++]) {
+        int64_t iy = run_oy[t] * sh - ph + dy;
+        if (iy < 0 || iy >= h)
+          for (int64_t r = 0; r < 3; ++r)
+            memset(row + r * nr_stride + j, 0, (size_t)run_len[t] * sizeof(float));
+        else
+          ctx->mk->im2col_s2_k3(plane + iy * w, run_ox[t], run_len[t], row + j,
+                                row + nr_stride + j, row + 2 * nr_stride + j);
+      }
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t j = n; j < nr_stride; ++j)
+          row[r * nr_stride + j] = 0.0f;
+      k += 2;
+      im2col_tap_next(&tap, kh, kw);
+      im2col_tap_next(&tap, kh, kw);
+      continue;
+    }
     for (int64_t t = 0; t < runs; ++t) {
       int64_t iy = run_oy[t] * sh - ph + dy, len = run_len[t];
       if (iy < 0 || iy >= h) {
@@ -430,17 +462,13 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
       if (sw == 1)
         memcpy(row + a, src + ix + a, (size_t)(b - a) * sizeof(float));
       else if (sw == 2) {
-        /* Four columns at a time: the even floats of eight, while those
-         * eight lie inside the row (this file is built for any x86-64, so
-         * the compiler would not do it). */
+        /* The micro-kernels' instruction set (this file is built for any
+         * x86-64), over the columns whose pair lies inside the row. */
         const float *s0 = src + ix;
-        int64_t q = a;
-        for (; q + 4 <= b && ix + 2 * q + 8 <= w; q += 4) {
-          float4_t lo, hi;
-          memcpy(&lo, s0 + 2 * q, sizeof lo);
-          memcpy(&hi, s0 + 2 * q + 4, sizeof hi);
-          float4_t even = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
-          memcpy(row + q, &even, sizeof even);
+        int64_t pairs = (w - ix) / 2 < b ? (w - ix) / 2 : b, q = a;
+        if (pairs > a) {
+          ctx->mk->even_floats(row + a, s0 + 2 * a, pairs - a);
+          q = pairs;
         }
         for (; q < b; ++q)
           row[q] = s0[2 * q];
@@ -517,7 +545,8 @@ static void conv2d_pixel_rows(const int64_t *q, const float *input, const float 
   int64_t flags = q[CONV_FLAGS];
   for (int64_t image = 0; image < q[CONV_N]; ++image)
     for (int64_t g = 0; g < groups; ++g) {
-      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q};
+      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q,
+                             mk};
       int64_t out_offset = (image * q[CONV_COUT] + g * cout_g) * pixels;
       cuvil_gemm_problem p = {
           .m = pixels, .n = cout_g, .k = k,
@@ -551,7 +580,8 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
   }
   for (int64_t image = 0; image < q[CONV_N]; ++image)
     for (int64_t g = 0; g < groups; ++g) {
-      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q};
+      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q,
+                             mk};
       /* A pointwise convolution's B is the input itself: rows of H x W. */
       int pointwise = q[CONV_KH] == 1 && q[CONV_KW] == 1 && q[CONV_SH] == 1 && q[CONV_SW] == 1 &&
                       q[CONV_PH] == 0 && q[CONV_PW] == 0;

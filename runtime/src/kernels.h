@@ -128,6 +128,13 @@ typedef struct cuvil_microkernels {
    * the first, scratch holds (H + 2 PH)(W + 2 PW) + OH * OW vectors. */
   cuvil_depthwise_fn depthwise_lanes;
   int32_t vl; /* floats per vector: planes per depthwise_lanes call */
+  /* dst[i] = src[2 i] for i < n, reading src[0 .. 2 n): stride-2 im2col rows. */
+  void (*even_floats)(float *dst, const float *src, int64_t n);
+  /* d_kx[i] = row[2 (ox + i) - 1 + kx], kx = 0, 1, 2, i < len (column -1
+   * is 0): a 3-wide stride-2 padding-1 im2col row's three taps, for output
+   * columns within W / 2 of an even-width row. */
+  void (*im2col_s2_k3)(const float *row, int64_t ox, int64_t len, float *d0, float *d1,
+                       float *d2);
   cuvil_wino_input_fn wino_input;
   cuvil_wino_output_fn wino_output;
   /* The same instruction set with half the tile width (fewer lanes wasted

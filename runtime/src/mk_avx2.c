@@ -18,7 +18,8 @@ const cuvil_microkernels *cuvil_microkernels_avx2(void) {
   static const cuvil_microkernels kernels = {
       .name = "avx2", .nr = MK_NR, .full = avx2_full, .rows = avx2_rows, .full_store = avx2_full_store,
       .narrow = avx2_narrow, .depthwise = avx2_depthwise,
-      .depthwise_lanes = avx2_depthwise_lanes, .vl = MK_VL, .wino_input = avx2_wino_input,
+      .depthwise_lanes = avx2_depthwise_lanes, .even_floats = avx2_even_floats,
+      .im2col_s2_k3 = avx2_im2col_s2_k3, .vl = MK_VL, .wino_input = avx2_wino_input,
       .wino_output = avx2_wino_output};
   return &kernels;
 }

@@ -120,6 +120,26 @@ TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
             REQUIRE(c[static_cast<size_t>(i * mk->nr + j)] == Approx(want).margin(1e-4));
           }
       }
+      // The first `rows` rows only; the rest of the tile untouched.
+      for (int64_t rows = 1; rows < CUVIL_MR; ++rows)
+        for (int accumulate : {0, 1}) {
+          INFO("rows " << rows << " accumulate " << accumulate);
+          std::vector<float> c = c0;
+          mk->rows(kc, a.data(), b.data(), mk->nr, c.data(), accumulate, rows);
+          for (int64_t i = 0; i < CUVIL_MR; ++i)
+            for (int64_t j = 0; j < mk->nr; ++j) {
+              size_t at = static_cast<size_t>(i * mk->nr + j);
+              if (i >= rows) {
+                REQUIRE(c[at] == c0[at]);
+                continue;
+              }
+              double want = accumulate ? c0[at] : 0.0;
+              for (int64_t k = 0; k < kc; ++k)
+                want += double(a[static_cast<size_t>(k * CUVIL_MR + i)]) *
+                        b[static_cast<size_t>(k * mk->nr + j)];
+              REQUIRE(c[at] == Approx(want).margin(1e-4));
+            }
+        }
       for (int64_t n = 1; n <= CUVIL_NARROW_MAX; ++n) {
         std::vector<float> c(static_cast<size_t>(CUVIL_MR * n), 0.5f);
         mk->narrow(kc, a.data(), b.data(), c.data(), n, 1);
@@ -134,6 +154,21 @@ TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
       }
     }
   }
+}
+
+TEST_CASE("even_floats takes every other float (stride-2 im2col rows)", "[kernels]") {
+  std::vector<float> src = randomVector(100, 4);
+  for (const cuvil_microkernels *mk : runnableKernels())
+    for (int64_t n : {0, 1, 3, 4, 8, 15, 16, 17, 33, 50}) {
+      INFO("variant " << mk->name << " n " << n);
+      std::vector<float> dst(51, NAN);
+      mk->even_floats(dst.data(), src.data(), n);
+      for (int64_t i = 0; i < 51; ++i)
+        if (i < n)
+          REQUIRE(dst[static_cast<size_t>(i)] == src[static_cast<size_t>(2 * i)]);
+        else
+          REQUIRE(std::isnan(dst[static_cast<size_t>(i)]));
+    }
 }
 
 TEST_CASE("the blocked GEMM handles edges, K-blocks, strides and epilogues", "[kernels]") {
@@ -275,6 +310,12 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{1, 3, 38, 36, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
                      ConvCase{1, 2, 21, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, 2},
                      ConvCase{1, 2, 12, 34, 4, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+                     // Stride-2 3-wide im2col rows split in registers: runs of
+                     // 32 and of 20 + 12 columns (vector, overlapping and short),
+                     // and K = 270 past one K-block (a row triple across it).
+                     ConvCase{1, 3, 20, 64, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+                     ConvCase{2, 3, 9, 40, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+                     ConvCase{1, 30, 10, 12, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
                      // Pixels as rows with K past one block (320) and many
                      // column tiles (1280 channels: mobilenet_v2's last conv).
                      ConvCase{1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 1, 1, 1}}) {
