@@ -85,6 +85,7 @@ const cuvil_microkernels *cuvil_microkernels_avx512(void) {
       .name = "avx512", .nr = MK_NR, .full = avx512_full, .rows = avx512_rows, .full_store = avx512_full_store,
       .narrow = avx512_narrow, .depthwise = avx512_depthwise,
       .depthwise_lanes = avx512_depthwise_lanes, .even_floats = avx512_even_floats,
+      .depthwise3x3_band = avx512_dw3x3_band,
       .im2col_s2_k3 = avx512_im2col_s2_k3, .vl = MK_VL, .wino_input = avx512_wino_input,
       .wino_output = avx512_wino_output, .half = &half, .stores_transposed = 1};
   return &kernels;

@@ -53,12 +53,21 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     2-D max pooling on f32 outside fusion groups, with every window inside
     the padded input, becomes `cuvil_rt_max_pool2d_f32` (the depthwise
     kernels' grid with max).
+
+    A 3x3 stride-1 padding-1 depthwise convolution (at least 16 wide, at
+    most 64 channels) whose output only feeds a 1x1 convolution, and is at
+    least `fuse-depthwise-min-bytes` (past L2, so written out and read
+    back), becomes one `cuvil_rt_depthwise_pointwise_f32` call with both
+    params (42): the pair runs in bands of rows that stay in cache.
   }];
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",
            "Use Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions where it pays">,
     Option<"winogradMinTiles", "winograd-min-tiles", "int64_t", /*default=*/"16",
            "Fewest 4x4 output tiles (over the batch) for which Winograd is used">,
+    Option<"fuseDepthwiseMinBytes", "fuse-depthwise-min-bytes", "int64_t",
+           /*default=*/"1 << 20",
+           "Smallest depthwise output (bytes) run in bands with the pointwise convolution it feeds">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];

@@ -302,6 +302,7 @@ struct SelectCpuKernelsPass final
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    fuseDepthwisePointwise(module);
     // Whole groups first (their epilogue goes into the kernel), then what
     // is left: groups whose body the kernels cannot apply are opened up so
     // that their anchor still uses a kernel.
@@ -431,6 +432,138 @@ struct SelectCpuKernelsPass final
     return kb.call(module, "cuvil_rt_matmul_f32", params, {lhs, rhs}, out);
   }
 
+  /// A convolution as the kernels take it: alone, or the anchor of a group
+  /// whose epilogue they apply (operands: the conv's, outside the group).
+  struct ConvSite {
+    Operation *root = nullptr;
+    Conv2DOp conv;
+    SmallVector<Value> operands;
+    Epilogue epilogue;
+  };
+
+  static std::optional<ConvSite> convSite(Operation *op) {
+    if (auto conv = llvm::dyn_cast_or_null<Conv2DOp>(op)) {
+      if (conv->getParentOfType<FusedGroupOp>())
+        return std::nullopt;
+      return ConvSite{op, conv, SmallVector<Value>(op->getOperands()), Epilogue{}};
+    }
+    auto g = llvm::dyn_cast_or_null<FusedGroupOp>(op);
+    if (!g)
+      return std::nullopt;
+    Operation *anchor = nullptr;
+    for (Operation &o : g.getBody().front())
+      if (llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp>(o)) {
+        anchor = &o;
+        break;
+      }
+    auto conv = llvm::dyn_cast_or_null<Conv2DOp>(anchor);
+    if (!conv)
+      return std::nullopt;
+    std::optional<Epilogue> e = matchEpilogue(g, conv);
+    if (!e)
+      return std::nullopt;
+    IRMapping map;
+    for (auto [arg, input] : llvm::zip(g.getBody().front().getArguments(), g.getInputs()))
+      map.map(arg, input);
+    ConvSite site{op, conv, {}, *e};
+    for (Value v : conv->getOperands()) {
+      Value outside = map.lookupOrNull(v);
+      if (!outside)
+        return std::nullopt;
+      site.operands.push_back(outside);
+    }
+    return site;
+  }
+
+  static bool isStatic(ConvSite &s) {
+    return llvm::all_of(s.operands, isStaticF32) && isStaticF32(s.conv.getResult());
+  }
+
+  static bool hasAttrs(Conv2DOp conv, int64_t k, int64_t stride, int64_t pad) {
+    return llvm::all_of(conv.getStride(), [&](int64_t v) { return v == stride; }) &&
+           llvm::all_of(conv.getPadding(), [&](int64_t v) { return v == pad; }) &&
+           llvm::all_of(conv.getDilation(), [](int64_t v) { return v == 1; }) &&
+           conv.getStride().size() == 2 && conv.getPadding().size() == 2 &&
+           llvm::cast<RankedTensorType>(conv->getOperand(1).getType()).getDimSize(2) == k &&
+           llvm::cast<RankedTensorType>(conv->getOperand(1).getType()).getDimSize(3) == k;
+  }
+
+  /// Depthwise 3x3 stride 1 -> pointwise pairs whose middle tensor would not
+  /// stay in cache: one call that runs them in bands of rows (runtime:
+  /// cuvil_rt_depthwise_pointwise_f32, which needs a row of every channel,
+  /// C x W floats, to fit well within its band: at most 64 channels, at
+  /// least 16 columns for the depthwise rows' vectors).
+  void fuseDepthwisePointwise(ModuleOp module) {
+    SmallVector<Operation *> candidates;
+    module.walk([&](Operation *op) {
+      if (llvm::isa<FusedGroupOp, Conv2DOp>(op))
+        candidates.push_back(op);
+    });
+    for (Operation *op : candidates) {
+      std::optional<ConvSite> pw = convSite(op);
+      if (!pw || !isStatic(*pw) || pw->conv.getGroups() != 1 || !hasAttrs(pw->conv, 1, 1, 0))
+        continue;
+      Value mid = pw->operands[0];
+      std::optional<ConvSite> dw = convSite(mid.getDefiningOp());
+      if (!dw || !mid.hasOneUse() || !isStatic(*dw) || dw->epilogue.residual ||
+          !hasAttrs(dw->conv, 3, 1, 1))
+        continue;
+      auto in = llvm::cast<RankedTensorType>(dw->operands[0].getType()).getShape();
+      auto dww = llvm::cast<RankedTensorType>(dw->operands[1].getType()).getShape();
+      int64_t c = in[1], h = in[2], w = in[3];
+      int64_t bytes = in[0] * c * h * w * static_cast<int64_t>(sizeof(float));
+      if (static_cast<int64_t>(dw->conv.getGroups()) != c || dww[0] != c || dww[1] != 1 || c > 64 || w < 16 ||
+          bytes < fuseDepthwiseMinBytes)
+        continue;
+      auto pwOut = llvm::cast<RankedTensorType>(pw->conv.getResult().getType());
+      if (pixelRowsPay(h * w, pwOut.getDimSize(1), true))
+        continue;
+      std::optional<::cuvil::Tensor> wt = constantF32(pw->operands[1]);
+      if (!wt)
+        continue;
+      OpBuilder b(pw->root);
+      KernelCallBuilder k(b, pw->conv.getLoc());
+      Value dwBias = dw->operands.size() > 2 ? dw->operands[2] : Value();
+      Value pwBias = pw->operands.size() > 2 ? pw->operands[2] : Value();
+      SmallVector<int64_t> params = convParams(dw->conv, in, dww, dw->conv.getResult().getType(),
+                                               flagsOf(dw->epilogue, bool(dwBias)), dw->epilogue);
+      SmallVector<int64_t> pwParams =
+          convParams(pw->conv, llvm::cast<RankedTensorType>(mid.getType()).getShape(),
+                     llvm::cast<RankedTensorType>(pw->operands[1].getType()).getShape(), pwOut,
+                     flagsOf(pw->epilogue, bool(pwBias)), pw->epilogue);
+      params.append(pwParams.begin(), pwParams.end());
+      // Absent operands: one one-float constant that the kernel never reads.
+      Value unread;
+      auto orUnread = [&](Value v) {
+        if (!v && !unread)
+          unread = k.constant(ArrayRef<float>{0.0f}, "unread");
+        return v ? v : unread;
+      };
+      SmallVector<Value> args{dw->operands[0], dw->operands[1], orUnread(dwBias)};
+      args.push_back(k.constant(packPanels(reinterpret_cast<const float *>(wt->data()), 1,
+                                           pwOut.getDimSize(1), c, kMR),
+                                resourceName(pw->operands[1], "packed")));
+      args.push_back(orUnread(pwBias));
+      args.push_back(orUnread(pw->epilogue.residual));
+      Value r = k.call(module, "cuvil_rt_depthwise_pointwise_f32", params, args, pwOut);
+      pw->root->getResult(0).replaceAllUsesWith(r);
+      pw->root->erase();
+      dw->root->erase();
+    }
+  }
+
+  static SmallVector<int64_t> convParams(Conv2DOp conv, ArrayRef<int64_t> in, ArrayRef<int64_t> w,
+                                         Type outType, int64_t flags, const Epilogue &e) {
+    auto out = llvm::cast<RankedTensorType>(outType);
+    ArrayRef<int64_t> stride = conv.getStride(), padding = conv.getPadding(),
+                      dilation = conv.getDilation();
+    return {kParamsVersion, in[0], in[1], in[2], in[3], w[0],
+            out.getDimSize(2), out.getDimSize(3), w[2], w[3],
+            stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], static_cast<int64_t>(conv.getGroups()), flags,
+            floatBits(e.lo), floatBits(e.hi), kMR};
+  }
+
   static int64_t flagsOf(const Epilogue &e, bool bias) {
     return (bias ? kFlagBias : 0) | (e.residual ? kFlagResidual : 0) | (e.clamp ? kFlagClamp : 0);
   }
@@ -474,11 +607,7 @@ struct SelectCpuKernelsPass final
                                       padding[0] == 0 && padding[1] == 0);
     int64_t flags = flagsOf(e, static_cast<bool>(bias)) | (wino ? kFlagWinograd : 0) |
                     (pixelRows ? kFlagPixelRows : 0);
-    SmallVector<int64_t> params{kParamsVersion, in[0], in[1], in[2], in[3], w[0],
-                                out.getDimSize(2), out.getDimSize(3), w[2], w[3],
-                                stride[0], stride[1], padding[0], padding[1],
-                                dilation[0], dilation[1], groups, flags,
-                                floatBits(e.lo), floatBits(e.hi), kMR};
+    SmallVector<int64_t> params = convParams(conv, in, w, out, flags, e);
     KernelCallBuilder k(b, conv.getLoc());
     SmallVector<Value> args{input};
     if (depthwise) {

@@ -421,6 +421,61 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
   }
 }
 
+TEST_CASE("depthwise then pointwise in bands matches the two convolutions", "[kernels]") {
+  Pool pool(2);
+  struct Case {
+    int64_t n, c, h, w, cout;
+  };
+  // Bands: one (5 rows), several with a short last one (37 rows of 112:
+  // bands of up to 18 rows), widths at and past a vector.
+  for (Case t : {Case{1, 8, 20, 17, 12}, Case{2, 3, 5, 32, 5}, Case{1, 32, 37, 112, 16}}) {
+    ConvCase dw{t.n, t.c, t.h, t.w, t.c, 3, 3, 1, 1, 1, 1, 1, 1, t.c};
+    ConvCase pw{t.n, t.c, t.h, t.w, t.cout, 1, 1, 1, 1, 0, 0, 1, 1, 1};
+    std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.c * t.h * t.w), 21);
+    std::vector<float> wd = randomVector(static_cast<size_t>(t.c * 9), 22);
+    std::vector<float> bd = randomVector(static_cast<size_t>(t.c), 23);
+    std::vector<float> wp = randomVector(static_cast<size_t>(t.cout * t.c), 24);
+    std::vector<float> bp = randomVector(static_cast<size_t>(t.cout), 25);
+    std::vector<float> packed = packRows(wp, t.cout, t.c);
+    std::vector<float> mid = naiveConv(dw, t.h, t.w, x, wd, bd);
+    for (float &v : mid)
+      v = std::min(std::max(v, 0.0f), 6.0f);
+    std::vector<float> want = naiveConv(pw, t.h, t.w, mid, wp, bp);
+    std::vector<float> residual = randomVector(want.size(), 26);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + residual[i], -1.0f), 1.0f);
+    // Depthwise: bias, relu6; pointwise: bias, residual, clamp to [-1, 1].
+    int64_t params[] = {1, t.n, t.c, t.h, t.w, t.c, t.h, t.w, 3, 3, 1, 1, 1, 1, 1, 1, t.c,
+                        1 | 4, floatBits(0.0f), floatBits(6.0f), CUVIL_MR,
+                        1, t.n, t.c, t.h, t.w, t.cout, t.h, t.w, 1, 1, 1, 1, 0, 0, 1, 1, 1,
+                        1 | 2 | 4, floatBits(-1.0f), floatBits(1.0f), CUVIL_MR};
+    for (bool threads : {true, false}) {
+      INFO("n " << t.n << " c " << t.c << " " << t.h << "x" << t.w << " cout " << t.cout
+                << (threads ? " on 2 threads" : " without a pool"));
+      cuvil_rt_current_exec = threads ? pool.pool : nullptr;
+      std::vector<float> y(want.size(), NAN);
+      cuvil_rt_depthwise_pointwise_f32(params, x.data(), wd.data(), bd.data(), packed.data(),
+                                       bp.data(), residual.data(), y.data());
+      cuvil_rt_current_exec = nullptr;
+      for (size_t i = 0; i < y.size(); ++i)
+        REQUIRE(y[i] == Approx(want[i]).margin(1e-4));
+    }
+    // Every variant's band kernel, rows 3 .. 7 of the first plane.
+    for (const cuvil_microkernels *mk : runnableKernels()) {
+      INFO("variant " << mk->name);
+      std::vector<float> pad(static_cast<size_t>(7 * (t.w + 2)), NAN);
+      std::vector<float> out(static_cast<size_t>(5 * t.w), NAN);
+      int64_t r0 = t.h > 7 ? 3 : 0, rows = std::min<int64_t>(5, t.h - r0);
+      mk->depthwise3x3_band(x.data(), t.h, t.w, r0, rows, wd.data(), bd[0], 1, 0.0f, 6.0f,
+                            pad.data(), out.data());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < t.w; ++j)
+          REQUIRE(out[static_cast<size_t>(r * t.w + j)] ==
+                  Approx(mid[static_cast<size_t>((r0 + r) * t.w + j)]).margin(1e-4));
+    }
+  }
+}
+
 TEST_CASE("max pooling matches a direct window maximum, NaN included", "[kernels]") {
   Pool pool(2);
   struct PoolCase {

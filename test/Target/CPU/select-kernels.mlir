@@ -1,5 +1,6 @@
 // RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels | FileCheck %s
 // RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="winograd=false" | FileCheck %s --check-prefix=DIRECT
+// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="fuse-depthwise-min-bytes=0" | FileCheck %s --check-prefix=FUSE
 
 // A conv group with a residual add and relu is one kernel call: the
 // epilogue (bias, residual, clamp to [0, inf)) is in the params' flags (7),
@@ -247,4 +248,50 @@ func.func @max_pool(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
 func.func @max_pool_ceil_overhang(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x3x3xf32> {
   %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] ceil_mode : tensor<1x4x5x5xf32> -> tensor<1x4x3x3xf32>
   return %0 : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// A 3x3 stride-1 depthwise group (relu6) whose output only feeds a 1x1
+// convolution: past fuse-depthwise-min-bytes (0 on the third RUN) one call runs both in
+// bands, with both params (depthwise: clamp to [0, 6], flags 4; pointwise:
+// bias, flags 1, no clamp: -inf, +inf), the depthwise weights as they are,
+// an unread one-float bias for it, the pointwise weights packed (8 rows of
+// K = 32: one panel). The default threshold (1 MiB) leaves this 32 KiB
+// tensor to the two kernels; so does a depthwise output with another use.
+// FUSE-LABEL: func.func @depthwise_pointwise
+//  FUSE-DAG:   %[[W:.*]] = arith.constant dense_resource<{{.*}}packed> : tensor<256xf32>
+//  FUSE-DAG:   %[[P:.*]] = arith.constant dense<[1, 1, 32, 16, 16, 32, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 32, 4, 0, 1086324736, 8, 1, 1, 32, 16, 16, 8, 16, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 4286578688, 2139095040, 8]> : tensor<42xi64>
+//      FUSE:   bufferization.to_memref %[[P]] read_only
+//      FUSE:   bufferization.to_memref %arg0 read_only
+//      FUSE:   bufferization.to_memref %arg1 read_only
+//      FUSE:   bufferization.to_memref %[[W]] read_only
+//      FUSE:   memref.alloc() {alignment = 64 : i64} : memref<1x8x16x16xf32>
+//      FUSE:   call @cuvil_rt_depthwise_pointwise_f32({{.*}}) : (memref<1xi64>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+//  FUSE-NOT:   call @cuvil_rt_depthwise_conv2d_f32
+//  FUSE-NOT:   call @cuvil_rt_conv2d_f32
+// FUSE-LABEL: func.func @depthwise_two_uses
+//      FUSE:   call @cuvil_rt_depthwise_conv2d_f32
+//      FUSE:   call @cuvil_rt_conv2d_f32
+// CHECK-LABEL: func.func @depthwise_pointwise
+//      CHECK:   call @cuvil_rt_depthwise_conv2d_f32
+//      CHECK:   call @cuvil_rt_conv2d_f32
+//  CHECK-NOT:   call @cuvil_rt_depthwise_pointwise_f32
+func.func @depthwise_pointwise(%x: tensor<1x32x16x16xf32>, %wd: tensor<32x1x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %wp = cuvil.constant dense<0.25> : tensor<8x32x1x1xf32>
+  %bp = cuvil.constant dense<0.5> : tensor<8xf32>
+  %0 = cuvil.fused.group conv(%x, %wd) : (tensor<1x32x16x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32> {
+  ^bb0(%a0: tensor<1x32x16x16xf32>, %a1: tensor<32x1x3x3xf32>):
+    %1 = cuvil.conv.conv2d %a0, %a1 stride [1, 1] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x16x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32>
+    %2 = cuvil.act.hardtanh %1 {min_val = 0.0 : f64, max_val = 6.0 : f64} : tensor<1x32x16x16xf32>
+    cuvil.fused.yield %2 : tensor<1x32x16x16xf32>
+  }
+  %3 = cuvil.conv.conv2d %0, %wp, %bp stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x32x16x16xf32>, tensor<8x32x1x1xf32>, tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  return %3 : tensor<1x8x16x16xf32>
+}
+func.func @depthwise_two_uses(%x: tensor<1x32x16x16xf32>, %wd: tensor<32x1x3x3xf32>) -> (tensor<1x8x16x16xf32>, tensor<1x32x16x16xf32>) {
+  %wp = cuvil.constant dense<0.25> : tensor<8x32x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %wd stride [1, 1] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x16x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32>
+  %1 = cuvil.conv.conv2d %0, %wp stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x32x16x16xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x16x16xf32>
+  return %1, %0 : tensor<1x8x16x16xf32>, tensor<1x32x16x16xf32>
 }
