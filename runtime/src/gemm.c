@@ -463,6 +463,25 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
       im2col_tap_next(&tap, kh, kw);
       continue;
     }
+    if (sw == 2 && dw == 1 && tap.kx == 0 && k + kw <= kc) {
+      /* Any other stride-2 width: a tap row's kw columns in one call. */
+      for (int64_t t = 0, j = 0; t < runs; j += run_len[t++]) {
+        int64_t iy = run_oy[t] * sh - ph + dy;
+        if (iy < 0 || iy >= h)
+          for (int64_t r = 0; r < kw; ++r)
+            memset(row + r * nr_stride + j, 0, (size_t)run_len[t] * sizeof(float));
+        else
+          ctx->mk->im2col_s2(plane + iy * w, w, run_ox[t] * 2 - pw, run_len[t], kw, row + j,
+                             nr_stride);
+      }
+      for (int64_t r = 0; r < kw; ++r)
+        for (int64_t j = n; j < nr_stride; ++j)
+          row[r * nr_stride + j] = 0.0f;
+      k += kw - 1;
+      for (int64_t r = 1; r < kw; ++r)
+        im2col_tap_next(&tap, kh, kw);
+      continue;
+    }
     for (int64_t t = 0; t < runs; ++t) {
       int64_t iy = run_oy[t] * sh - ph + dy, len = run_len[t];
       if (iy < 0 || iy >= h) {
@@ -529,6 +548,18 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
   /* The panel's pixels on one output row: each k reads MR columns of one
    * input row, sw apart. */
   int one_row = rows == CUVIL_MR && oy[0] == oy[CUVIL_MR - 1];
+  /* Otherwise (small images: a panel spans output rows) each tap's source
+   * offset per pixel, -1 in the padding, worked out once per call: the K
+   * rows (every channel reuses the taps) then gather without bounds tests. */
+  enum { TABLE_TAPS = 64 };
+  int64_t off[TABLE_TAPS][CUVIL_MR];
+  const int table = !pointwise && !one_row && kh * kw <= TABLE_TAPS;
+  if (table)
+    for (int64_t t = 0; t < kh * kw; ++t)
+      for (int64_t r = 0; r < CUVIL_MR; ++r) {
+        int64_t iy = iy0[r] + t / kw * dh, ix = ix0[r] + t % kw * dw;
+        off[t][r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? iy * w + ix : -1;
+      }
   im2col_tap tap = im2col_tap_at(k0, kh, kw);
   for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
     int64_t dy = tap.ky * dh, dx = tap.kx * dw;
@@ -536,6 +567,12 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
     float *d = dst + k * CUVIL_MR;
     if (pointwise && rows == CUVIL_MR) {
       memcpy(d, plane + i0, CUVIL_MR * sizeof(float)); /* pixel = input offset */
+      continue;
+    }
+    if (table) {
+      const int64_t *o = off[tap.ky * kw + tap.kx];
+      for (int64_t r = 0; r < CUVIL_MR; ++r)
+        d[r] = o[r] >= 0 ? plane[o[r]] : 0.0f;
       continue;
     }
     if (one_row) {

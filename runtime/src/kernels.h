@@ -141,6 +141,10 @@ typedef struct cuvil_microkernels {
    * columns within W / 2 of an even-width row. */
   void (*im2col_s2_k3)(const float *row, int64_t ox, int64_t len, float *d0, float *d1,
                        float *d2);
+  /* dst[kx * stride + i] = row[ix + kx + 2 i] for kx < kw, i < len, 0 where
+   * that column is outside [0, w): a stride-2 im2col tap row's kw columns. */
+  void (*im2col_s2)(const float *row, int64_t w, int64_t ix, int64_t len, int64_t kw,
+                    float *dst, int64_t stride);
   cuvil_wino_input_fn wino_input;
   cuvil_wino_output_fn wino_output;
   /* The same instruction set with half the tile width (fewer lanes wasted

@@ -20,7 +20,8 @@ const cuvil_microkernels *cuvil_microkernels_avx2(void) {
       .narrow = avx2_narrow, .depthwise = avx2_depthwise,
       .depthwise_lanes = avx2_depthwise_lanes, .even_floats = avx2_even_floats,
       .depthwise3x3_band = avx2_dw3x3_band,
-      .im2col_s2_k3 = avx2_im2col_s2_k3, .vl = MK_VL, .wino_input = avx2_wino_input,
+      .im2col_s2_k3 = avx2_im2col_s2_k3,
+      .im2col_s2 = avx2_im2col_s2, .vl = MK_VL, .wino_input = avx2_wino_input,
       .wino_output = avx2_wino_output};
   return &kernels;
 }

@@ -86,7 +86,8 @@ const cuvil_microkernels *cuvil_microkernels_avx512(void) {
       .narrow = avx512_narrow, .depthwise = avx512_depthwise,
       .depthwise_lanes = avx512_depthwise_lanes, .even_floats = avx512_even_floats,
       .depthwise3x3_band = avx512_dw3x3_band,
-      .im2col_s2_k3 = avx512_im2col_s2_k3, .vl = MK_VL, .wino_input = avx512_wino_input,
+      .im2col_s2_k3 = avx512_im2col_s2_k3,
+      .im2col_s2 = avx512_im2col_s2, .vl = MK_VL, .wino_input = avx512_wino_input,
       .wino_output = avx512_wino_output, .half = &half, .stores_transposed = 1};
   return &kernels;
 }

@@ -22,7 +22,8 @@ const cuvil_microkernels *cuvil_microkernels_generic(void) {
       .narrow = generic_narrow, .depthwise = generic_depthwise,
       .depthwise_lanes = generic_depthwise_lanes, .even_floats = generic_even_floats,
       .depthwise3x3_band = generic_dw3x3_band,
-      .im2col_s2_k3 = generic_im2col_s2_k3, .vl = MK_VL, .wino_input = generic_wino_input,
+      .im2col_s2_k3 = generic_im2col_s2_k3,
+      .im2col_s2 = generic_im2col_s2, .vl = MK_VL, .wino_input = generic_wino_input,
       .wino_output = generic_wino_output};
   return &kernels;
 }

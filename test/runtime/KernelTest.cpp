@@ -316,6 +316,11 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{1, 3, 20, 64, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
                      ConvCase{2, 3, 9, 40, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1},
                      ConvCase{1, 30, 10, 12, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+                     // Other stride-2 widths (7x7, padding 3: resnet's first
+                     // layer): a tap row's 7 columns per call, runs of 32 and
+                     // 3, K = 294 with a row of taps across the K-block.
+                     ConvCase{1, 3, 36, 70, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+                     ConvCase{1, 6, 30, 64, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1},
                      // Pixels as rows with K past one block (320) and many
                      // column tiles (1280 channels: mobilenet_v2's last conv).
                      ConvCase{1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 1, 1, 1}}) {
