@@ -94,6 +94,7 @@ typedef struct gemm_job {
   int64_t m_panels, panels_per_block, m_blocks;
   int64_t tiles_per_block, n_blocks, n_tiles;
   int transposed; /* C's columns contiguous, stored so by the kernels' full_store */
+  int tile_major;  /* gemm_tile_major: A packed whole, each tile's K run through at once */
 } gemm_job;
 
 static inline float apply_epilogue(const cuvil_gemm_problem *p, float v, int64_t i, int64_t j) {
@@ -180,6 +181,58 @@ static inline int stores_direct(const gemm_job *job, int64_t mp, int64_t jt) {
          p->n - jt >= job->nr && p->m - mp * CUVIL_MR >= CUVIL_MR;
 }
 
+/* Pixels-as-rows products with B panels (compile-time weights) and an A
+ * (the image's pixels) small enough to pack whole: tile by tile, each
+ * tile's K in blocks of KC_TILE whose B block (16 KiB) stays in L1 across
+ * the item's panels (a KC block of B, 32 KiB, is the whole L1 of some
+ * cores and was read from L2 once per panel); the partial sums, one tile
+ * per panel, stay in L1 too. */
+enum { KC_TILE = 128 };
+
+static void gemm_tile_major(const gemm_job *job, int64_t mp0, int64_t mp1, float *scratch) {
+  const cuvil_gemm_problem *p = job->p;
+  const int64_t nr = job->nr, panels = mp1 - mp0;
+  float *c_part = scratch;                    /* [panel][MR][nr] */
+  float *a_all = c_part + panels * CUVIL_MR * nr; /* [panel][K][MR] */
+  for (int64_t mp = mp0; mp < mp1; ++mp) {
+    int64_t i0 = mp * CUVIL_MR, rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
+    for (int64_t k0 = 0; k0 < p->k; k0 += KC)
+      p->pack_a(p->a_context, i0, rows, k0, p->k - k0 < KC ? p->k - k0 : KC,
+                a_all + ((mp - mp0) * p->k + k0) * CUVIL_MR);
+  }
+  for (int64_t jt = 0; jt < p->n; jt += nr) {
+    const int64_t cols = p->n - jt < nr ? p->n - jt : nr;
+    const float *b_tile = p->b_panels + (jt / CUVIL_B_PANEL) * p->k * CUVIL_B_PANEL +
+                          jt % CUVIL_B_PANEL;
+    for (int64_t k0 = 0; k0 < p->k; k0 += KC_TILE) {
+      const int64_t kc = p->k - k0 < KC_TILE ? p->k - k0 : KC_TILE;
+      for (int64_t mp = mp0; mp < mp1; ++mp) {
+        const float *a = a_all + ((mp - mp0) * p->k + k0) * CUVIL_MR;
+        const float *b = b_tile + k0 * CUVIL_B_PANEL;
+        float *c = c_part + (mp - mp0) * CUVIL_MR * nr;
+        const int64_t rows = p->m - mp * CUVIL_MR;
+        if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
+          int64_t at = mp * CUVIL_MR * p->c_row_stride + jt * p->c_col_stride;
+          cuvil_tile_epilogue e = {
+              p->bias ? p->bias + (p->column_bias ? jt : mp * CUVIL_MR) : NULL,
+              p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi,
+              job->transposed};
+          job->mk->full_store(kc, a, b, CUVIL_B_PANEL, k0 > 0 ? c : NULL, p->c + at,
+                              job->transposed ? p->c_col_stride : p->c_row_stride, &e);
+        } else if (rows < CUVIL_MR)
+          job->mk->rows(kc, a, b, CUVIL_B_PANEL, c, k0 > 0, rows);
+        else
+          job->mk->full(kc, a, b, CUVIL_B_PANEL, c, k0 > 0);
+      }
+    }
+    for (int64_t mp = mp0; mp < mp1; ++mp) {
+      int64_t i0 = mp * CUVIL_MR, rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
+      if (!stores_direct(job, mp, jt))
+        write_tile(p, c_part + (mp - mp0) * CUVIL_MR * nr, nr, i0, rows, jt, cols);
+    }
+  }
+}
+
 static void gemm_items(void *closure, int64_t begin, int64_t end) {
   const gemm_job *job = closure;
   const cuvil_gemm_problem *p = job->p;
@@ -198,6 +251,10 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
      * most panels_per_block and tiles_per_block each). */
     int64_t mp0 = mb * job->m_panels / job->m_blocks;
     int64_t mp1 = (mb + 1) * job->m_panels / job->m_blocks;
+    if (job->tile_major) {
+      gemm_tile_major(job, mp0, mp1, scratch);
+      continue;
+    }
     int64_t t_begin = nb * job->n_tiles / job->n_blocks;
     int64_t j0 = t_begin * nr;
     int64_t tiles = (nb + 1) * job->n_tiles / job->n_blocks - t_begin;
@@ -340,6 +397,12 @@ static void gemm_plan(gemm_job *job_out) {
   while (job.panels_per_block * job.tiles_per_block * tile_floats > MC * NC)
     job.panels_per_block /= 2;
   job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
+  /* A packed once whole with B panels: tile by tile (gemm_tile_major) when
+   * an item's panels fit the scratch whole. */
+  const int64_t item_panels = (job.m_panels + job.m_blocks - 1) / job.m_blocks + 1;
+  job.tile_major = p->a_pack_once && p->b_panels && !job.narrow && job.n_blocks == 1 && p->k > 0 &&
+                   item_panels * CUVIL_MR * (p->k + job.nr) <=
+                       (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float));
   /* A few more (smaller) column blocks (row blocks when A is packed once
    * per row block) where that makes the items a multiple of the thread
    * count: 784 columns are 7 blocks of 4 tiles, 4 and 3 per thread on two. */
