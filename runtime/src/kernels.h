@@ -200,9 +200,11 @@ typedef struct cuvil_gemm_problem {
  * NULL: a direct call, as the runtime's tests make) on this thread with
  * scratch allocated here (nothing runs if that fails); with one item or
  * too little `work` (multiply-adds: waking a thread costs microseconds) on
- * this thread with its pool scratch; else over the pool's threads.
- * *scratch is the job's slot its body reads: set for the runs on this
- * thread, NULL (each thread's pool scratch) otherwise. */
+ * this thread with its pool scratch; else over the pool's threads, which
+ * take chunks of items from a shared counter as they finish (a thread the
+ * machine slows takes fewer). Items must be independent (any thread, any
+ * order). *scratch is the job's slot its body reads: set for the runs on
+ * this thread, NULL (each thread's pool scratch) otherwise. */
 void cuvil_run_items(void *exec, int64_t items, int64_t work,
                      void (*body)(void *closure, int64_t begin, int64_t end), void *closure,
                      float **scratch);

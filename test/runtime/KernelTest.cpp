@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -152,6 +153,33 @@ TEST_CASE("micro-kernels compute a tile, fresh and accumulating", "[kernels]") {
             REQUIRE(c[static_cast<size_t>(i * n + j)] == Approx(want).margin(1e-4));
           }
       }
+    }
+  }
+}
+
+TEST_CASE("run_items hands every item to exactly one call, in chunks", "[kernels]") {
+  struct Visits {
+    std::vector<std::atomic<int>> count;
+    std::atomic<int> calls{0};
+    explicit Visits(int64_t n) : count(static_cast<size_t>(n)) {}
+    static void body(void *closure, int64_t begin, int64_t end) {
+      auto *self = static_cast<Visits *>(closure);
+      self->calls++;
+      for (int64_t i = begin; i < end; ++i)
+        self->count[static_cast<size_t>(i)]++;
+    }
+  };
+  for (int32_t threads : {2, 3}) {
+    Pool pool(threads);
+    for (int64_t items : {1, 2, 3, 7, 48, 49, 1000}) {
+      INFO("threads " << threads << " items " << items);
+      Visits v(items);
+      float *scratch = nullptr;
+      cuvil_run_items(pool.pool, items, int64_t{1} << 30, Visits::body, &v, &scratch);
+      for (int64_t i = 0; i < items; ++i)
+        REQUIRE(v.count[static_cast<size_t>(i)] == 1);
+      // About eight chunks per thread (one item each when there are few).
+      REQUIRE(v.calls <= std::max<int64_t>(items < 8 * threads ? items : 8 * threads + threads, 1));
     }
   }
 }
