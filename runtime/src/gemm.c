@@ -219,6 +219,28 @@ static inline int stores_direct(const gemm_job *job, int64_t mp, int64_t jt) {
  * per panel, stay in L1 too. */
 enum { KC_TILE = 128 };
 
+/* One tile's product over [k0, k0 + kc): in its last K-block a full tile
+ * is finished in registers and stored into C (epilogue applied), else the
+ * sums go to the tile buffer c (fewer rows than MR: the remainder kernel). */
+static inline void run_tile(const gemm_job *job, int64_t kc, const float *a, const float *b,
+                            int64_t ldb, float *c, int64_t k0, int64_t mp, int64_t jt) {
+  const cuvil_gemm_problem *p = job->p;
+  if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
+    int64_t at = mp * CUVIL_MR * p->c_row_stride + jt * p->c_col_stride;
+    cuvil_tile_epilogue e = {
+        p->bias ? p->bias + (p->column_bias ? jt : mp * CUVIL_MR) : NULL,
+        p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi,
+        job->transposed};
+    job->mk->full_store(kc, a, b, ldb, k0 > 0 ? c : NULL, p->c + at,
+                        job->transposed ? p->c_col_stride : p->c_row_stride, &e);
+  } else if (job->narrow)
+    job->mk->narrow(kc, a, b, c, job->nr, k0 > 0);
+  else if (p->m - mp * CUVIL_MR < CUVIL_MR)
+    job->mk->rows(kc, a, b, ldb, c, k0 > 0, p->m - mp * CUVIL_MR);
+  else
+    job->mk->full(kc, a, b, ldb, c, k0 > 0);
+}
+
 static void gemm_tile_major(const gemm_job *job, int64_t mp0, int64_t mp1, float *scratch) {
   const cuvil_gemm_problem *p = job->p;
   const int64_t nr = job->nr, panels = mp1 - mp0;
@@ -236,24 +258,10 @@ static void gemm_tile_major(const gemm_job *job, int64_t mp0, int64_t mp1, float
                           jt % CUVIL_B_PANEL;
     for (int64_t k0 = 0; k0 < p->k; k0 += KC_TILE) {
       const int64_t kc = p->k - k0 < KC_TILE ? p->k - k0 : KC_TILE;
-      for (int64_t mp = mp0; mp < mp1; ++mp) {
-        const float *a = a_all + ((mp - mp0) * p->k + k0) * CUVIL_MR;
-        const float *b = b_tile + k0 * CUVIL_B_PANEL;
-        float *c = c_part + (mp - mp0) * CUVIL_MR * nr;
-        const int64_t rows = p->m - mp * CUVIL_MR;
-        if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
-          int64_t at = mp * CUVIL_MR * p->c_row_stride + jt * p->c_col_stride;
-          cuvil_tile_epilogue e = {
-              p->bias ? p->bias + (p->column_bias ? jt : mp * CUVIL_MR) : NULL,
-              p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi,
-              job->transposed};
-          job->mk->full_store(kc, a, b, CUVIL_B_PANEL, k0 > 0 ? c : NULL, p->c + at,
-                              job->transposed ? p->c_col_stride : p->c_row_stride, &e);
-        } else if (rows < CUVIL_MR)
-          job->mk->rows(kc, a, b, CUVIL_B_PANEL, c, k0 > 0, rows);
-        else
-          job->mk->full(kc, a, b, CUVIL_B_PANEL, c, k0 > 0);
-      }
+      for (int64_t mp = mp0; mp < mp1; ++mp)
+        run_tile(job, kc, a_all + ((mp - mp0) * p->k + k0) * CUVIL_MR,
+                 b_tile + k0 * CUVIL_B_PANEL, CUVIL_B_PANEL,
+                 c_part + (mp - mp0) * CUVIL_MR * nr, k0, mp, jt);
     }
     for (int64_t mp = mp0; mp < mp1; ++mp) {
       int64_t i0 = mp * CUVIL_MR, rows = p->m - i0 < CUVIL_MR ? p->m - i0 : CUVIL_MR;
@@ -328,21 +336,7 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
           if (p->a_packed && mp + 1 < mp1 && !panel_outer)
             for (int line = 0; line < 8; ++line)
               __builtin_prefetch(a + p->k * CUVIL_MR + line * 16);
-          if (k0 + kc == p->k && stores_direct(job, mp, jt)) {
-            /* The last K-block of a full tile: epilogue in registers. */
-            int64_t at = mp * CUVIL_MR * p->c_row_stride + jt * p->c_col_stride;
-            cuvil_tile_epilogue e = {
-                p->bias ? p->bias + (p->column_bias ? jt : mp * CUVIL_MR) : NULL,
-                p->residual ? p->residual + at : NULL, p->column_bias, p->clamp, p->lo, p->hi,
-                job->transposed};
-            job->mk->full_store(kc, a, b, ldb, k0 > 0 ? c : NULL, p->c + at,
-                                job->transposed ? p->c_col_stride : p->c_row_stride, &e);
-          } else if (job->narrow)
-            job->mk->narrow(kc, a, b, c, nr, k0 > 0);
-          else if (p->m - mp * CUVIL_MR < CUVIL_MR)
-            job->mk->rows(kc, a, b, ldb, c, k0 > 0, p->m - mp * CUVIL_MR);
-          else
-            job->mk->full(kc, a, b, ldb, c, k0 > 0);
+          run_tile(job, kc, a, b, ldb, c, k0, mp, jt);
         }
       }
     }
@@ -530,39 +524,24 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
     j += len;
   }
   /* 3-wide stride-2 rows with padding 1 on an even width (first layers):
-   * a tap row's three columns at once, split in registers, where all
-   * three are in this K-block. */
+   * the three columns from one pair of loads, split in registers. */
   const int s2k3 = sw == 2 && kw == 3 && dw == 1 && pw == 1 && w % 2 == 0 && ow == w / 2;
   im2col_tap tap = im2col_tap_at(k0, kh, kw);
   for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
     int64_t dy = tap.ky * dh, dx = tap.kx * dw;
     const float *plane = ctx->input + tap.ci * h * w;
     float *row = dst + k * nr_stride;
-    if (s2k3 && tap.kx == 0 && k + 3 <= kc) {
-      for (int64_t t = 0, j = 0; t < runs; j += run_len[t++]) {
-        int64_t iy = run_oy[t] * sh - ph + dy;
-        if (iy < 0 || iy >= h)
-          for (int64_t r = 0; r < 3; ++r)
-            memset(row + r * nr_stride + j, 0, (size_t)run_len[t] * sizeof(float));
-        else
-          ctx->mk->im2col_s2_k3(plane + iy * w, run_ox[t], run_len[t], row + j,
-                                row + nr_stride + j, row + 2 * nr_stride + j);
-      }
-      for (int64_t r = 0; r < 3; ++r)
-        for (int64_t j = n; j < nr_stride; ++j)
-          row[r * nr_stride + j] = 0.0f;
-      k += 2;
-      im2col_tap_next(&tap, kh, kw);
-      im2col_tap_next(&tap, kh, kw);
-      continue;
-    }
     if (sw == 2 && dw == 1 && tap.kx == 0 && k + kw <= kc) {
-      /* Any other stride-2 width: a tap row's kw columns in one call. */
+      /* Stride 2: a tap row's kw columns in one call, where all of them
+       * are in this K-block. */
       for (int64_t t = 0, j = 0; t < runs; j += run_len[t++]) {
         int64_t iy = run_oy[t] * sh - ph + dy;
         if (iy < 0 || iy >= h)
           for (int64_t r = 0; r < kw; ++r)
             memset(row + r * nr_stride + j, 0, (size_t)run_len[t] * sizeof(float));
+        else if (s2k3)
+          ctx->mk->im2col_s2_k3(plane + iy * w, run_ox[t], run_len[t], row + j,
+                                row + nr_stride + j, row + 2 * nr_stride + j);
         else
           ctx->mk->im2col_s2(plane + iy * w, w, run_ox[t] * 2 - pw, run_len[t], kw, row + j,
                              nr_stride);

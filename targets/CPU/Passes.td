@@ -55,7 +55,7 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     kernels' grid with max).
 
     A 3x3 stride-1 padding-1 depthwise convolution (at least 16 wide, at
-    most 64 channels) whose output only feeds a 1x1 convolution, and is at
+    most 64 channels, channels x width at most 65536) whose output only feeds a 1x1 convolution, and is at
     least `fuse-depthwise-min-bytes` (past L2, so written out and read
     back), becomes one `cuvil_rt_depthwise_pointwise_f32` call with both
     params (42): the pair runs in bands of rows that stay in cache.

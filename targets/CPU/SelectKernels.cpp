@@ -309,12 +309,7 @@ struct SelectCpuKernelsPass final
     SmallVector<FusedGroupOp> groups;
     module.walk([&](FusedGroupOp g) { groups.push_back(g); });
     for (FusedGroupOp g : groups) {
-      Operation *anchor = nullptr;
-      for (Operation &op : g.getBody().front())
-        if (llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp>(op)) {
-          anchor = &op;
-          break;
-        }
+      Operation *anchor = groupAnchor(g);
       if (!anchor)
         continue;
       std::optional<Epilogue> e = matchEpilogue(g, anchor);
@@ -432,6 +427,14 @@ struct SelectCpuKernelsPass final
     return kb.call(module, "cuvil_rt_matmul_f32", params, {lhs, rhs}, out);
   }
 
+  /// The op a group's kernel call is built around: its first product.
+  static Operation *groupAnchor(FusedGroupOp g) {
+    for (Operation &op : g.getBody().front())
+      if (llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp>(op))
+        return &op;
+    return nullptr;
+  }
+
   /// A convolution as the kernels take it: alone, or the anchor of a group
   /// whose epilogue they apply (operands: the conv's, outside the group).
   struct ConvSite {
@@ -450,13 +453,7 @@ struct SelectCpuKernelsPass final
     auto g = llvm::dyn_cast_or_null<FusedGroupOp>(op);
     if (!g)
       return std::nullopt;
-    Operation *anchor = nullptr;
-    for (Operation &o : g.getBody().front())
-      if (llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp>(o)) {
-        anchor = &o;
-        break;
-      }
-    auto conv = llvm::dyn_cast_or_null<Conv2DOp>(anchor);
+    auto conv = llvm::dyn_cast_or_null<Conv2DOp>(groupAnchor(g));
     if (!conv)
       return std::nullopt;
     std::optional<Epilogue> e = matchEpilogue(g, conv);
@@ -512,8 +509,10 @@ struct SelectCpuKernelsPass final
       auto dww = llvm::cast<RankedTensorType>(dw->operands[1].getType()).getShape();
       int64_t c = in[1], h = in[2], w = in[3];
       int64_t bytes = in[0] * c * h * w * static_cast<int64_t>(sizeof(float));
-      if (static_cast<int64_t>(dw->conv.getGroups()) != c || dww[0] != c || dww[1] != 1 || c > 64 || w < 16 ||
-          bytes < fuseDepthwiseMinBytes)
+      // A row of every channel (C x W floats) must fit the runtime's band
+      // buffer (64 Ki floats) many times over.
+      if (static_cast<int64_t>(dw->conv.getGroups()) != c || dww[0] != c || dww[1] != 1 ||
+          c > 64 || w < 16 || c * w > 65536 || bytes < fuseDepthwiseMinBytes)
         continue;
       auto pwOut = llvm::cast<RankedTensorType>(pw->conv.getResult().getType());
       if (pixelRowsPay(h * w, pwOut.getDimSize(1), true))

@@ -87,9 +87,9 @@ void cuvil_rt_conv2d_f32(const int64_t *params, const float *input, const float 
 void cuvil_rt_depthwise_conv2d_f32(const int64_t *params, const float *input,
                                    const float *weights, const float *bias,
                                    const float *residual, float *output);
-/* A 3x3 stride-1 padding-1 depthwise convolution (width of 16 or more)
- * whose output only feeds a 1x1 stride-1 convolution, in bands of rows that
- * stay in cache: params is the depthwise params then the pointwise ones
+/* A 3x3 stride-1 padding-1 depthwise convolution (width of 16 or more, at
+ * most 64 channels, C x W at most 65536) whose output only feeds a 1x1
+ * stride-1 convolution, in bands of rows that stay in cache: params is the depthwise params then the pointwise ones
  * (21 each); the depthwise weights as PyTorch stores them, the pointwise
  * ones packed as for cuvil_rt_conv2d_f32 (no flag 8 or 16); the residual,
  * if any, is the pointwise one's. */
