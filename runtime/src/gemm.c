@@ -9,6 +9,7 @@
  *===----------------------------------------------------------------------===*/
 #include "kernels.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -951,7 +952,7 @@ static void dwpw_items(void *closure, int64_t begin, int64_t end) {
     const int64_t image = item / job->bands, r0 = item % job->bands * job->band_rows;
     const int64_t rows = h - r0 < job->band_rows ? h - r0 : job->band_rows;
     for (int64_t ci = 0; ci < c; ++ci)
-      job->mk->depthwise3x3_band(job->input + (image * c + ci) * pixels, h, w, r0, rows,
+      job->mk->depthwise3x3_band(job->input + (image * c + ci) * pixels, 0, h, w, r0, rows, 1,
                                  job->dw_weights + ci * 9,
                                  (fd & FLAG_BIAS) ? job->dw_bias[ci] : 0.0f,
                                  (fd & FLAG_CLAMP) != 0, lo_d, hi_d, pad, band + ci * rows * w);
@@ -997,4 +998,105 @@ void cuvil_rt_depthwise_pointwise_f32(const int64_t *q, const float *input,
   job.bands = (h + job.band_rows - 1) / job.band_rows;
   int64_t work = q[CONV_N] * h * w * c * (9 + q[CONV_NUM_PARAMS + CONV_COUT]);
   cuvil_run_items(job.exec, q[CONV_N] * job.bands, work, dwpw_items, &job, &job.scratch);
+}
+
+/*--- Pointwise then depthwise, in bands of rows ----------------------------*/
+
+/* A 1x1 convolution (an inverted residual block's expansion) whose output
+ * only feeds a 3x3 depthwise one (stride 1 or 2, padding 1), band by band:
+ * the band's expanded rows (every channel) go into the thread's scratch, in
+ * cache, for the depthwise rows, instead of a whole tensor written out and
+ * read back (mobilenet_v2's 96 x 112 x 112 floats, 4.8 MB). Consecutive
+ * bands of one work range share input rows (2 at stride 1, 1 at stride 2):
+ * those are moved to the front of the band, not computed again. */
+typedef struct pwdw_job {
+  const int64_t *qp, *qd;
+  const float *input, *pw_weights, *pw_bias, *dw_weights, *dw_bias;
+  float *output;
+  const cuvil_microkernels *mk;
+  void *exec;
+  float *scratch;           /* when running without a pool */
+  int64_t band_rows, bands; /* output rows per band, bands per image */
+  int64_t slot;             /* floats per channel in the band buffer */
+} pwdw_job;
+
+static void pwdw_items(void *closure, int64_t begin, int64_t end) {
+  const pwdw_job *job = closure;
+  const int64_t *qp = job->qp, *qd = job->qd;
+  const int64_t cin = qp[CONV_C], c = qp[CONV_COUT], h = qp[CONV_H], w = qp[CONV_W];
+  const int64_t s = qd[CONV_SH], oh = qd[CONV_OH], ow = qd[CONV_OW];
+  float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
+  float *band = scratch + GEMM_SCRATCH_FLOATS; /* [c][slot]: input rows [lo, hi) */
+  float *pad = band + c * job->slot;
+  const float lo_d = cuvil_float_from_bits(qd[CONV_LO]), hi_d = cuvil_float_from_bits(qd[CONV_HI]);
+  const int64_t fp = qp[CONV_FLAGS], fd = qd[CONV_FLAGS];
+  int64_t prev_lo = 0, prev_hi = 0; /* rows held from the item before (same image) */
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t image = item / job->bands, o0 = item % job->bands * job->band_rows;
+    const int64_t rows = oh - o0 < job->band_rows ? oh - o0 : job->band_rows;
+    /* Input rows the band's output rows read: [o0 s - 1, (o0 + rows - 1) s + 1]. */
+    const int64_t lo = o0 * s - 1 < 0 ? 0 : o0 * s - 1;
+    const int64_t hi = (o0 + rows - 1) * s + 2 > h ? h : (o0 + rows - 1) * s + 2;
+    int64_t from = lo; /* first row to compute */
+    if (item > begin && o0 > 0 && prev_hi > lo && prev_lo <= lo) {
+      for (int64_t ci = 0; ci < c; ++ci)
+        memmove(band + ci * job->slot, band + ci * job->slot + (lo - prev_lo) * w,
+                (size_t)((prev_hi - lo) * w) * sizeof(float));
+      from = prev_hi;
+    }
+    prev_lo = lo, prev_hi = hi;
+    const float *src = job->input + image * cin * h * w + from * w;
+    matrix_context b = {src, h * w};
+    cuvil_gemm_problem p = {
+        .m = c, .n = (hi - from) * w, .k = cin,
+        .a_packed = job->pw_weights,
+        .pack_b = pack_row_major_b, .b_context = &b,
+        .b_direct = src, .b_direct_ld = h * w,
+        .c = band + (from - lo) * w, .c_row_stride = job->slot, .c_col_stride = 1,
+        .bias = (fp & FLAG_BIAS) ? job->pw_bias : NULL,
+        .clamp = (fp & FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(qp[CONV_LO]), .hi = cuvil_float_from_bits(qp[CONV_HI])};
+    gemm_run_here(&p, job->mk, scratch);
+    for (int64_t ci = 0; ci < c; ++ci)
+      job->mk->depthwise3x3_band(band + ci * job->slot, lo, h, w, o0, rows, (int)s,
+                                 job->dw_weights + ci * 9,
+                                 (fd & FLAG_BIAS) ? job->dw_bias[ci] : 0.0f,
+                                 (fd & FLAG_CLAMP) != 0, lo_d, hi_d, pad,
+                                 job->output + (image * c + ci) * oh * ow + o0 * ow);
+  }
+}
+
+void cuvil_rt_pointwise_depthwise_f32(const int64_t *q, const float *input,
+                                      const float *pw_weights, const float *pw_bias,
+                                      const float *dw_weights, const float *dw_bias,
+                                      float *output) {
+  pwdw_job job = {.qp = q, .qd = q + CONV_NUM_PARAMS, .input = input,
+                  .pw_weights = pw_weights, .pw_bias = pw_bias, .dw_weights = dw_weights,
+                  .dw_bias = dw_bias, .output = output, .mk = cuvil_microkernels_best(),
+                  .exec = cuvil_rt_current_exec};
+  const int64_t c = q[CONV_COUT], w = q[CONV_W], s = job.qd[CONV_SH], oh = job.qd[CONV_OH];
+  /* Bands of about 96 Ki floats of expanded rows (384 KiB: in L2 with the
+   * GEMM's blocks), at least 3 rows; as many per image as make the bands a
+   * multiple of the threads. The scratch past the GEMM's holds the band and
+   * the depthwise rows' padding. */
+  const int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - GEMM_SCRATCH_FLOATS;
+  int64_t in_rows = 98304 / (c * w);
+  if (in_rows < 3)
+    in_rows = 3;
+  int64_t rows = (in_rows - 3) / s + 1; /* output rows whose input rows fit */
+  int64_t threads = cuvil_thread_pool_size(job.exec), bands = (oh + rows - 1) / rows;
+  if (q[CONV_N] == 1 && threads > 1)
+    bands = (bands + threads - 1) / threads * threads;
+  job.band_rows = (oh + bands - 1) / bands;
+  job.bands = (oh + job.band_rows - 1) / job.band_rows;
+  job.slot = ((job.band_rows - 1) * s + 3) * w;
+  if (c * job.slot + (job.band_rows + 2) * (w + 2) > left) {
+    /* Past the ABI's C x W bound (the compiler never calls it so): NaN, not
+     * a silent partial result. */
+    for (int64_t i = 0; i < q[CONV_N] * c * oh * job.qd[CONV_OW]; ++i)
+      output[i] = NAN;
+    return;
+  }
+  int64_t work = q[CONV_N] * q[CONV_H] * w * c * q[CONV_C] + q[CONV_N] * oh * job.qd[CONV_OW] * c * 9;
+  cuvil_run_items(job.exec, q[CONV_N] * job.bands, work, pwdw_items, &job, &job.scratch);
 }

@@ -130,12 +130,14 @@ typedef struct cuvil_microkernels {
   int32_t vl; /* floats per vector: planes per depthwise_lanes call */
   /* dst[i] = src[2 i] for i < n, reading src[0 .. 2 n): stride-2 im2col rows. */
   void (*even_floats)(float *dst, const float *src, int64_t n);
-  /* Output rows [r0, r0 + rows) of a 3x3 stride-1 padding-1 depthwise
-   * plane (h x w, w >= vl), bias, clamp to [lo, hi] when `clamp`, into out
-   * (rows x w); pad holds (rows + 2) x (w + 2) floats. */
-  void (*depthwise3x3_band)(const float *plane, int64_t h, int64_t w, int64_t r0, int64_t rows,
-                            const float *w9, float bias, int clamp, float lo, float hi,
-                            float *pad, float *out);
+  /* Output rows [r0, r0 + rows) of a 3x3 padding-1 depthwise plane (h x w;
+   * stride 1: w >= vl; stride 2: w even, w / 2 >= vl), bias, clamp to
+   * [lo, hi] when `clamp`, into out (rows x output width); input row y is
+   * at plane + (y - first) * w (only the rows the band reads); pad holds
+   * (rows + 2) x (w + 2) floats. */
+  void (*depthwise3x3_band)(const float *plane, int64_t first, int64_t h, int64_t w, int64_t r0,
+                            int64_t rows, int stride, const float *w9, float bias, int clamp,
+                            float lo, float hi, float *pad, float *out);
   /* d_kx[i] = row[2 (ox + i) - 1 + kx], kx = 0, 1, 2, i < len (column -1
    * is 0): a 3-wide stride-2 padding-1 im2col row's three taps, for output
    * columns within W / 2 of an even-width row. */

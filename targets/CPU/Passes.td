@@ -59,6 +59,14 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     least `fuse-depthwise-min-bytes` (past L2, so written out and read
     back), becomes one `cuvil_rt_depthwise_pointwise_f32` call with both
     params (42): the pair runs in bands of rows that stay in cache.
+
+    The other order too: a 1x1 stride-1 convolution (no residual) whose
+    output only feeds a 3x3 padding-1 depthwise one (stride 1 or 2, no
+    residual, output at least 16 wide, even width at stride 2, channels x
+    width at most 32768), that output being at least
+    `fuse-depthwise-min-bytes`, becomes one
+    `cuvil_rt_pointwise_depthwise_f32` call (an inverted residual block's
+    expansion and depthwise step: mobilenet_v2's 96 x 112 x 112 tensor).
   }];
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",
@@ -67,7 +75,7 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
            "Fewest 4x4 output tiles (over the batch) for which Winograd is used">,
     Option<"fuseDepthwiseMinBytes", "fuse-depthwise-min-bytes", "int64_t",
            /*default=*/"1 << 20",
-           "Smallest depthwise output (bytes) run in bands with the pointwise convolution it feeds">,
+           "Smallest tensor (bytes) between a depthwise and a pointwise convolution, either order, for which the pair runs in bands">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];

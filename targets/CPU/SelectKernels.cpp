@@ -303,6 +303,7 @@ struct SelectCpuKernelsPass final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     fuseDepthwisePointwise(module);
+    fusePointwiseDepthwise(module);
     // Whole groups first (their epilogue goes into the kernel), then what
     // is left: groups whose body the kernels cannot apply are opened up so
     // that their anchor still uses a kernel.
@@ -548,6 +549,75 @@ struct SelectCpuKernelsPass final
       pw->root->getResult(0).replaceAllUsesWith(r);
       pw->root->erase();
       dw->root->erase();
+    }
+  }
+
+  /// Pointwise -> depthwise 3x3 (stride 1 or 2, padding 1) pairs, an
+  /// inverted residual block's expansion, whose middle tensor would not stay
+  /// in cache: one call that runs them in bands of rows (runtime:
+  /// cuvil_rt_pointwise_depthwise_f32, whose band holds at least three rows
+  /// of every channel: C x W at most 32768; the depthwise rows want 16 or
+  /// more output columns, and at stride 2 an even width).
+  void fusePointwiseDepthwise(ModuleOp module) {
+    SmallVector<Operation *> candidates;
+    module.walk([&](Operation *op) {
+      if (llvm::isa<FusedGroupOp, Conv2DOp>(op))
+        candidates.push_back(op);
+    });
+    for (Operation *op : candidates) {
+      std::optional<ConvSite> dw = convSite(op);
+      if (!dw || !isStatic(*dw) || dw->epilogue.residual || dw->conv.getStride().size() != 2)
+        continue;
+      int64_t stride = dw->conv.getStride()[0];
+      if ((stride != 1 && stride != 2) || !hasAttrs(dw->conv, 3, stride, 1))
+        continue;
+      Value mid = dw->operands[0];
+      std::optional<ConvSite> pw = convSite(mid.getDefiningOp());
+      if (!pw || !mid.hasOneUse() || !isStatic(*pw) || pw->epilogue.residual ||
+          pw->conv.getGroups() != 1 || !hasAttrs(pw->conv, 1, 1, 0))
+        continue;
+      auto midType = llvm::cast<RankedTensorType>(mid.getType());
+      auto dww = llvm::cast<RankedTensorType>(dw->operands[1].getType()).getShape();
+      auto dwOut = llvm::cast<RankedTensorType>(dw->conv.getResult().getType());
+      int64_t c = midType.getDimSize(1), h = midType.getDimSize(2), w = midType.getDimSize(3);
+      int64_t bytes = midType.getDimSize(0) * c * h * w * static_cast<int64_t>(sizeof(float));
+      if (static_cast<int64_t>(dw->conv.getGroups()) != c || dww[0] != c || dww[1] != 1 ||
+          dwOut.getDimSize(3) < 16 || (stride == 2 && w % 2 != 0) || c * w > 32768 ||
+          bytes < fuseDepthwiseMinBytes || pixelRowsPay(h * w, c, true))
+        continue;
+      std::optional<::cuvil::Tensor> wt = constantF32(pw->operands[1]);
+      if (!wt)
+        continue;
+      OpBuilder b(dw->root);
+      KernelCallBuilder k(b, dw->conv.getLoc());
+      Value pwBias = pw->operands.size() > 2 ? pw->operands[2] : Value();
+      Value dwBias = dw->operands.size() > 2 ? dw->operands[2] : Value();
+      auto pwIn = llvm::cast<RankedTensorType>(pw->operands[0].getType()).getShape();
+      auto pww = llvm::cast<RankedTensorType>(pw->operands[1].getType()).getShape();
+      SmallVector<int64_t> params = convParams(pw->conv, pwIn, pww, midType,
+                                               flagsOf(pw->epilogue, bool(pwBias)), pw->epilogue);
+      SmallVector<int64_t> dwParams =
+          convParams(dw->conv, midType.getShape(), dww, dwOut,
+                     flagsOf(dw->epilogue, bool(dwBias)), dw->epilogue);
+      params.append(dwParams.begin(), dwParams.end());
+      // Absent biases: one one-float constant that the kernel never reads.
+      Value unread;
+      auto orUnread = [&](Value v) {
+        if (!v && !unread)
+          unread = k.constant(ArrayRef<float>{0.0f}, "unread");
+        return v ? v : unread;
+      };
+      SmallVector<Value> args{pw->operands[0]};
+      args.push_back(k.constant(packPanels(reinterpret_cast<const float *>(wt->data()), 1, c,
+                                           pwIn[1], kMR),
+                                resourceName(pw->operands[1], "packed")));
+      args.push_back(orUnread(pwBias));
+      args.push_back(dw->operands[1]);
+      args.push_back(orUnread(dwBias));
+      Value r = k.call(module, "cuvil_rt_pointwise_depthwise_f32", params, args, dwOut);
+      dw->root->getResult(0).replaceAllUsesWith(r);
+      dw->root->erase();
+      pw->root->erase();
     }
   }
 

@@ -499,12 +499,76 @@ TEST_CASE("depthwise then pointwise in bands matches the two convolutions", "[ke
       std::vector<float> pad(static_cast<size_t>(7 * (t.w + 2)), NAN);
       std::vector<float> out(static_cast<size_t>(5 * t.w), NAN);
       int64_t r0 = t.h > 7 ? 3 : 0, rows = std::min<int64_t>(5, t.h - r0);
-      mk->depthwise3x3_band(x.data(), t.h, t.w, r0, rows, wd.data(), bd[0], 1, 0.0f, 6.0f,
+      mk->depthwise3x3_band(x.data(), 0, t.h, t.w, r0, rows, 1, wd.data(), bd[0], 1, 0.0f, 6.0f,
                             pad.data(), out.data());
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < t.w; ++j)
           REQUIRE(out[static_cast<size_t>(r * t.w + j)] ==
                   Approx(mid[static_cast<size_t>((r0 + r) * t.w + j)]).margin(1e-4));
+    }
+  }
+}
+
+TEST_CASE("pointwise then depthwise in bands matches the two convolutions", "[kernels]") {
+  Pool pool(2);
+  struct Case {
+    int64_t n, cin, c, h, w, stride;
+  };
+  // One band (two images); several bands with a short last one at stride 1
+  // (144 x 56: 10-row bands, 2 rows shared) and at stride 2 (96 x 112:
+  // 4-row bands, 1 row shared; odd height: padding below).
+  for (Case t : {Case{2, 3, 8, 9, 32, 2}, Case{1, 5, 8, 20, 17, 1}, Case{1, 6, 144, 23, 56, 1},
+                 Case{1, 4, 96, 37, 112, 2}}) {
+    const int64_t oh = (t.h - 1) / t.stride + 1, ow = (t.w - 1) / t.stride + 1;
+    ConvCase pw{t.n, t.cin, t.h, t.w, t.c, 1, 1, 1, 1, 0, 0, 1, 1, 1};
+    ConvCase dw{t.n, t.c, t.h, t.w, t.c, 3, 3, t.stride, t.stride, 1, 1, 1, 1, t.c};
+    std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.cin * t.h * t.w), 31);
+    std::vector<float> wp = randomVector(static_cast<size_t>(t.c * t.cin), 32);
+    std::vector<float> bp = randomVector(static_cast<size_t>(t.c), 33);
+    std::vector<float> wd = randomVector(static_cast<size_t>(t.c * 9), 34);
+    std::vector<float> bd = randomVector(static_cast<size_t>(t.c), 35);
+    std::vector<float> mid = naiveConv(pw, t.h, t.w, x, wp, bp);
+    for (float &v : mid)
+      v = std::min(std::max(v, 0.0f), 6.0f);
+    std::vector<float> want = naiveConv(dw, oh, ow, mid, wd, bd);
+    for (float &v : want)
+      v = std::min(std::max(v, -1.0f), 1.0f);
+    // Pointwise: bias, relu6; depthwise: bias, clamp to [-1, 1].
+    int64_t params[] = {1, t.n, t.cin, t.h, t.w, t.c, t.h, t.w, 1, 1, 1, 1, 0, 0, 1, 1, 1,
+                        1 | 4, floatBits(0.0f), floatBits(6.0f), CUVIL_MR,
+                        1, t.n, t.c, t.h, t.w, t.c, oh, ow, 3, 3, t.stride, t.stride, 1, 1, 1, 1,
+                        t.c, 1 | 4, floatBits(-1.0f), floatBits(1.0f), CUVIL_MR};
+    std::vector<float> packed = packRows(wp, t.c, t.cin);
+    for (bool threads : {true, false}) {
+      INFO("n " << t.n << " cin " << t.cin << " c " << t.c << " " << t.h << "x" << t.w
+                << " stride " << t.stride << (threads ? " on 2 threads" : " without a pool"));
+      cuvil_rt_current_exec = threads ? pool.pool : nullptr;
+      std::vector<float> y(want.size(), NAN);
+      cuvil_rt_pointwise_depthwise_f32(params, x.data(), packed.data(), bp.data(), wd.data(),
+                                       bd.data(), y.data());
+      cuvil_rt_current_exec = nullptr;
+      for (size_t i = 0; i < y.size(); ++i)
+        REQUIRE(y[i] == Approx(want[i]).margin(1e-4));
+    }
+    // Every variant's band kernel on a band of the last channel's rows held
+    // apart (input row y at band[y - first]): output rows 1 .. 5.
+    const int64_t o0 = 1, rows = std::min<int64_t>(5, oh - 1), last = t.c - 1;
+    const int64_t first = o0 * t.stride - 1, end = std::min(t.h, (o0 + rows - 1) * t.stride + 2);
+    const float *plane = mid.data() + last * t.h * t.w;
+    std::vector<float> band(plane + first * t.w, plane + end * t.w);
+    for (const cuvil_microkernels *mk : runnableKernels()) {
+      if (ow < mk->vl)
+        continue;
+      INFO("variant " << mk->name << " stride " << t.stride << " " << t.h << "x" << t.w);
+      std::vector<float> pad(static_cast<size_t>((rows + 2) * (t.w + 2)), NAN);
+      std::vector<float> out(static_cast<size_t>(rows * ow), NAN);
+      mk->depthwise3x3_band(band.data(), first, t.h, t.w, o0, rows, static_cast<int>(t.stride),
+                            wd.data() + last * 9, bd[last], 1, -1.0f, 1.0f, pad.data(),
+                            out.data());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < ow; ++j)
+          REQUIRE(out[static_cast<size_t>(r * ow + j)] ==
+                  Approx(want[static_cast<size_t>((last * oh + o0 + r) * ow + j)]).margin(1e-4));
     }
   }
 }

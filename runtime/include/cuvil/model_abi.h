@@ -97,6 +97,17 @@ void cuvil_rt_depthwise_pointwise_f32(const int64_t *params, const float *input,
                                       const float *dw_weights, const float *dw_bias,
                                       const float *pw_weights, const float *pw_bias,
                                       const float *residual, float *output);
+/* A 1x1 stride-1 convolution (groups 1, no residual) whose output only
+ * feeds a 3x3 padding-1 depthwise one (channel multiplier 1, stride 1 or 2,
+ * no residual; output width 16 or more, even input width at stride 2;
+ * C x W at most 32768, C the depthwise channels), in bands of rows that
+ * stay in cache: params is the pointwise params then the depthwise ones (21
+ * each); the pointwise weights packed as for cuvil_rt_conv2d_f32 (no flag 8
+ * or 16), the depthwise ones as PyTorch stores them. */
+void cuvil_rt_pointwise_depthwise_f32(const int64_t *params, const float *input,
+                                      const float *pw_weights, const float *pw_bias,
+                                      const float *dw_weights, const float *dw_bias,
+                                      float *output);
 /* The conv params with Cout = groups = C, flags 0: max over each window
  * (padding never wins, NaN does), every window inside the padded input. */
 void cuvil_rt_max_pool2d_f32(const int64_t *params, const float *input, float *output);

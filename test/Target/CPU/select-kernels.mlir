@@ -295,3 +295,68 @@ func.func @depthwise_two_uses(%x: tensor<1x32x16x16xf32>, %wd: tensor<32x1x3x3xf
   %1 = cuvil.conv.conv2d %0, %wp stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x32x16x16xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x16x16xf32>
   return %1, %0 : tensor<1x8x16x16xf32>, tensor<1x32x16x16xf32>
 }
+
+// -----
+
+// A 1x1 convolution group (bias, relu6) whose output only feeds a 3x3
+// depthwise one, stride 2 and stride 1, past fuse-depthwise-min-bytes (0 on
+// the third RUN): one call runs both in bands, with both params (pointwise:
+// bias and clamp to [0, 6], flags 5; depthwise: no bias, no clamp), the
+// pointwise weights packed (32 rows of K = 4: four panels), the depthwise
+// weights as they are and an unread one-float bias for them. Not fused: an
+// output narrower than 16 columns (the band's depthwise rows are vectors),
+// a middle tensor with another use, and (default threshold, 1 MiB) these
+// 128 KiB tensors.
+// FUSE-LABEL: func.func @pointwise_depthwise
+//  FUSE-DAG:   %[[W:.*]] = arith.constant dense_resource<{{.*}}packed> : tensor<128xf32>
+//  FUSE-DAG:   %[[P:.*]] = arith.constant dense<[1, 1, 4, 32, 32, 32, 32, 32, 1, 1, 1, 1, 0, 0, 1, 1, 1, 5, 0, 1086324736, 8, 1, 1, 32, 32, 32, 32, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 32, 0, 4286578688, 2139095040, 8]> : tensor<42xi64>
+//      FUSE:   bufferization.to_memref %[[P]] read_only
+//      FUSE:   bufferization.to_memref %arg0 read_only
+//      FUSE:   bufferization.to_memref %[[W]] read_only
+//      FUSE:   bufferization.to_memref %arg1 read_only
+//      FUSE:   memref.alloc() {alignment = 64 : i64} : memref<1x32x16x16xf32>
+//      FUSE:   call @cuvil_rt_pointwise_depthwise_f32({{.*}}) : (memref<1xi64>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+//  FUSE-NOT:   call @cuvil_rt_conv2d_f32
+//  FUSE-NOT:   call @cuvil_rt_depthwise_conv2d_f32
+// FUSE-LABEL: func.func @pointwise_depthwise_stride1
+//      FUSE:   call @cuvil_rt_pointwise_depthwise_f32({{.*}}) : (memref<1xi64>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+// FUSE-LABEL: func.func @pointwise_depthwise_narrow
+//      FUSE:   call @cuvil_rt_conv2d_f32
+//      FUSE:   call @cuvil_rt_depthwise_conv2d_f32
+// FUSE-LABEL: func.func @pointwise_two_uses
+//      FUSE:   call @cuvil_rt_conv2d_f32
+//      FUSE:   call @cuvil_rt_depthwise_conv2d_f32
+// CHECK-LABEL: func.func @pointwise_depthwise
+//      CHECK:   call @cuvil_rt_conv2d_f32
+//      CHECK:   call @cuvil_rt_depthwise_conv2d_f32
+//  CHECK-NOT:   call @cuvil_rt_pointwise_depthwise_f32
+func.func @pointwise_depthwise(%x: tensor<1x4x32x32xf32>, %wd: tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32> {
+  %wp = cuvil.constant dense<0.25> : tensor<32x4x1x1xf32>
+  %bp = cuvil.constant dense<0.5> : tensor<32xf32>
+  %0 = cuvil.fused.group conv(%x, %wp, %bp) : (tensor<1x4x32x32xf32>, tensor<32x4x1x1xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32> {
+  ^bb0(%a0: tensor<1x4x32x32xf32>, %a1: tensor<32x4x1x1xf32>, %a2: tensor<32xf32>):
+    %1 = cuvil.conv.conv2d %a0, %a1, %a2 stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x4x32x32xf32>, tensor<32x4x1x1xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
+    %2 = cuvil.act.hardtanh %1 {min_val = 0.0 : f64, max_val = 6.0 : f64} : tensor<1x32x32x32xf32>
+    cuvil.fused.yield %2 : tensor<1x32x32x32xf32>
+  }
+  %3 = cuvil.conv.conv2d %0, %wd stride [2, 2] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32>
+  return %3 : tensor<1x32x16x16xf32>
+}
+func.func @pointwise_depthwise_stride1(%x: tensor<1x4x32x32xf32>, %wd: tensor<32x1x3x3xf32>) -> tensor<1x32x32x32xf32> {
+  %wp = cuvil.constant dense<0.25> : tensor<32x4x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %wp stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x4x32x32xf32>, tensor<32x4x1x1xf32>) -> tensor<1x32x32x32xf32>
+  %1 = cuvil.conv.conv2d %0, %wd stride [1, 1] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x32x32xf32>
+  return %1 : tensor<1x32x32x32xf32>
+}
+func.func @pointwise_depthwise_narrow(%x: tensor<1x4x16x16xf32>, %wd: tensor<32x1x3x3xf32>) -> tensor<1x32x8x8xf32> {
+  %wp = cuvil.constant dense<0.25> : tensor<32x4x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %wp stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x4x16x16xf32>, tensor<32x4x1x1xf32>) -> tensor<1x32x16x16xf32>
+  %1 = cuvil.conv.conv2d %0, %wd stride [2, 2] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x16x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x8x8xf32>
+  return %1 : tensor<1x32x8x8xf32>
+}
+func.func @pointwise_two_uses(%x: tensor<1x4x32x32xf32>, %wd: tensor<32x1x3x3xf32>) -> (tensor<1x32x16x16xf32>, tensor<1x32x32x32xf32>) {
+  %wp = cuvil.constant dense<0.25> : tensor<32x4x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %wp stride [1, 1] padding [0, 0] dilation [1, 1] : (tensor<1x4x32x32xf32>, tensor<32x4x1x1xf32>) -> tensor<1x32x32x32xf32>
+  %1 = cuvil.conv.conv2d %0, %wd stride [2, 2] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32>
+  return %1, %0 : tensor<1x32x16x16xf32>, tensor<1x32x32x32xf32>
+}
