@@ -15,7 +15,7 @@ memory bandwidth (cuvil-bench-ceilings), as a table and as JSON.
 
     /usr/bin/python3 bench/perf_bench.py --bin build/bin [--json perf.json]
         [--cases resnet18_scripted,linear_1x1024] [--batches 1,8] [--threads 1,2]
-        [--rounds 3]
+        [--rounds 5]
 """
 import argparse
 import functools
@@ -191,7 +191,7 @@ def main():
     ap.add_argument("--batches", default="1,8", help="the first also counts fixed-batch models")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--json", help="write every number here")
-    ap.add_argument("--rounds", type=int, default=3,
+    ap.add_argument("--rounds", type=int, default=5,
                     help="alternations of Cuvil and PyTorch per case and thread count")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
