@@ -91,6 +91,10 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   // Loops (the outer parallel ones on the thread pool), then the LLVM
   // dialect.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // Index arithmetic out of the loops first: accumulators are found by
+  // indices defined outside them.
+  pm.addPass(createLoopInvariantCodeMotionPass());
+  pm.addPass(createPromoteAccumulatorsPass());
   pm.addPass(createParallelizeLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());

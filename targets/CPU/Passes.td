@@ -81,6 +81,23 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
                            "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def PromoteAccumulatorsPass : Pass<"cuvil-promote-accumulators", "::mlir::ModuleOp"> {
+  let summary = "Keeps the running value of reduction loops in registers (scf.for iter_args).";
+  let description = [{
+    An `scf.for` (no iter_args) whose body only loads, computes (loops of
+    the same kind included) and stores, each store at indices defined
+    outside the loop and read once before it, in the body, by a load of the
+    same buffer and indices, and no other use of that buffer in the loop:
+    the value becomes an iter_arg, loaded once before the loop and stored
+    once after it (innermost loops first, so nests over several reduced
+    dimensions are promoted whole). linalg's loops keep reductions in the
+    output buffer, which LLVM cannot keep in a register (every buffer is a
+    view of one arena), so such loops were neither pipelined nor
+    vectorized.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 def ParallelizeLoopsPass : Pass<"cuvil-parallelize-loops", "::mlir::ModuleOp"> {
   let summary = "Runs the outer parallel loops of a bufferized program on the thread pool.";
   let description = [{

@@ -76,8 +76,11 @@ RankedTensorType keptType(RankedTensorType in, ArrayRef<int64_t> dims, Type elem
 
 Combine addCombine(ScalarType t) {
   return [t](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+    // Reassociable: LLVM may then sum in vector lanes (PyTorch's
+    // reductions do not add in order either).
     if (t.isFloat())
-      return b.create<arith::AddFOp>(l, acc, x);
+      return b.create<arith::AddFOp>(
+          l, acc, x, arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc));
     if (t.isBool())
       return b.create<arith::OrIOp>(l, acc, x);
     return b.create<arith::AddIOp>(l, acc, x);
