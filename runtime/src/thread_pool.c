@@ -4,8 +4,11 @@
  * destroy (so nothing of the library runs after cuvil_model_destroy and the
  * library can be dlclose'd). cuvil_rt_parallel_for splits [0, n) into equal
  * contiguous blocks, one per thread; the calling thread runs the first block
- * itself and then waits for the others. Only one parallel_for runs on a
- * pool at a time: the instance's busy guard makes sure of that.
+ * itself, then every block no worker has claimed yet (a worker the machine
+ * has not scheduled in time, e.g. a virtual CPU taken away for a while,
+ * does not hold the call up), then waits for the workers that did. Only one
+ * parallel_for runs on a pool at a time: the instance's busy guard makes
+ * sure of that.
  *
  * A model posts many short jobs in a row (a kernel per layer), and waking a
  * sleeping thread costs tens of microseconds: workers and the caller first
@@ -48,7 +51,15 @@ struct cuvil_thread_pool {
   void *closure;
   int64_t n;
   int32_t num_blocks;
-  _Atomic int32_t blocks_pending; /* workers not done with the job yet */
+  /* claimed[i] (1 <= i < num_threads): block i of the current job is taken,
+   * by worker i or by the caller, whichever comes first (compare-exchange
+   * 0 -> 1); reset by the caller for each job after its fields are written
+   * (release), so a worker that claims (acquire) reads that job's fields. */
+  _Atomic int32_t *claimed;
+  /* Workers between waking for a job and being done with it: the caller
+   * waits for none to be left. Incremented before a claim, so the caller
+   * cannot miss a worker that claims a block. */
+  _Atomic int32_t active;
 };
 
 /* Iterations of the spin before sleeping (~50-100 us). */
@@ -103,18 +114,21 @@ static void *worker_main(void *argument) {
     }
     if (atomic_load_explicit(&pool->stopping, memory_order_acquire))
       break;
-    /* Exactly one job ahead: the caller waits for every worker before it
-     * posts the next one. */
+    /* The job's fields are read only after this worker's block is claimed:
+     * one woken late finds it taken by the caller (or, the caller being on
+     * to the next job, claims that job's block, whose fields are then
+     * written). */
     seen_generation = generation;
-    if (self->index < pool->num_blocks) {
+    atomic_fetch_add_explicit(&pool->active, 1, memory_order_seq_cst);
+    int32_t unclaimed = 0;
+    if (atomic_compare_exchange_strong_explicit(&pool->claimed[self->index], &unclaimed, 1,
+                                                memory_order_seq_cst, memory_order_relaxed)) {
       int64_t begin, end;
       block_range(pool->n, pool->num_blocks, self->index, &begin, &end);
       pool->body(pool->closure, begin, end);
     }
-    /* Every worker checks in, also one without a block, so the job's fields
-     * stay untouched until no worker can still be reading them. */
-    if (atomic_fetch_sub_explicit(&pool->blocks_pending, 1, memory_order_acq_rel) == 1) {
-      /* The last block: wake the caller if it went to sleep. */
+    if (atomic_fetch_sub_explicit(&pool->active, 1, memory_order_acq_rel) == 1) {
+      /* The last one: wake the caller if it went to sleep. */
       pthread_mutex_lock(&pool->mutex);
       pthread_cond_signal(&pool->work_finished);
       pthread_mutex_unlock(&pool->mutex);
@@ -150,7 +164,10 @@ cuvil_thread_pool *cuvil_thread_pool_create(int32_t num_threads, int *error_numb
   }
   if (num_threads > 1) {
     pool->workers = calloc((size_t)(num_threads - 1), sizeof(worker));
-    if (!pool->workers) {
+    pool->claimed = calloc((size_t)num_threads, sizeof(*pool->claimed));
+    if (!pool->workers || !pool->claimed) {
+      free(pool->workers);
+      free(pool->claimed);
       free(pool->scratch);
       free(pool);
       *error_number = ENOMEM;
@@ -195,6 +212,7 @@ void cuvil_thread_pool_destroy(cuvil_thread_pool *pool) {
   pthread_cond_destroy(&pool->work_posted);
   pthread_mutex_destroy(&pool->mutex);
   free(pool->workers);
+  free((void *)pool->claimed);
   free(pool->scratch);
   free(pool);
 }
@@ -226,7 +244,8 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
   pool->closure = closure;
   pool->n = n;
   pool->num_blocks = num_blocks;
-  atomic_store_explicit(&pool->blocks_pending, pool->num_threads - 1, memory_order_relaxed);
+  for (int32_t i = 1; i < pool->num_threads; ++i)
+    atomic_store_explicit(&pool->claimed[i], i < num_blocks ? 0 : 1, memory_order_release);
   pthread_mutex_lock(&pool->mutex);
   atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
   pthread_cond_broadcast(&pool->work_posted);
@@ -236,15 +255,24 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
   block_range(n, num_blocks, 0, &begin, &end);
   inside_parallel_region = true;
   body(closure, begin, end);
+  /* The blocks of workers not running yet. */
+  for (int32_t i = 1; i < num_blocks; ++i) {
+    int32_t unclaimed = 0;
+    if (atomic_compare_exchange_strong_explicit(&pool->claimed[i], &unclaimed, 1,
+                                                memory_order_seq_cst, memory_order_relaxed)) {
+      block_range(n, num_blocks, i, &begin, &end);
+      body(closure, begin, end);
+    }
+  }
   inside_parallel_region = false;
 
   for (int spin = 0; spin < SPIN_ITERATIONS &&
-                     atomic_load_explicit(&pool->blocks_pending, memory_order_acquire) > 0;
+                     atomic_load_explicit(&pool->active, memory_order_acquire) > 0;
        ++spin)
     cpu_relax();
-  if (atomic_load_explicit(&pool->blocks_pending, memory_order_acquire) > 0) {
+  if (atomic_load_explicit(&pool->active, memory_order_acquire) > 0) {
     pthread_mutex_lock(&pool->mutex);
-    while (atomic_load_explicit(&pool->blocks_pending, memory_order_acquire) > 0)
+    while (atomic_load_explicit(&pool->active, memory_order_acquire) > 0)
       pthread_cond_wait(&pool->work_finished, &pool->mutex);
     pthread_mutex_unlock(&pool->mutex);
   }

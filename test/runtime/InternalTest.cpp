@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -119,6 +121,38 @@ TEST_CASE("thread_pool_survives_many_small_jobs", "[threads]") {
   for (int job = 0; job < 20000; ++job)
     expected += 1 + job % 6;
   CHECK(total == expected);
+}
+
+TEST_CASE("thread_pool_caller_takes_the_blocks_no_worker_has_claimed", "[threads]") {
+  // Workers asleep (idle past their spin) take tens of microseconds to wake:
+  // a job of tiny blocks is then done by the caller alone, which does not
+  // wait for them (a virtual CPU the machine took away does not hold a call
+  // up). Waking late, they must not touch the finished job's closure (on
+  // the caller's stack): no block recorded twice, none of another job.
+  ThreadPool pool(4);
+  struct Ids {
+    std::mutex mutex;
+    std::vector<std::thread::id> ids;
+  };
+  // A busy machine can still wake a worker first now and then: one attempt
+  // of up to 200 must see it.
+  bool callerDidAll = false;
+  for (int attempt = 0; attempt < 200 && !callerDidAll; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    Ids ids;
+    cuvil_rt_parallel_for(
+        pool.pool, 4,
+        [](void *closure, int64_t, int64_t) {
+          auto *self = static_cast<Ids *>(closure);
+          std::lock_guard<std::mutex> lock(self->mutex);
+          self->ids.push_back(std::this_thread::get_id());
+        },
+        &ids);
+    REQUIRE(ids.ids.size() == 4);
+    callerDidAll = std::all_of(ids.ids.begin(), ids.ids.end(),
+                               [](std::thread::id id) { return id == std::this_thread::get_id(); });
+  }
+  CHECK(callerDidAll);
 }
 
 TEST_CASE("thread_pool_create_and_destroy_repeatedly", "[threads]") {
