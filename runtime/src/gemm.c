@@ -928,6 +928,18 @@ void cuvil_rt_matmul_f32(const int64_t *q, const float *a, const float *b, float
  * 32 x 112 x 112 floats, 1.6 MB, past L2). */
 enum { GEMM_SCRATCH_FLOATS = KC * NC + MC * NC + MC * KC };
 
+/* Bands of at most `rows` of an image's `total` rows, as many per image as
+ * make them a multiple of the threads when there is one image (every
+ * thread a share); sets the rows per band and the bands per image. */
+static void split_bands(int64_t total, int64_t rows, int64_t images, void *exec,
+                        int64_t *band_rows, int64_t *bands) {
+  int64_t threads = cuvil_thread_pool_size(exec), n = (total + rows - 1) / rows;
+  if (images == 1 && threads > 1)
+    n = (n + threads - 1) / threads * threads;
+  *band_rows = (total + n - 1) / n;
+  *bands = (total + *band_rows - 1) / *band_rows;
+}
+
 typedef struct dwpw_job {
   const int64_t *qd, *qp;
   const float *input, *dw_weights, *dw_bias, *pw_weights, *pw_bias, *residual;
@@ -982,20 +994,15 @@ void cuvil_rt_depthwise_pointwise_f32(const int64_t *q, const float *input,
                   .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
   const int64_t c = q[CONV_C], h = q[CONV_H], w = q[CONV_W];
   /* Bands of about 64 Ki floats of depthwise output (256 KiB: in L2 with
-   * the GEMM's blocks), as many per image as make the bands a multiple of
-   * the threads; the scratch past the GEMM's holds a band and its padded
-   * input rows. */
+   * the GEMM's blocks); the scratch past the GEMM's holds a band and its
+   * padded input rows. */
   const int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - GEMM_SCRATCH_FLOATS;
   int64_t rows = 65536 / (c * w);
   while (rows > 1 && c * rows * w + (rows + 2) * (w + 2) > left)
     --rows;
   if (rows < 1)
     rows = 1;
-  int64_t threads = cuvil_thread_pool_size(job.exec), bands = (h + rows - 1) / rows;
-  if (q[CONV_N] == 1 && threads > 1)
-    bands = (bands + threads - 1) / threads * threads;
-  job.band_rows = (h + bands - 1) / bands;
-  job.bands = (h + job.band_rows - 1) / job.band_rows;
+  split_bands(h, rows, q[CONV_N], job.exec, &job.band_rows, &job.bands);
   int64_t work = q[CONV_N] * h * w * c * (9 + q[CONV_NUM_PARAMS + CONV_COUT]);
   cuvil_run_items(job.exec, q[CONV_N] * job.bands, work, dwpw_items, &job, &job.scratch);
 }
@@ -1076,19 +1083,14 @@ void cuvil_rt_pointwise_depthwise_f32(const int64_t *q, const float *input,
                   .exec = cuvil_rt_current_exec};
   const int64_t c = q[CONV_COUT], w = q[CONV_W], s = job.qd[CONV_SH], oh = job.qd[CONV_OH];
   /* Bands of about 96 Ki floats of expanded rows (384 KiB: in L2 with the
-   * GEMM's blocks), at least 3 rows; as many per image as make the bands a
-   * multiple of the threads. The scratch past the GEMM's holds the band and
-   * the depthwise rows' padding. */
+   * GEMM's blocks), at least 3 rows; the scratch past the GEMM's holds the
+   * band and the depthwise rows' padding. */
   const int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - GEMM_SCRATCH_FLOATS;
   int64_t in_rows = 98304 / (c * w);
   if (in_rows < 3)
     in_rows = 3;
   int64_t rows = (in_rows - 3) / s + 1; /* output rows whose input rows fit */
-  int64_t threads = cuvil_thread_pool_size(job.exec), bands = (oh + rows - 1) / rows;
-  if (q[CONV_N] == 1 && threads > 1)
-    bands = (bands + threads - 1) / threads * threads;
-  job.band_rows = (oh + bands - 1) / bands;
-  job.bands = (oh + job.band_rows - 1) / job.band_rows;
+  split_bands(oh, rows, q[CONV_N], job.exec, &job.band_rows, &job.bands);
   job.slot = ((job.band_rows - 1) * s + 3) * w;
   if (c * job.slot + (job.band_rows + 2) * (w + 2) > left) {
     /* Past the ABI's C x W bound (the compiler never calls it so): NaN, not
@@ -1097,6 +1099,6 @@ void cuvil_rt_pointwise_depthwise_f32(const int64_t *q, const float *input,
       output[i] = NAN;
     return;
   }
-  int64_t work = q[CONV_N] * q[CONV_H] * w * c * q[CONV_C] + q[CONV_N] * oh * job.qd[CONV_OW] * c * 9;
+  int64_t work = q[CONV_N] * c * (q[CONV_H] * w * q[CONV_C] + oh * job.qd[CONV_OW] * 9);
   cuvil_run_items(job.exec, q[CONV_N] * job.bands, work, pwdw_items, &job, &job.scratch);
 }

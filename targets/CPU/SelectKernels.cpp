@@ -279,6 +279,25 @@ private:
   Location loc;
 };
 
+/// An absent operand still needs a buffer in a kernel call's fixed
+/// signature: one one-float constant per call that the kernel never reads
+/// (the params' flags say which operands are present).
+class UnreadOperand {
+public:
+  explicit UnreadOperand(KernelCallBuilder &k) : k(k) {}
+  Value orIt(Value v) {
+    if (v)
+      return v;
+    if (!unread)
+      unread = k.constant(ArrayRef<float>{0.0f}, "unread");
+    return unread;
+  }
+
+private:
+  KernelCallBuilder &k;
+  Value unread;
+};
+
 std::string resourceName(Value weight, StringRef suffix) {
   if (auto c = weight.getDefiningOp<ConstantOp>())
     if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
@@ -486,69 +505,92 @@ struct SelectCpuKernelsPass final
            llvm::cast<RankedTensorType>(conv->getOperand(1).getType()).getDimSize(3) == k;
   }
 
+  /// The convolutions a fusion may start from (kernel selection's
+  /// candidates: plain ones and fusion groups around one).
+  static SmallVector<Operation *> convCandidates(ModuleOp module) {
+    SmallVector<Operation *> candidates;
+    module.walk([&](Operation *op) {
+      if (llvm::isa<FusedGroupOp, Conv2DOp>(op))
+        candidates.push_back(op);
+    });
+    return candidates;
+  }
+
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    return llvm::cast<RankedTensorType>(v.getType()).getShape();
+  }
+
+  static Value biasOf(const ConvSite &s) {
+    return s.operands.size() > 2 ? s.operands[2] : Value();
+  }
+
+  /// One filter per input channel (channel multiplier 1).
+  static bool isDepthwise(ConvSite &s) {
+    int64_t c = shapeOf(s.operands[0])[1];
+    ArrayRef<int64_t> w = shapeOf(s.operands[1]);
+    return static_cast<int64_t>(s.conv.getGroups()) == c && w[0] == c && w[1] == 1;
+  }
+
+  /// A pointwise convolution's constant weights packed as the A operand.
+  static Value packedPointwise(KernelCallBuilder &k, const ConvSite &pw,
+                               const ::cuvil::Tensor &wt) {
+    ArrayRef<int64_t> w = shapeOf(pw.operands[1]);
+    return k.constant(packPanels(reinterpret_cast<const float *>(wt.data()), 1, w[0], w[1], kMR),
+                      resourceName(pw.operands[1], "packed"));
+  }
+
+  /// Replaces `second`, whose input only `first` produces, and `first` by
+  /// one call of `fn` with both sites' params (first's, then second's: 42).
+  static void replacePair(ModuleOp module, KernelCallBuilder &k, ConvSite &first,
+                          ConvSite &second, StringRef fn, ArrayRef<Value> args) {
+    SmallVector<int64_t> params;
+    for (ConvSite *s : {&first, &second}) {
+      SmallVector<int64_t> p =
+          convParams(s->conv, shapeOf(s->operands[0]), shapeOf(s->operands[1]),
+                     s->conv.getResult().getType(), flagsOf(s->epilogue, bool(biasOf(*s))),
+                     s->epilogue);
+      params.append(p.begin(), p.end());
+    }
+    auto out = llvm::cast<RankedTensorType>(second.conv.getResult().getType());
+    Value r = k.call(module, fn, params, args, out);
+    second.root->getResult(0).replaceAllUsesWith(r);
+    second.root->erase();
+    first.root->erase();
+  }
+
   /// Depthwise 3x3 stride 1 -> pointwise pairs whose middle tensor would not
   /// stay in cache: one call that runs them in bands of rows (runtime:
   /// cuvil_rt_depthwise_pointwise_f32, which needs a row of every channel,
   /// C x W floats, to fit well within its band: at most 64 channels, at
   /// least 16 columns for the depthwise rows' vectors).
   void fuseDepthwisePointwise(ModuleOp module) {
-    SmallVector<Operation *> candidates;
-    module.walk([&](Operation *op) {
-      if (llvm::isa<FusedGroupOp, Conv2DOp>(op))
-        candidates.push_back(op);
-    });
-    for (Operation *op : candidates) {
+    for (Operation *op : convCandidates(module)) {
       std::optional<ConvSite> pw = convSite(op);
       if (!pw || !isStatic(*pw) || pw->conv.getGroups() != 1 || !hasAttrs(pw->conv, 1, 1, 0))
         continue;
       Value mid = pw->operands[0];
       std::optional<ConvSite> dw = convSite(mid.getDefiningOp());
       if (!dw || !mid.hasOneUse() || !isStatic(*dw) || dw->epilogue.residual ||
-          !hasAttrs(dw->conv, 3, 1, 1))
+          !hasAttrs(dw->conv, 3, 1, 1) || !isDepthwise(*dw))
         continue;
-      auto in = llvm::cast<RankedTensorType>(dw->operands[0].getType()).getShape();
-      auto dww = llvm::cast<RankedTensorType>(dw->operands[1].getType()).getShape();
+      ArrayRef<int64_t> in = shapeOf(mid);
       int64_t c = in[1], h = in[2], w = in[3];
       int64_t bytes = in[0] * c * h * w * static_cast<int64_t>(sizeof(float));
       // A row of every channel (C x W floats) must fit the runtime's band
       // buffer (64 Ki floats) many times over.
-      if (static_cast<int64_t>(dw->conv.getGroups()) != c || dww[0] != c || dww[1] != 1 ||
-          c > 64 || w < 16 || c * w > 65536 || bytes < fuseDepthwiseMinBytes)
-        continue;
-      auto pwOut = llvm::cast<RankedTensorType>(pw->conv.getResult().getType());
-      if (pixelRowsPay(h * w, pwOut.getDimSize(1), true))
+      if (c > 64 || w < 16 || c * w > 65536 || bytes < fuseDepthwiseMinBytes ||
+          pixelRowsPay(h * w, shapeOf(pw->operands[1])[0], true))
         continue;
       std::optional<::cuvil::Tensor> wt = constantF32(pw->operands[1]);
       if (!wt)
         continue;
       OpBuilder b(pw->root);
       KernelCallBuilder k(b, pw->conv.getLoc());
-      Value dwBias = dw->operands.size() > 2 ? dw->operands[2] : Value();
-      Value pwBias = pw->operands.size() > 2 ? pw->operands[2] : Value();
-      SmallVector<int64_t> params = convParams(dw->conv, in, dww, dw->conv.getResult().getType(),
-                                               flagsOf(dw->epilogue, bool(dwBias)), dw->epilogue);
-      SmallVector<int64_t> pwParams =
-          convParams(pw->conv, llvm::cast<RankedTensorType>(mid.getType()).getShape(),
-                     llvm::cast<RankedTensorType>(pw->operands[1].getType()).getShape(), pwOut,
-                     flagsOf(pw->epilogue, bool(pwBias)), pw->epilogue);
-      params.append(pwParams.begin(), pwParams.end());
-      // Absent operands: one one-float constant that the kernel never reads.
-      Value unread;
-      auto orUnread = [&](Value v) {
-        if (!v && !unread)
-          unread = k.constant(ArrayRef<float>{0.0f}, "unread");
-        return v ? v : unread;
-      };
-      SmallVector<Value> args{dw->operands[0], dw->operands[1], orUnread(dwBias)};
-      args.push_back(k.constant(packPanels(reinterpret_cast<const float *>(wt->data()), 1,
-                                           pwOut.getDimSize(1), c, kMR),
-                                resourceName(pw->operands[1], "packed")));
-      args.push_back(orUnread(pwBias));
-      args.push_back(orUnread(pw->epilogue.residual));
-      Value r = k.call(module, "cuvil_rt_depthwise_pointwise_f32", params, args, pwOut);
-      pw->root->getResult(0).replaceAllUsesWith(r);
-      pw->root->erase();
-      dw->root->erase();
+      UnreadOperand unread(k);
+      replacePair(module, k, *dw, *pw, "cuvil_rt_depthwise_pointwise_f32",
+                  {dw->operands[0], dw->operands[1], unread.orIt(biasOf(*dw)),
+                   packedPointwise(k, *pw, *wt), unread.orIt(biasOf(*pw)),
+                   unread.orIt(pw->epilogue.residual)});
     }
   }
 
@@ -559,65 +601,33 @@ struct SelectCpuKernelsPass final
   /// of every channel: C x W at most 32768; the depthwise rows want 16 or
   /// more output columns, and at stride 2 an even width).
   void fusePointwiseDepthwise(ModuleOp module) {
-    SmallVector<Operation *> candidates;
-    module.walk([&](Operation *op) {
-      if (llvm::isa<FusedGroupOp, Conv2DOp>(op))
-        candidates.push_back(op);
-    });
-    for (Operation *op : candidates) {
+    for (Operation *op : convCandidates(module)) {
       std::optional<ConvSite> dw = convSite(op);
       if (!dw || !isStatic(*dw) || dw->epilogue.residual || dw->conv.getStride().size() != 2)
         continue;
       int64_t stride = dw->conv.getStride()[0];
-      if ((stride != 1 && stride != 2) || !hasAttrs(dw->conv, 3, stride, 1))
+      if ((stride != 1 && stride != 2) || !hasAttrs(dw->conv, 3, stride, 1) || !isDepthwise(*dw))
         continue;
       Value mid = dw->operands[0];
       std::optional<ConvSite> pw = convSite(mid.getDefiningOp());
       if (!pw || !mid.hasOneUse() || !isStatic(*pw) || pw->epilogue.residual ||
           pw->conv.getGroups() != 1 || !hasAttrs(pw->conv, 1, 1, 0))
         continue;
-      auto midType = llvm::cast<RankedTensorType>(mid.getType());
-      auto dww = llvm::cast<RankedTensorType>(dw->operands[1].getType()).getShape();
-      auto dwOut = llvm::cast<RankedTensorType>(dw->conv.getResult().getType());
-      int64_t c = midType.getDimSize(1), h = midType.getDimSize(2), w = midType.getDimSize(3);
-      int64_t bytes = midType.getDimSize(0) * c * h * w * static_cast<int64_t>(sizeof(float));
-      if (static_cast<int64_t>(dw->conv.getGroups()) != c || dww[0] != c || dww[1] != 1 ||
-          dwOut.getDimSize(3) < 16 || (stride == 2 && w % 2 != 0) || c * w > 32768 ||
-          bytes < fuseDepthwiseMinBytes || pixelRowsPay(h * w, c, true))
+      ArrayRef<int64_t> in = shapeOf(mid);
+      int64_t c = in[1], h = in[2], w = in[3];
+      int64_t bytes = in[0] * c * h * w * static_cast<int64_t>(sizeof(float));
+      if (shapeOf(dw->conv.getResult())[3] < 16 || (stride == 2 && w % 2 != 0) ||
+          c * w > 32768 || bytes < fuseDepthwiseMinBytes || pixelRowsPay(h * w, c, true))
         continue;
       std::optional<::cuvil::Tensor> wt = constantF32(pw->operands[1]);
       if (!wt)
         continue;
       OpBuilder b(dw->root);
       KernelCallBuilder k(b, dw->conv.getLoc());
-      Value pwBias = pw->operands.size() > 2 ? pw->operands[2] : Value();
-      Value dwBias = dw->operands.size() > 2 ? dw->operands[2] : Value();
-      auto pwIn = llvm::cast<RankedTensorType>(pw->operands[0].getType()).getShape();
-      auto pww = llvm::cast<RankedTensorType>(pw->operands[1].getType()).getShape();
-      SmallVector<int64_t> params = convParams(pw->conv, pwIn, pww, midType,
-                                               flagsOf(pw->epilogue, bool(pwBias)), pw->epilogue);
-      SmallVector<int64_t> dwParams =
-          convParams(dw->conv, midType.getShape(), dww, dwOut,
-                     flagsOf(dw->epilogue, bool(dwBias)), dw->epilogue);
-      params.append(dwParams.begin(), dwParams.end());
-      // Absent biases: one one-float constant that the kernel never reads.
-      Value unread;
-      auto orUnread = [&](Value v) {
-        if (!v && !unread)
-          unread = k.constant(ArrayRef<float>{0.0f}, "unread");
-        return v ? v : unread;
-      };
-      SmallVector<Value> args{pw->operands[0]};
-      args.push_back(k.constant(packPanels(reinterpret_cast<const float *>(wt->data()), 1, c,
-                                           pwIn[1], kMR),
-                                resourceName(pw->operands[1], "packed")));
-      args.push_back(orUnread(pwBias));
-      args.push_back(dw->operands[1]);
-      args.push_back(orUnread(dwBias));
-      Value r = k.call(module, "cuvil_rt_pointwise_depthwise_f32", params, args, dwOut);
-      dw->root->getResult(0).replaceAllUsesWith(r);
-      dw->root->erase();
-      pw->root->erase();
+      UnreadOperand unread(k);
+      replacePair(module, k, *pw, *dw, "cuvil_rt_pointwise_depthwise_f32",
+                  {pw->operands[0], packedPointwise(k, *pw, *wt), unread.orIt(biasOf(*pw)),
+                   dw->operands[1], unread.orIt(biasOf(*dw))});
     }
   }
 
@@ -642,14 +652,9 @@ struct SelectCpuKernelsPass final
   /// reads (the params' flags say which operands are present).
   static void optionalOperands(KernelCallBuilder &k, Value bias, const Epilogue &e,
                                SmallVectorImpl<Value> &out) {
-    Value unread;
-    auto get = [&]() {
-      if (!unread)
-        unread = k.constant(ArrayRef<float>{0.0f}, "unread");
-      return unread;
-    };
-    out.push_back(bias ? bias : get());
-    out.push_back(e.residual ? e.residual : get());
+    UnreadOperand unread(k);
+    out.push_back(unread.orIt(bias));
+    out.push_back(unread.orIt(e.residual));
   }
 
   Value rewriteConv(OpBuilder &b, ModuleOp module, Conv2DOp conv, ArrayRef<Value> operands,
