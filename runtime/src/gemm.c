@@ -242,7 +242,8 @@ static inline void run_tile(const gemm_job *job, int64_t kc, const float *a, con
     job->mk->full(kc, a, b, ldb, c, k0 > 0);
 }
 
-static void gemm_tile_major(const gemm_job *job, int64_t mp0, int64_t mp1, float *scratch) {
+static void gemm_tile_major(const gemm_job *job, int64_t mp0, int64_t mp1, int64_t j0,
+                            int64_t j1, float *scratch) {
   const cuvil_gemm_problem *p = job->p;
   const int64_t nr = job->nr, panels = mp1 - mp0;
   float *c_part = scratch;                    /* [panel][MR][nr] */
@@ -253,7 +254,7 @@ static void gemm_tile_major(const gemm_job *job, int64_t mp0, int64_t mp1, float
       p->pack_a(p->a_context, i0, rows, k0, p->k - k0 < KC ? p->k - k0 : KC,
                 a_all + ((mp - mp0) * p->k + k0) * CUVIL_MR);
   }
-  for (int64_t jt = 0; jt < p->n; jt += nr) {
+  for (int64_t jt = j0; jt < j1; jt += nr) {
     const int64_t cols = p->n - jt < nr ? p->n - jt : nr;
     const float *b_tile = p->b_panels + (jt / CUVIL_B_PANEL) * p->k * CUVIL_B_PANEL +
                           jt % CUVIL_B_PANEL;
@@ -290,13 +291,14 @@ static void gemm_items(void *closure, int64_t begin, int64_t end) {
      * most panels_per_block and tiles_per_block each). */
     int64_t mp0 = mb * job->m_panels / job->m_blocks;
     int64_t mp1 = (mb + 1) * job->m_panels / job->m_blocks;
-    if (job->tile_major) {
-      gemm_tile_major(job, mp0, mp1, scratch);
-      continue;
-    }
     int64_t t_begin = nb * job->n_tiles / job->n_blocks;
     int64_t j0 = t_begin * nr;
     int64_t tiles = (nb + 1) * job->n_tiles / job->n_blocks - t_begin;
+    if (job->tile_major) {
+      int64_t j1 = j0 + tiles * nr < p->n ? j0 + tiles * nr : p->n;
+      gemm_tile_major(job, mp0, mp1, j0, j1, scratch);
+      continue;
+    }
     if (p->k == 0)
       memset(c_block, 0, (size_t)((mp1 - mp0) * tiles * CUVIL_MR * nr) * sizeof(float));
     for (int64_t k0 = 0; k0 < p->k; k0 += job->kc) {
@@ -367,6 +369,39 @@ static void pack_b_from_panels(const void *context, int64_t k0, int64_t kc, int6
                               col % CUVIL_B_PANEL]
                 : 0.0f;
     }
+}
+
+/* The row and column blocks of a tile-major problem. Every row block reads
+ * all of its columns' B, every column block packs A for its rows again (a
+ * gather: counted twice): with small images and many channels (7x7 and
+ * 512 channels, B ten times A) the columns are the ones to split, so that
+ * each weight comes from memory once. Estimated in cycles: the busiest
+ * thread's multiply-adds (32 a cycle) and the floats streamed (2 a cycle,
+ * the threads share the memory), over items whose A fits the scratch. */
+static void plan_tile_major(gemm_job *job, int64_t threads) {
+  const cuvil_gemm_problem *p = job->p;
+  const double a_floats = (double)job->m_panels * CUVIL_MR * p->k;
+  const double b_floats = (double)job->n_tiles * job->nr * p->k;
+  const double pair_fmas = (double)CUVIL_MR * job->nr * p->k; /* a panel times a tile */
+  const int64_t room = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float));
+  double best = -1;
+  for (int64_t mb = 1; mb <= job->m_panels; ++mb) {
+    int64_t panels = (job->m_panels + mb - 1) / mb;
+    if ((panels + 1) * CUVIL_MR * (p->k + job->nr) > room)
+      continue;
+    for (int64_t nb = 1; nb <= job->n_tiles && (nb == 1 || mb * nb <= 8 * threads); ++nb) {
+      int64_t tiles = (job->n_tiles + nb - 1) / nb, rounds = (mb * nb + threads - 1) / threads;
+      double cycles = rounds * panels * tiles * pair_fmas / 32 +
+                      (mb * b_floats + 2 * nb * a_floats) / 2;
+      if (best < 0 || cycles < best) {
+        best = cycles;
+        job->m_blocks = mb;
+        job->n_blocks = nb;
+      }
+    }
+  }
+  job->tiles_per_block = (job->n_tiles + job->n_blocks - 1) / job->n_blocks;
+  job->panels_per_block = (job->m_panels + job->m_blocks - 1) / job->m_blocks;
 }
 
 /* The blocking and the work items of a problem (job->p, mk, exec set). */
@@ -441,6 +476,8 @@ static void gemm_plan(gemm_job *job_out) {
              job.m_blocks * job.n_blocks < 8 * threads)
         ++job.n_blocks;
   }
+  if (job.tile_major)
+    plan_tile_major(&job, exec ? threads : 1);
   *job_out = job;
 }
 
@@ -828,7 +865,9 @@ static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64
 
 /* y[m][n] = x[m][k] . W[n][k]^T (+ bias[n]) (+ residual[m][n]), clamped.
  * With FLAG_PIXEL_ROWS (several rows of x) the weights are B panels and x is
- * packed as A, so y's tiles are stored straight from registers; otherwise
+ * packed as A, once per work item (it is small next to the weights, which
+ * then stream through once, in order), so y's tiles are stored straight
+ * from registers; otherwise
  * (a row or a few: matrix-vector) y^T = W . x^T with the weights packed as
  * A. */
 void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
@@ -839,7 +878,7 @@ void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
     cuvil_gemm_problem p = {
         .m = q[LIN_M], .n = q[LIN_N], .k = q[LIN_K],
         .pack_a = pack_rows_panel, .a_context = &a,
-        .b_panels = weights,
+        .b_panels = weights, .a_pack_once = 1,
         .c = y, .c_row_stride = q[LIN_N], .c_col_stride = 1,
         .bias = (flags & FLAG_BIAS) ? bias : NULL, .column_bias = 1,
         .residual = (flags & FLAG_RESIDUAL) ? residual : NULL,

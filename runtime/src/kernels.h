@@ -188,7 +188,10 @@ typedef struct cuvil_gemm_problem {
   /* Optional: B packed at compile time, [ceil(n/CUVIL_B_PANEL)][k]
    * [CUVIL_B_PANEL] (zero-padded), read in place; pack_b is then unused. */
   const float *b_panels;
-  int a_pack_once; /* pack_a is costly: one column block, so A is packed once per row block */
+  /* pack_a is costly (im2col) or A is small next to B: each work item packs
+   * its rows of A once for all its columns (with B panels and room in the
+   * scratch, whole, and B streams through tile by tile). */
+  int a_pack_once;
   float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */
   int64_t c_row_stride, c_col_stride;
   const float *bias;      /* per row (per column with column_bias), or NULL */

@@ -704,38 +704,44 @@ TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[ker
 }
 
 TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]") {
-  for (int64_t m : {1, 3, 31, 32, 64})
-    for (int64_t n : {1, 10, 40}) {
-      const int64_t k = 300;
-      INFO("m " << m << " n " << n);
-      std::vector<float> x = randomVector(static_cast<size_t>(m * k), 12);
-      std::vector<float> w = randomVector(static_cast<size_t>(n * k), 13);
-      std::vector<float> bias = randomVector(static_cast<size_t>(n), 14);
-      std::vector<float> packed = packRows(w, n, k);
-      std::vector<float> panels = packPanels(w, n, k, CUVIL_B_PANEL);
-      std::vector<float> residual = randomVector(static_cast<size_t>(m * n), 17);
-      // Bias only; then bias, residual and a clamp to [-1, 1]; each with the
-      // weights as A (packed rows) and, flag 16, as B panels.
-      for (int64_t flags : {1, 7, 16 | 1, 16 | 7}) {
-        INFO("flags " << flags);
-        int64_t params[] = {1, m, k, n, flags, floatBits(-1.0f), floatBits(1.0f), CUVIL_MR};
-        std::vector<float> y(static_cast<size_t>(m * n), NAN);
-        cuvil_rt_linear_f32(params, x.data(), (flags & 16) ? panels.data() : packed.data(),
-                            bias.data(), residual.data(), y.data());
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double want = bias[static_cast<size_t>(j)];
-            for (int64_t kk = 0; kk < k; ++kk)
-              want += double(x[static_cast<size_t>(i * k + kk)]) *
-                      w[static_cast<size_t>(j * k + kk)];
-            if (flags & 2)
-              want += residual[static_cast<size_t>(i * n + j)];
-            if (flags & 4)
-              want = std::min(std::max(want, -1.0), 1.0);
-            REQUIRE(y[static_cast<size_t>(i * n + j)] == Approx(want).margin(1e-4));
-          }
+  Pool pool(2);
+  // 100 columns: several tiles, split across the threads; 1800 rows: x too
+  // large to pack whole in one work item.
+  for (int64_t m : {1, 3, 31, 32, 64, 1800})
+    for (int64_t n : {1, 10, 40, 100})
+      for (void *exec : {static_cast<void *>(nullptr), static_cast<void *>(pool.pool)}) {
+        const int64_t k = 300;
+        INFO("m " << m << " n " << n << (exec ? " two threads" : " one thread"));
+        cuvil_rt_current_exec = exec;
+        std::vector<float> x = randomVector(static_cast<size_t>(m * k), 12);
+        std::vector<float> w = randomVector(static_cast<size_t>(n * k), 13);
+        std::vector<float> bias = randomVector(static_cast<size_t>(n), 14);
+        std::vector<float> packed = packRows(w, n, k);
+        std::vector<float> panels = packPanels(w, n, k, CUVIL_B_PANEL);
+        std::vector<float> residual = randomVector(static_cast<size_t>(m * n), 17);
+        // Bias only; then bias, residual and a clamp to [-1, 1]; each with the
+        // weights as A (packed rows) and, flag 16, as B panels.
+        for (int64_t flags : {1, 7, 16 | 1, 16 | 7}) {
+          INFO("flags " << flags);
+          int64_t params[] = {1, m, k, n, flags, floatBits(-1.0f), floatBits(1.0f), CUVIL_MR};
+          std::vector<float> y(static_cast<size_t>(m * n), NAN);
+          cuvil_rt_linear_f32(params, x.data(), (flags & 16) ? panels.data() : packed.data(),
+                              bias.data(), residual.data(), y.data());
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double want = bias[static_cast<size_t>(j)];
+              for (int64_t kk = 0; kk < k; ++kk)
+                want += double(x[static_cast<size_t>(i * k + kk)]) *
+                        w[static_cast<size_t>(j * k + kk)];
+              if (flags & 2)
+                want += residual[static_cast<size_t>(i * n + j)];
+              if (flags & 4)
+                want = std::min(std::max(want, -1.0), 1.0);
+              REQUIRE(y[static_cast<size_t>(i * n + j)] == Approx(want).margin(1e-4));
+            }
+        }
+        cuvil_rt_current_exec = nullptr;
       }
-    }
 }
 
 TEST_CASE("matmul of two run-time operands, batched and broadcast", "[kernels]") {
