@@ -19,6 +19,10 @@ enum { XI = 36, TILE = 4 };
 /* Input channels per block of V: V's block for one position (KCW x NR)
  * stays in L1 while the micro-kernel runs over the output channels. */
 enum { KCW = 128 };
+/* The 36 positions' rows of V and of M lie a power of two apart (16 KiB):
+ * one more cache line between them keeps a transform's 36 loads or stores
+ * from all landing in the same L1 set. */
+enum { XI_PAD = 16 };
 
 typedef struct wino_job {
   const int64_t *q;
@@ -43,7 +47,7 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
   const int64_t tiles_per_image = tiles_x * ((q[CONV_OH] + TILE - 1) / TILE);
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
   float *v = scratch;             /* [XI][kc][nr] */
-  float *m = v + XI * KCW * nr;   /* [XI][mcb][nr] */
+  float *m = v + XI * (KCW * nr + XI_PAD); /* [XI][mcb][nr], rows XI_PAD apart */
   for (int64_t item = begin; item < end; ++item) {
     int64_t block = item / job->co_blocks, co0 = item % job->co_blocks * job->mcb;
     int64_t t0 = block * nr, nt = job->tiles - t0 < nr ? job->tiles - t0 : nr;
@@ -63,14 +67,15 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
     for (int64_t ci0 = 0; ci0 < cin; ci0 += KCW) {
       int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
       for (int64_t ci = 0; ci < kc; ++ci)
-        mk->wino_input(q, job->input + (ci0 + ci) * plane, &tiles, v + ci * nr, kc * nr);
+        mk->wino_input(q, job->input + (ci0 + ci) * plane, &tiles, v + ci * nr, kc * nr + XI_PAD);
       for (int64_t xi = 0; xi < XI; ++xi)
         for (int64_t p = 0; p < np; ++p)
           mk->full(kc, job->u + ((xi * panels + p0 + p) * cin + ci0) * CUVIL_MR,
-                   v + xi * kc * nr, nr, m + (xi * job->mcb + p * CUVIL_MR) * nr, ci0 > 0);
+                   v + xi * (kc * nr + XI_PAD), nr,
+                   m + xi * (job->mcb * nr + XI_PAD) + p * CUVIL_MR * nr, ci0 > 0);
     }
     for (int64_t r = 0; r < rows; ++r)
-      mk->wino_output(q, m + r * nr, job->mcb * nr, &tiles, co0 + r, job->bias, job->residual,
+      mk->wino_output(q, m + r * nr, job->mcb * nr + XI_PAD, &tiles, co0 + r, job->bias, job->residual,
                       job->output);
   }
 }
@@ -93,8 +98,8 @@ void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
   /* M gets what the scratch has left after V: whole MR-row panels. When
    * there are too few blocks of tiles to keep the threads busy, the output
    * channels are split too; each item transforms its tiles' input again. */
-  int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - XI * KCW * nr;
-  int64_t mcb = left / (XI * nr) / CUVIL_MR * CUVIL_MR;
+  int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - XI * (KCW * nr + XI_PAD);
+  int64_t mcb = (left - XI * XI_PAD) / (XI * nr) / CUVIL_MR * CUVIL_MR;
   int64_t cout8 = (q[CONV_COUT] + CUVIL_MR - 1) / CUVIL_MR * CUVIL_MR;
   int64_t blocks = (job.tiles + nr - 1) / nr, threads = exec ? cuvil_thread_pool_size(exec) : 1;
   int64_t splits = 1;
