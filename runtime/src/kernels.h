@@ -77,6 +77,11 @@ enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8, FLAG
  * [BP]. Every micro-kernel's NR divides it, so a tile reads its columns in
  * place (rows BP floats apart). */
 #define CUVIL_B_PANEL 32
+/* Input channels per block of a Winograd convolution's products: the
+ * transformed weights U are packed at compile time in the order the blocks
+ * read them, [ceil(C/KC)][36][ceil(Cout/MR)][kc][MR] (kc = KC but for the
+ * last block), so that U streams from memory as one sequential run. */
+#define CUVIL_WINO_KC 128
 
 static inline float cuvil_float_from_bits(int64_t bits) {
   union {

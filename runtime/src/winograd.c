@@ -17,8 +17,9 @@
 
 enum { XI = 36, TILE = 4 };
 /* Input channels per block of V: V's block for one position (KCW x NR)
- * stays in L1 while the micro-kernel runs over the output channels. */
-enum { KCW = 128 };
+ * stays in L1 while the micro-kernel runs over the output channels; U is
+ * packed in these blocks (kernels.h). */
+enum { KCW = CUVIL_WINO_KC };
 /* The 36 positions' rows of V and of M lie a power of two apart (16 KiB):
  * one more cache line between them keeps a transform's 36 loads or stores
  * from all landing in the same L1 set. */
@@ -68,9 +69,11 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
       int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
       for (int64_t ci = 0; ci < kc; ++ci)
         mk->wino_input(q, job->input + (ci0 + ci) * plane, &tiles, v + ci * nr, kc * nr + XI_PAD);
+      /* This block of U: [XI][panels][kc][MR], after the full blocks before it. */
+      const float *u = job->u + ci0 * XI * panels * CUVIL_MR;
       for (int64_t xi = 0; xi < XI; ++xi)
         for (int64_t p = 0; p < np; ++p)
-          mk->full(kc, job->u + ((xi * panels + p0 + p) * cin + ci0) * CUVIL_MR,
+          mk->full(kc, u + (xi * panels + p0 + p) * kc * CUVIL_MR,
                    v + xi * (kc * nr + XI_PAD), nr,
                    m + xi * (job->mcb * nr + XI_PAD) + p * CUVIL_MR * nr, ci0 > 0);
     }

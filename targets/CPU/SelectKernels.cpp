@@ -61,6 +61,8 @@ enum : int64_t {
 constexpr int64_t kBPanel = 32;
 /// Winograd F(4x4, 3x3): outputs per tile side, transformed tile side.
 constexpr int64_t kWinogradM = 4, kWinogradA = 6;
+/// Input channels per block of the Winograd products (CUVIL_WINO_KC).
+constexpr int64_t kWinogradKC = 128;
 
 /// What the kernels apply after the product: + residual, then clamp.
 struct Epilogue {
@@ -150,10 +152,11 @@ std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int6
 }
 
 /// 3x3 filters [cout][cin][3][3] in the Winograd F(4x4, 3x3) domain,
-/// U = G g G^T (Lavin & Gray's G, points 0, +-1, +-2, inf), packed for the
-/// runtime's products: [36][ceil(cout/8)][cin][8], one GEMM operand per
-/// transformed position (runtime/src/winograd.c). In double: the
-/// transform's error stays below float rounding.
+/// U = G g G^T (Lavin & Gray's G, points 0, +-1, +-2, inf), packed in the
+/// order the runtime's products read them (runtime/src/winograd.c): by
+/// blocks of kWinogradKC input channels, [ceil(cin/KC)][36][ceil(cout/8)]
+/// [kc][8], so U streams in one sequential run. In double: the transform's
+/// error stays below float rounding.
 std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin) {
   static const double g[kWinogradA][3] = {{1.0 / 4, 0, 0},
                                           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -175,8 +178,11 @@ std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin) {
         for (int64_t c = 0; c < kWinogradA; ++c) {
           double u = gf[a][0] * g[c][0] + gf[a][1] * g[c][1] + gf[a][2] * g[c][2];
           int64_t xi = a * kWinogradA + c;
-          packed[static_cast<size_t>(((xi * panels + co / kMR) * cin + ci) * kMR + co % kMR)] =
-              static_cast<float>(u);
+          int64_t c0 = ci / kWinogradKC * kWinogradKC;
+          int64_t kc = std::min(kWinogradKC, cin - c0);
+          packed[static_cast<size_t>(c0 * positions * panels * kMR +
+                                     ((xi * panels + co / kMR) * kc + ci - c0) * kMR +
+                                     co % kMR)] = static_cast<float>(u);
         }
     }
   return packed;

@@ -641,7 +641,12 @@ std::vector<float> winogradWeights(const std::vector<float> &wt, int64_t cout, i
             for (int l = 0; l < 3; ++l)
               acc += g[a][k] * wt[static_cast<size_t>(((co * cin + ci) * 3 + k) * 3 + l)] *
                      g[b][l];
-          u[static_cast<size_t>((((a * 6 + b) * panels + co / CUVIL_MR) * cin + ci) * CUVIL_MR +
+          // Blocks of CUVIL_WINO_KC input channels, [36][panels][kc][MR] each.
+          int64_t c0 = ci / CUVIL_WINO_KC * CUVIL_WINO_KC;
+          int64_t kc = std::min<int64_t>(CUVIL_WINO_KC, cin - c0);
+          u[static_cast<size_t>(c0 * 36 * panels * CUVIL_MR +
+                                (((a * 6 + b) * panels + co / CUVIL_MR) * kc + ci - c0) *
+                                    CUVIL_MR +
                                 co % CUVIL_MR)] = float(acc);
         }
   return u;
