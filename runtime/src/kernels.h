@@ -227,8 +227,9 @@ void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels 
                     void *exec);
 
 /* A 3x3, stride-1 convolution (groups 1, dilation 1) whose weights are in
- * the Winograd F(4x4, 3x3) domain: U = G g G^T stored [36][ceil(Cout/8)]
- * [Cin][8] (one packed GEMM operand per transformed position). */
+ * the Winograd F(4x4, 3x3) domain: U = G g G^T stored by blocks of
+ * CUVIL_WINO_KC input channels, [ceil(Cin/KC)][36][ceil(Cout/8)][kc][8]
+ * (one packed GEMM operand per block and transformed position). */
 void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
                            const float *bias, const float *residual, float *output,
                            const cuvil_microkernels *kernels, void *exec);

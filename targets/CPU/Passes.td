@@ -41,7 +41,8 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
 
     3x3 stride-1 convolutions (groups 1, dilation 1) with enough 4x4 output
     tiles run as Winograd F(4x4, 3x3): the weights are transformed here
-    (U = G g G^T, packed `[36][ceil(Cout/8)][Cin][8]`) and the call's flags
+    (U = G g G^T, packed by blocks of 128 input channels,
+    `[ceil(Cin/128)][36][ceil(Cout/8)][kc][8]`) and the call's flags
     carry 8. `winograd=false` keeps them on the direct kernels.
 
     Where an image's pixels make better GEMM rows than columns (7x7: 49

@@ -625,7 +625,8 @@ TEST_CASE("max pooling matches a direct window maximum, NaN included", "[kernels
 namespace {
 
 // 3x3 filters into the Winograd F(4x4, 3x3) domain, U = G g G^T, packed
-// [36][ceil(cout/8)][cin][8]: what cuvil-export writes (SelectKernels.cpp).
+// [ceil(cin/KC)][36][ceil(cout/8)][kc][8]: what cuvil-export writes
+// (SelectKernels.cpp).
 std::vector<float> winogradWeights(const std::vector<float> &wt, int64_t cout, int64_t cin) {
   const double g[6][3] = {{0.25, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                           {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
