@@ -256,6 +256,44 @@ struct ResizeLowering final : OpConversionPattern<ResizeOp> {
     if (linear && !llvm::isa<FloatType>(element))
       return rewriter.notifyMatchFailure(op, "linear resize of integers");
     int64_t perAxis = linear ? 4 : 1;
+    // Bilinear, not shrinking rows much: in two passes. Every input row is
+    // interpolated along the width once, then each output row is a weighted
+    // sum of two of those rows, contiguous along the width (vectorisable),
+    // instead of four gathers per output. The same sums in the same order.
+    if (linear && spatial == 2 && in.getDimSize(2) <= 2 * type.getDimSize(2)) {
+      auto rowsType = RankedTensorType::get(
+          {in.getDimSize(0), in.getDimSize(1), in.getDimSize(2), type.getDimSize(3)}, element);
+      auto mapTo = [&](int64_t dim) {
+        return SmallVector<AffineMap>(4, AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx));
+      };
+      auto weighted = [](OpBuilder &b, Location l, ValueRange t, Value low, Value high) -> Value {
+        return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, t[2], low),
+                                       b.create<arith::MulFOp>(l, t[3], high));
+      };
+      // rows[n][c][y][ox]: input row y along the output's width.
+      Value rows = gatherGeneric(
+          rewriter, loc, rowsType, ValueRange(tables).slice(4, 4), mapTo(3),
+          [&](OpBuilder &b, Location l, ValueRange t) -> Value {
+            SmallVector<Value> at = loopIndices(b, l, 3);
+            at.push_back(b.create<arith::IndexCastOp>(l, b.getIndexType(), t[0]));
+            Value low = b.create<tensor::ExtractOp>(l, input, at);
+            at.back() = b.create<arith::IndexCastOp>(l, b.getIndexType(), t[1]);
+            Value high = b.create<tensor::ExtractOp>(l, input, at);
+            return weighted(b, l, t, low, high);
+          });
+      Value r = gatherGeneric(
+          rewriter, loc, type, ValueRange(tables).slice(0, 4), mapTo(2),
+          [&](OpBuilder &b, Location l, ValueRange t) -> Value {
+            SmallVector<Value> at = loopIndices(b, l, 4);
+            at[2] = b.create<arith::IndexCastOp>(l, b.getIndexType(), t[0]);
+            Value low = b.create<tensor::ExtractOp>(l, rows, at);
+            at[2] = b.create<arith::IndexCastOp>(l, b.getIndexType(), t[1]);
+            Value high = b.create<tensor::ExtractOp>(l, rows, at);
+            return weighted(b, l, t, low, high);
+          });
+      rewriter.replaceOp(op, r);
+      return success();
+    }
     Value r = gatherGeneric(
         rewriter, loc, type, tables, maps, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           SmallVector<Value> at = {b.create<linalg::IndexOp>(l, 0), b.create<linalg::IndexOp>(l, 1)};

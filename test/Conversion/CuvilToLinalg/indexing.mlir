@@ -119,6 +119,42 @@ func.func @resize(%x: tensor<1x1x4xf32>) -> tensor<1x1x8xf32> {
 
 // -----
 
+// Bilinear in two passes: every input row along the output's width first
+// (gathering two columns), then each output row from two of those rows, read
+// contiguously; the same products and sums as one pass.
+// CHECK-LABEL: func.func @resize_bilinear
+//       CHECK: %[[ROWS:.*]] = linalg.generic
+//  CHECK-SAME:   outs(%{{.*}} : tensor<1x2x3x8xf32>)
+//       CHECK:   tensor.extract %{{.*}} : tensor<1x2x3x4xf32>
+//       CHECK:   tensor.extract %{{.*}} : tensor<1x2x3x4xf32>
+//       CHECK:   arith.mulf
+//       CHECK:   arith.mulf
+//       CHECK:   arith.addf
+//       CHECK: linalg.generic
+//  CHECK-SAME:   outs(%{{.*}} : tensor<1x2x6x8xf32>)
+//       CHECK:   tensor.extract %[[ROWS]]
+//       CHECK:   tensor.extract %[[ROWS]]
+//       CHECK:   arith.addf
+func.func @resize_bilinear(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = cuvil.tensor.resize %x linear size [6, 8] : tensor<1x2x3x4xf32> -> tensor<1x2x6x8xf32>
+  return %0 : tensor<1x2x6x8xf32>
+}
+
+// -----
+
+// Shrinking the rows more than twice: one pass (the first would interpolate
+// rows nobody reads).
+// CHECK-LABEL: func.func @resize_bilinear_shrink
+//       CHECK: linalg.generic
+//   CHECK-NOT: linalg.generic
+//       CHECK: return
+func.func @resize_bilinear_shrink(%x: tensor<1x1x9x4xf32>) -> tensor<1x1x3x2xf32> {
+  %0 = cuvil.tensor.resize %x linear size [3, 2] : tensor<1x1x9x4xf32> -> tensor<1x1x3x2xf32>
+  return %0 : tensor<1x1x3x2xf32>
+}
+
+// -----
+
 // group_norm splits the channels into groups, takes the mean and the biased
 // variance over each group and normalises with 1/sqrt(var + eps).
 // CHECK-LABEL: func.func @group_norm
