@@ -371,6 +371,14 @@ static void pack_b_from_panels(const void *context, int64_t k0, int64_t kc, int6
     }
 }
 
+/* Whether a tile-major item of `panels` row panels fits its thread's
+ * scratch: A packed whole plus one tile's sums per panel (one panel to
+ * spare for the uneven split of the rows). */
+static inline int tile_major_fits(const gemm_job *job, int64_t panels) {
+  return (panels + 1) * CUVIL_MR * (job->p->k + job->nr) <=
+         (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float));
+}
+
 /* The row and column blocks of a tile-major problem. Every row block reads
  * all of its columns' B, every column block packs A for its rows again (a
  * gather: counted twice): with small images and many channels (7x7 and
@@ -383,11 +391,10 @@ static void plan_tile_major(gemm_job *job, int64_t threads) {
   const double a_floats = (double)job->m_panels * CUVIL_MR * p->k;
   const double b_floats = (double)job->n_tiles * job->nr * p->k;
   const double pair_fmas = (double)CUVIL_MR * job->nr * p->k; /* a panel times a tile */
-  const int64_t room = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float));
   double best = -1;
   for (int64_t mb = 1; mb <= job->m_panels; ++mb) {
     int64_t panels = (job->m_panels + mb - 1) / mb;
-    if ((panels + 1) * CUVIL_MR * (p->k + job->nr) > room)
+    if (!tile_major_fits(job, panels))
       continue;
     for (int64_t nb = 1; nb <= job->n_tiles && (nb == 1 || mb * nb <= 8 * threads); ++nb) {
       int64_t tiles = (job->n_tiles + nb - 1) / nb, rounds = (mb * nb + threads - 1) / threads;
@@ -459,10 +466,14 @@ static void gemm_plan(gemm_job *job_out) {
   job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
   /* A packed once whole with B panels: tile by tile (gemm_tile_major) when
    * an item's panels fit the scratch whole. */
-  const int64_t item_panels = (job.m_panels + job.m_blocks - 1) / job.m_blocks + 1;
   job.tile_major = p->a_pack_once && p->b_panels && !job.narrow && job.n_blocks == 1 && p->k > 0 &&
-                   item_panels * CUVIL_MR * (p->k + job.nr) <=
-                       (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float));
+                   tile_major_fits(&job, (job.m_panels + job.m_blocks - 1) / job.m_blocks);
+  if (job.tile_major) {
+    /* Its own blocking, by the bytes each split would stream. */
+    plan_tile_major(&job, exec ? threads : 1);
+    *job_out = job;
+    return;
+  }
   /* A few more (smaller) column blocks (row blocks when A is packed once
    * per row block) where that makes the items a multiple of the thread
    * count: 784 columns are 7 blocks of 4 tiles, 4 and 3 per thread on two. */
@@ -476,8 +487,6 @@ static void gemm_plan(gemm_job *job_out) {
              job.m_blocks * job.n_blocks < 8 * threads)
         ++job.n_blocks;
   }
-  if (job.tile_major)
-    plan_tile_major(&job, exec ? threads : 1);
   *job_out = job;
 }
 

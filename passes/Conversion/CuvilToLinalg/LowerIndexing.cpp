@@ -256,6 +256,11 @@ struct ResizeLowering final : OpConversionPattern<ResizeOp> {
     if (linear && !llvm::isa<FloatType>(element))
       return rewriter.notifyMatchFailure(op, "linear resize of integers");
     int64_t perAxis = linear ? 4 : 1;
+    // wLo * low + wHi * high, t = an axis' (lo, hi, wLo, wHi) table values.
+    auto weighted = [](OpBuilder &b, Location l, ValueRange t, Value low, Value high) -> Value {
+      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, t[2], low),
+                                     b.create<arith::MulFOp>(l, t[3], high));
+    };
     // Bilinear, not shrinking rows much: in two passes. Every input row is
     // interpolated along the width once, then each output row is a weighted
     // sum of two of those rows, contiguous along the width (vectorisable),
@@ -265,10 +270,6 @@ struct ResizeLowering final : OpConversionPattern<ResizeOp> {
           {in.getDimSize(0), in.getDimSize(1), in.getDimSize(2), type.getDimSize(3)}, element);
       auto mapTo = [&](int64_t dim) {
         return SmallVector<AffineMap>(4, AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx));
-      };
-      auto weighted = [](OpBuilder &b, Location l, ValueRange t, Value low, Value high) -> Value {
-        return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, t[2], low),
-                                       b.create<arith::MulFOp>(l, t[3], high));
       };
       // rows[n][c][y][ox]: input row y along the output's width.
       Value rows = gatherGeneric(
@@ -314,8 +315,7 @@ struct ResizeLowering final : OpConversionPattern<ResizeOp> {
             at.push_back(position(t[1]));
             Value high = sample(d + 1);
             at.pop_back();
-            return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, t[2], low),
-                                           b.create<arith::MulFOp>(l, t[3], high));
+            return weighted(b, l, t, low, high);
           };
           return sample(0);
         });
