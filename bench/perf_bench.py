@@ -11,7 +11,10 @@ shared machine's speed drifts: each side sees the same spells), the
 median over rounds. Reports the ratio best-PyTorch / Cuvil (above 1:
 Cuvil is faster), the geometric mean of it, and each case's fraction of
 the measured fp32 FMA peak (FLOPs from PyTorch's profiler) and of the
-memory bandwidth (cuvil-bench-ceilings), as a table and as JSON.
+memory bandwidth (cuvil-bench-ceilings), as a table and as JSON. The FMA
+peak is measured at the start and again around Cuvil's runs in each round;
+the fraction is the median over rounds of the fraction of that round's peak
+(the fraction of the start's peak is in the JSON too).
 
     /usr/bin/python3 bench/perf_bench.py --bin build/bin [--json perf.json]
         [--cases resnet18_scripted,linear_1x1024] [--batches 1,8] [--threads 1,2]
@@ -153,12 +156,16 @@ def time_cuvil(bin_dir, lib, input_paths, threads, out_dir):
         m = re.search(rf"min {number} ms, median {number} ms, p90 {number} ms", out)
         return {"min_ms": float(m.group(1)), "median_ms": float(m.group(2)),
                 "p90_ms": float(m.group(3)), "runs": n}
-    # PyTorch's OpenMP and OpenBLAS workers of the previous case spin for a
-    # while after their last run: let them go to sleep first.
-    time.sleep(SETTLE_SECONDS)
     probe = run(3)
     n = int(min(500, max(10, MIN_SECONDS * 1e3 / max(probe["median_ms"], 1e-3))))
     return run(n)
+
+
+def fma_ceiling(bin_dir):
+    """This core's fp32 FMA GFLOP/s now (cuvil-bench-ceilings --fma-only)."""
+    out = subprocess.run([os.path.join(bin_dir, "cuvil-bench-ceilings"), "--fma-only"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["fp32_fma_gflops_per_core"]["best"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -251,13 +258,19 @@ def main():
                     optimized, entry["optimize_for_inference"] = None, str(e).splitlines()[0]
                 # Rounds of Cuvil, eager, frozen: each side sees the same
                 # spells of a drifting machine. Cuvil first in a round, after
-                # a pause (time_cuvil): PyTorch's OpenMP and OpenBLAS threads
-                # keep spinning for a while after a run.
+                # a pause: PyTorch's OpenMP and OpenBLAS threads keep
+                # spinning for a while after a run. The FMA ceiling is
+                # measured again right before and after Cuvil's runs: the
+                # fraction of the peak compares spells of the same speed.
                 for t in thread_counts:
                     rounds = {"cuvil": [], "torch_eager": [], "torch_frozen_optimized": []}
+                    round_peaks = []
                     for _ in range(max(1, args.rounds)):
+                        time.sleep(SETTLE_SECONDS)
+                        before = fma_ceiling(args.bin)
                         rounds["cuvil"].append(
                             time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out")))
+                        round_peaks.append((before + fma_ceiling(args.bin)) / 2)
                         rounds["torch_eager"].append(time_torch(module, inputs, t))
                         if optimized is not None:
                             try:
@@ -271,7 +284,11 @@ def main():
                     best = min(v["median_ms"] for k, v in m.items() if k.startswith("torch"))
                     c = max(m["cuvil"]["median_ms"], 1e-6)
                     m["ratio"] = best / c
-                    m["fraction_of_fma_peak"] = entry["gflop"] / (c * 1e-3) / (peak * t)
+                    m["fma_peak_per_round"] = round_peaks
+                    m["fraction_of_fma_peak"] = statistics.median(
+                        entry["gflop"] / (r["median_ms"] * 1e-3) / (p * t)
+                        for r, p in zip(rounds["cuvil"], round_peaks))
+                    m["fraction_of_start_fma_peak"] = entry["gflop"] / (c * 1e-3) / (peak * t)
                     bw = bandwidth["1_thread"] if t == 1 else bandwidth["all_cores"]
                     m["fraction_of_bandwidth"] = entry["bytes"] / 1e9 / (c * 1e-3) / bw
 
