@@ -72,7 +72,15 @@ enum {
 /* FLAG_PIXEL_ROWS: convolutions with the image's pixels as the GEMM's rows,
  * linear layers with x's rows as the GEMM's rows; the weights are then
  * B panels (CUVIL_B_PANEL). */
-enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8, FLAG_PIXEL_ROWS = 16 };
+/* FLAG_WINOGRAD2 (with FLAG_WINOGRAD): F(2x2, 3x3) rather than F(4x4, 3x3). */
+enum {
+  FLAG_BIAS = 1,
+  FLAG_RESIDUAL = 2,
+  FLAG_CLAMP = 4,
+  FLAG_WINOGRAD = 8,
+  FLAG_PIXEL_ROWS = 16,
+  FLAG_WINOGRAD2 = 32
+};
 /* Columns per panel of a B operand packed at compile time: [ceil(N/BP)][K]
  * [BP]. Every micro-kernel's NR divides it, so a tile reads its columns in
  * place (rows BP floats apart). */
@@ -80,7 +88,8 @@ enum { FLAG_BIAS = 1, FLAG_RESIDUAL = 2, FLAG_CLAMP = 4, FLAG_WINOGRAD = 8, FLAG
 /* Input channels per block of a Winograd convolution's products: the
  * transformed weights U are packed at compile time in the order the blocks
  * read them, [ceil(C/KC)][36][ceil(Cout/MR)][kc][MR] (kc = KC but for the
- * last block), so that U streams from memory as one sequential run. */
+ * last block; 16 positions for F(2x2, 3x3)), so that U streams from memory
+ * as one sequential run. */
 #define CUVIL_WINO_KC 128
 
 static inline float cuvil_float_from_bits(int64_t bits) {
@@ -104,17 +113,18 @@ typedef struct cuvil_depthwise_args {
 typedef void (*cuvil_depthwise_fn)(const cuvil_depthwise_args *args, int64_t plane,
                                    float *scratch);
 
-/* Where the (up to NR) 4x4 output tiles of a Winograd work item lie:
+/* Where the (up to NR) 4x4 (2x2) output tiles of a Winograd work item lie:
  * worked out once per item, not per channel (divisions). */
 typedef struct cuvil_wino_tiles {
   int64_t n;                         /* tiles in use; lanes past n are zero */
   int64_t image[CUVIL_MAX_NR];
   int64_t iy0[CUVIL_MAX_NR], ix0[CUVIL_MAX_NR]; /* input patch origin (< 0: padding) */
   int64_t oy0[CUVIL_MAX_NR], ox0[CUVIL_MAX_NR]; /* output tile origin */
-  int interior[CUVIL_MAX_NR];        /* the 6x6 patch lies inside the input */
+  int interior[CUVIL_MAX_NR];        /* the 6x6 (4x4) patch lies inside the input */
 } cuvil_wino_tiles;
 
-/* Winograd F(4x4, 3x3) transforms of NR tiles at once (winograd.inc). */
+/* Winograd F(4x4, 3x3) or F(2x2, 3x3) transforms of NR tiles at once
+ * (winograd.inc). */
 typedef void (*cuvil_wino_input_fn)(const int64_t *q, const float *channel,
                                     const cuvil_wino_tiles *tiles, float *v, int64_t xi_stride);
 typedef void (*cuvil_wino_output_fn)(const int64_t *q, const float *m, int64_t xi_stride,
@@ -154,6 +164,8 @@ typedef struct cuvil_microkernels {
                     float *dst, int64_t stride);
   cuvil_wino_input_fn wino_input;
   cuvil_wino_output_fn wino_output;
+  cuvil_wino_input_fn wino2_input; /* F(2x2, 3x3) */
+  cuvil_wino_output_fn wino2_output;
   /* The same instruction set with half the tile width (fewer lanes wasted
    * on few columns), GEMM and Winograd only; or NULL. */
   const struct cuvil_microkernels *half;
@@ -229,7 +241,8 @@ void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels 
 /* A 3x3, stride-1 convolution (groups 1, dilation 1) whose weights are in
  * the Winograd F(4x4, 3x3) domain: U = G g G^T stored by blocks of
  * CUVIL_WINO_KC input channels, [ceil(Cin/KC)][36][ceil(Cout/8)][kc][8]
- * (one packed GEMM operand per block and transformed position). */
+ * (one packed GEMM operand per block and transformed position); with
+ * FLAG_WINOGRAD2 in its flags, F(2x2, 3x3)'s, [ceil(Cin/KC)][16][...]. */
 void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
                            const float *bias, const float *residual, float *output,
                            const cuvil_microkernels *kernels, void *exec);

@@ -22,7 +22,8 @@ const cuvil_microkernels *cuvil_microkernels_avx2(void) {
       .depthwise3x3_band = avx2_dw3x3_band,
       .im2col_s2_k3 = avx2_im2col_s2_k3,
       .im2col_s2 = avx2_im2col_s2, .vl = MK_VL, .wino_input = avx2_wino_input,
-      .wino_output = avx2_wino_output};
+      .wino_output = avx2_wino_output,
+      .wino2_input = avx2_wino2_input, .wino2_output = avx2_wino2_output};
   return &kernels;
 }
 #else

@@ -76,7 +76,8 @@ static inline void avx512_store_transposed(const __m512 *r, float *c, int64_t ld
 static const cuvil_microkernels half = {
     .name = "avx512-16", .nr = MK_NR, .full = avx512h_full, .rows = avx512h_rows, .full_store = avx512h_full_store,
     .narrow = avx512h_narrow, .wino_input = avx512h_wino_input,
-    .wino_output = avx512h_wino_output, .stores_transposed = 1};
+    .wino_output = avx512h_wino_output, .wino2_input = avx512h_wino2_input,
+    .wino2_output = avx512h_wino2_output, .stores_transposed = 1};
 #undef MK_NV
 #define MK_NV 2
 
@@ -88,7 +89,8 @@ const cuvil_microkernels *cuvil_microkernels_avx512(void) {
       .depthwise3x3_band = avx512_dw3x3_band,
       .im2col_s2_k3 = avx512_im2col_s2_k3,
       .im2col_s2 = avx512_im2col_s2, .vl = MK_VL, .wino_input = avx512_wino_input,
-      .wino_output = avx512_wino_output, .half = &half, .stores_transposed = 1};
+      .wino_output = avx512_wino_output, .wino2_input = avx512_wino2_input,
+      .wino2_output = avx512_wino2_output, .half = &half, .stores_transposed = 1};
   return &kernels;
 }
 #else

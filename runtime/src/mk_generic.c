@@ -24,6 +24,7 @@ const cuvil_microkernels *cuvil_microkernels_generic(void) {
       .depthwise3x3_band = generic_dw3x3_band,
       .im2col_s2_k3 = generic_im2col_s2_k3,
       .im2col_s2 = generic_im2col_s2, .vl = MK_VL, .wino_input = generic_wino_input,
-      .wino_output = generic_wino_output};
+      .wino_output = generic_wino_output,
+      .wino2_input = generic_wino2_input, .wino2_output = generic_wino2_output};
   return &kernels;
 }

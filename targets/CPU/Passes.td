@@ -43,7 +43,11 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     tiles run as Winograd F(4x4, 3x3): the weights are transformed here
     (U = G g G^T, packed by blocks of 128 input channels,
     `[ceil(Cin/128)][36][ceil(Cout/8)][kc][8]`) and the call's flags
-    carry 8. `winograd=false` keeps them on the direct kernels.
+    carry 8. With fewer 4x4 tiles but enough 2x2 ones and at least 64
+    input and output channels (7x7 images of 512 channels), F(2x2, 3x3):
+    16 positions, `[ceil(Cin/128)][16][ceil(Cout/8)][kc][8]`, flags 8 + 32.
+    `winograd=false` keeps them all on the direct kernels,
+    `winograd-2x2=false` only the F(2x2, 3x3) ones.
 
     Where an image's pixels make better GEMM rows than columns (7x7: 49
     pixels fill 56 rows of 8 but 64 columns of 32; pointwise layers only
@@ -72,8 +76,10 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",
            "Use Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions where it pays">,
+    Option<"winograd2x2", "winograd-2x2", "bool", /*default=*/"true",
+           "Use Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions with too few 4x4 tiles and many channels">,
     Option<"winogradMinTiles", "winograd-min-tiles", "int64_t", /*default=*/"16",
-           "Fewest 4x4 output tiles (over the batch) for which Winograd is used">,
+           "Fewest output tiles (4x4, or 2x2 for F(2x2, 3x3); over the batch) for which Winograd is used">,
     Option<"fuseDepthwiseMinBytes", "fuse-depthwise-min-bytes", "int64_t",
            /*default=*/"1 << 20",
            "Smallest tensor (bytes) between a depthwise and a pointwise convolution, either order, for which the pair runs in bands">,

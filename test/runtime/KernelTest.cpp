@@ -624,29 +624,33 @@ TEST_CASE("max pooling matches a direct window maximum, NaN included", "[kernels
 
 namespace {
 
-// 3x3 filters into the Winograd F(4x4, 3x3) domain, U = G g G^T, packed
-// [ceil(cin/KC)][36][ceil(cout/8)][kc][8]: what cuvil-export writes
-// (SelectKernels.cpp).
-std::vector<float> winogradWeights(const std::vector<float> &wt, int64_t cout, int64_t cin) {
-  const double g[6][3] = {{0.25, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                          {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                          {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+// 3x3 filters into the Winograd F(4x4, 3x3) domain (side 6) or F(2x2, 3x3)'s
+// (side 4), U = G g G^T, packed [ceil(cin/KC)][side^2][ceil(cout/8)][kc][8]:
+// what cuvil-export writes (SelectKernels.cpp).
+std::vector<float> winogradWeights(const std::vector<float> &wt, int64_t cout, int64_t cin,
+                                   int side = 6) {
+  const double g6[6][3] = {{0.25, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                           {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                           {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const double g4[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  const double(*g)[3] = side == 6 ? g6 : g4;
+  const int64_t positions = side * side;
   int64_t panels = (cout + CUVIL_MR - 1) / CUVIL_MR;
-  std::vector<float> u(static_cast<size_t>(36 * panels * cin * CUVIL_MR), 0.0f);
+  std::vector<float> u(static_cast<size_t>(positions * panels * cin * CUVIL_MR), 0.0f);
   for (int64_t co = 0; co < cout; ++co)
     for (int64_t ci = 0; ci < cin; ++ci)
-      for (int a = 0; a < 6; ++a)
-        for (int b = 0; b < 6; ++b) {
+      for (int a = 0; a < side; ++a)
+        for (int b = 0; b < side; ++b) {
           double acc = 0;
           for (int k = 0; k < 3; ++k)
             for (int l = 0; l < 3; ++l)
               acc += g[a][k] * wt[static_cast<size_t>(((co * cin + ci) * 3 + k) * 3 + l)] *
                      g[b][l];
-          // Blocks of CUVIL_WINO_KC input channels, [36][panels][kc][MR] each.
+          // Blocks of CUVIL_WINO_KC input channels, [positions][panels][kc][MR] each.
           int64_t c0 = ci / CUVIL_WINO_KC * CUVIL_WINO_KC;
           int64_t kc = std::min<int64_t>(CUVIL_WINO_KC, cin - c0);
-          u[static_cast<size_t>(c0 * 36 * panels * CUVIL_MR +
-                                (((a * 6 + b) * panels + co / CUVIL_MR) * kc + ci - c0) *
+          u[static_cast<size_t>(c0 * positions * panels * CUVIL_MR +
+                                (((a * side + b) * panels + co / CUVIL_MR) * kc + ci - c0) *
                                     CUVIL_MR +
                                 co % CUVIL_MR)] = float(acc);
         }
@@ -655,25 +659,23 @@ std::vector<float> winogradWeights(const std::vector<float> &wt, int64_t cout, i
 
 } // namespace
 
-TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[kernels]") {
+namespace {
+
+// A Winograd convolution (side 6: F(4x4, 3x3), 4: F(2x2, 3x3)) against the
+// direct one, through the entry point and every variant this CPU runs.
+void checkWinograd(const std::vector<ConvCase> &cases, int side) {
   Pool pool(2);
-  // Ragged tiles, padding 0..2, batches whose tiles share a work item,
-  // input channels past one block (128) and output channels past one block
-  // of M (320 with the AVX-512 kernels).
-  for (ConvCase t : {ConvCase{1, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-                     ConvCase{3, 5, 9, 7, 9, 3, 3, 1, 1, 0, 0, 1, 1, 1},
-                     ConvCase{1, 130, 6, 11, 12, 3, 3, 1, 1, 2, 1, 1, 1, 1},
-                     ConvCase{1, 16, 13, 12, 336, 3, 3, 1, 1, 1, 1, 1, 1, 1}}) {
+  for (ConvCase t : cases) {
     int64_t oh = t.h + 2 * t.ph - 2, ow = t.w + 2 * t.pw - 2;
-    INFO("conv " << t.n << "x" << t.c << "x" << t.h << "x" << t.w << " -> " << t.cout
-                 << " padding " << t.ph << "," << t.pw);
+    INFO("F(" << side - 2 << "x" << side - 2 << ", 3x3) conv " << t.n << "x" << t.c << "x"
+                << t.h << "x" << t.w << " -> " << t.cout << " padding " << t.ph << "," << t.pw);
     std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.c * t.h * t.w), 18);
     std::vector<float> wt = randomVector(static_cast<size_t>(t.cout * t.c * 9), 19);
     std::vector<float> bias = randomVector(static_cast<size_t>(t.cout), 20);
     std::vector<float> want = naiveConv(t, oh, ow, x, wt, bias);
     std::vector<float> residual = randomVector(want.size(), 21);
     const float lo = -1.0f, hi = 2.0f;
-    std::vector<float> u = winogradWeights(wt, t.cout, t.c);
+    std::vector<float> u = winogradWeights(wt, t.cout, t.c, side);
     // Winograd's rounding error grows with the sum of |terms| (sum over K =
     // 9 * c products of values in [-1, 1]); a wrong transform is off by O(1).
     const double margin = 1e-4 * std::max<double>(1.0, double(9 * t.c) / 128);
@@ -681,7 +683,8 @@ TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[ker
     for (int64_t flags : {1, 1 | 4, 1 | 2 | 4}) {
       int64_t params[] = {1,    t.n,  t.c,  t.h,  t.w,  t.cout, oh,       ow,
                           3,    3,    1,    1,    t.ph, t.pw,   1,        1,
-                          1,    flags | 8, floatBits(lo), floatBits(hi), CUVIL_MR};
+                          1,    flags | 8 | (side == 4 ? 32 : 0), floatBits(lo), floatBits(hi),
+                          CUVIL_MR};
       std::vector<float> expected(want);
       for (size_t i = 0; i < want.size(); ++i) {
         if (flags & 2)
@@ -707,6 +710,30 @@ TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[ker
       }
     }
   }
+}
+
+} // namespace
+
+TEST_CASE("Winograd F(4x4, 3x3) convolution matches a direct convolution", "[kernels]") {
+  // Ragged tiles, padding 0..2, batches whose tiles share a work item,
+  // input channels past one block (128) and output channels past one block
+  // of M (320 with the AVX-512 kernels).
+  checkWinograd({ConvCase{1, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                 ConvCase{3, 5, 9, 7, 9, 3, 3, 1, 1, 0, 0, 1, 1, 1},
+                 ConvCase{1, 130, 6, 11, 12, 3, 3, 1, 1, 2, 1, 1, 1, 1},
+                 ConvCase{1, 16, 13, 12, 336, 3, 3, 1, 1, 1, 1, 1, 1, 1}},
+                6);
+}
+
+TEST_CASE("Winograd F(2x2, 3x3) convolution matches a direct convolution", "[kernels]") {
+  // 7x7 (16 tiles, the last row and column ragged), an even image with no
+  // padding, batches, input channels past one block and output channels
+  // past one block of M.
+  checkWinograd({ConvCase{1, 8, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                 ConvCase{3, 5, 10, 8, 9, 3, 3, 1, 1, 0, 0, 1, 1, 1},
+                 ConvCase{1, 130, 7, 9, 12, 3, 3, 1, 1, 2, 1, 1, 1, 1},
+                 ConvCase{1, 16, 7, 7, 600, 3, 3, 1, 1, 1, 1, 1, 1, 1}},
+                4);
 }
 
 TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]") {

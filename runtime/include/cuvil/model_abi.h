@@ -77,10 +77,11 @@ void cuvil_rt_parallel_for_current(int64_t n,
  * read only when params' flags say so. They use the threads of the call
  * in progress on this thread. */
 /* params: 1, N, C, H, W, Cout, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW,
- * groups, flags (1 bias, 2 residual, 4 clamp, 8 Winograd, 16 pixel rows),
- * lo, hi (float bits), 8. With flag 8 (3x3, stride 1, dilation 1, groups 1)
- * the weights are in the Winograd F(4x4, 3x3) domain instead; with flag 16
- * they are the B operand, [groups][ceil(Cout_g/32)][K][32] (kernels.h). */
+ * groups, flags (1 bias, 2 residual, 4 clamp, 8 Winograd, 16 pixel rows,
+ * 32 Winograd 2x2), lo, hi (float bits), 8. With flag 8 (3x3, stride 1,
+ * dilation 1, groups 1) the weights are in the Winograd F(4x4, 3x3) domain
+ * instead (F(2x2, 3x3)'s with 8 + 32); with flag 16 they are the B operand,
+ * [groups][ceil(Cout_g/32)][K][32] (kernels.h). */
 void cuvil_rt_conv2d_f32(const int64_t *params, const float *input, const float *weights,
                          const float *bias, const float *residual, float *output);
 /* The same params; weights [Cout][1][KH][KW] as PyTorch stores them. */

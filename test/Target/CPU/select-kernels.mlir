@@ -1,5 +1,6 @@
 // RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels | FileCheck %s
 // RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="winograd=false" | FileCheck %s --check-prefix=DIRECT
+// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="winograd-2x2=false" | FileCheck %s --check-prefix=NO2X2
 // RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="fuse-depthwise-min-bytes=0" | FileCheck %s --check-prefix=FUSE
 
 // A conv group with a residual add and relu is one kernel call: the
@@ -165,6 +166,30 @@ func.func @conv3x3_winograd(%x: tensor<1x8x28x28xf32>) -> tensor<1x8x28x28xf32> 
 
 // -----
 
+// 7 x 7: 4 tiles of 4 x 4, 16 of 2 x 2, and 64 channels: Winograd
+// F(2x2, 3x3), flags 41 = bias + Winograd + F(2x2); 16 positions x 8 panels
+// x 64 input channels x 8 rows = 65536 floats. With winograd=false, the
+// direct kernel's (pixels as rows, flags 17): 2 panels of 32 x K = 576.
+// CHECK-LABEL: func.func @conv3x3_winograd_2x2
+//      CHECK:   arith.constant dense_resource<{{.*}}winograd> : tensor<65536xf32>
+//      CHECK:   arith.constant dense<[1, 1, 64, 7, 7, 64, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 41, 4286578688, 2139095040, 8]>
+//      CHECK:   call @cuvil_rt_conv2d_f32
+// DIRECT-LABEL: func.func @conv3x3_winograd_2x2
+//       DIRECT:   arith.constant dense_resource<{{.*}}panels> : tensor<36864xf32>
+//       DIRECT:   arith.constant dense<[1, 1, 64, 7, 7, 64, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 17, 4286578688, 2139095040, 8]>
+// NO2X2-LABEL: func.func @conv3x3_winograd_2x2
+//       NO2X2:   arith.constant dense_resource<{{.*}}panels> : tensor<36864xf32>
+func.func @conv3x3_winograd_2x2(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<64x64x3x3xf32>
+  %b = cuvil.constant dense<0.25> : tensor<64xf32>
+  %0 = cuvil.conv.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1] : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<1x64x7x7xf32>
+  return %0 : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// 12 x 12 with 8 channels: 9 tiles of 4 x 4 (fewer than 16), and too few
+// channels for F(2x2, 3x3): the direct kernel.
 // CHECK-LABEL: func.func @conv3x3_few_tiles
 //      CHECK:   arith.constant dense_resource<{{.*}}packed> : tensor<576xf32>
 //      CHECK:   arith.constant dense<[1, 1, 8, 12, 12, 8, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4286578688, 2139095040, 8]>
