@@ -7,8 +7,9 @@ batch 1 and 8, with 1 and 2 threads: PyTorch eager under inference_mode,
 TorchScript frozen + torch.jit.optimize_for_inference, and the library
 cuvil-export makes (timed by cuvil-run --benchmark). Warm-up, then median
 and p90 over enough runs, in rounds that alternate Cuvil and PyTorch (a
-shared machine's speed drifts: each side sees the same spells), the
-median over rounds. Reports the ratio best-PyTorch / Cuvil (above 1:
+shared machine's speed drifts: each side sees the same spells; with 1
+thread both run on the same CPU in a round, the other CPU the next round),
+the median over rounds. Reports the ratio best-PyTorch / Cuvil (above 1:
 Cuvil is faster), the geometric mean of it, and each case's fraction of
 the measured fp32 FMA peak (FLOPs from PyTorch's profiler) and of the
 memory bandwidth (cuvil-bench-ceilings), as a table and as JSON. The FMA
@@ -49,6 +50,7 @@ BATCH_DIMS = {"recurrent_scripted": [0, 1, 1]}
 FIXED_BATCH = {"indexing_scripted"}  # (and the single layers, below)
 MIN_SECONDS = 0.25  # of timed runs per measurement and round
 SETTLE_SECONDS = 1.0  # idle before timing Cuvil
+ALL_CPUS = sorted(os.sched_getaffinity(0))  # this process's, at the start
 
 
 class Linear(nn.Module):
@@ -161,6 +163,17 @@ def time_cuvil(bin_dir, lib, input_paths, threads, out_dir):
     return run(n)
 
 
+def round_cpus(threads, round_index):
+    """The CPUs one round runs on: with fewer threads than CPUs, the same
+    `threads` CPUs for Cuvil (cuvil-run inherits them) and PyTorch (this
+    thread computes), the next ones each round. A shared VM's virtual CPUs
+    are not equally fast at any one moment."""
+    if threads >= len(ALL_CPUS):
+        return set(ALL_CPUS)
+    start = round_index * threads
+    return {ALL_CPUS[(start + i) % len(ALL_CPUS)] for i in range(threads)}
+
+
 def fma_ceiling(bin_dir):
     """This core's fp32 FMA GFLOP/s now (cuvil-bench-ceilings --fma-only)."""
     out = subprocess.run([os.path.join(bin_dir, "cuvil-bench-ceilings"), "--fma-only"],
@@ -264,8 +277,11 @@ def main():
                 # fraction of the peak compares spells of the same speed.
                 for t in thread_counts:
                     rounds = {"cuvil": [], "torch_eager": [], "torch_frozen_optimized": []}
-                    round_peaks = []
-                    for _ in range(max(1, args.rounds)):
+                    round_peaks, cpus_per_round = [], []
+                    for r in range(max(1, args.rounds)):
+                        cpus = round_cpus(t, r)
+                        os.sched_setaffinity(0, cpus)
+                        cpus_per_round.append(sorted(cpus))
                         time.sleep(SETTLE_SECONDS)
                         before = fma_ceiling(args.bin)
                         rounds["cuvil"].append(
@@ -280,7 +296,9 @@ def main():
                                 optimized = None
                                 rounds["torch_frozen_optimized"] = []
                                 entry["optimize_for_inference"] = str(e).strip().splitlines()[-1]
+                    os.sched_setaffinity(0, ALL_CPUS)
                     m = entry[f"{t}t"] = {k: over_rounds(v) for k, v in rounds.items() if v}
+                    m["cpus_per_round"] = cpus_per_round
                     best = min(v["median_ms"] for k, v in m.items() if k.startswith("torch"))
                     c = max(m["cuvil"]["median_ms"], 1e-6)
                     m["ratio"] = best / c
