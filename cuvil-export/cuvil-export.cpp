@@ -13,6 +13,7 @@
 #include "frontend/loader/ModelLoader.h"
 #include "passes/InitAll.h"
 #include "support/AtomicFile.h"
+#include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/CPU/Codegen.h"
 #include "targets/CompileCache.h"
@@ -26,6 +27,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <spdlog/spdlog.h>
@@ -42,7 +44,7 @@ const char *kTool = "cuvil-export";
 
 struct Options {
   std::string model, target, output, cpu, emit = "so", emitHeader, depfile, strategy = "graph_fusion";
-  std::string cacheDir;
+  std::string cacheDir, crashReproducer;
   std::vector<std::string> inputShapes, disabled;
   bool fusionRemarks = false;
   LogOptions log;
@@ -149,6 +151,7 @@ int run(const Options &opt) {
   mlir::cuvil::registerAllDialects(registry);
   mlir::cuvil::registerTargetDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  cuvil::trackCrashContext(context);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   // Diagnostics as "file:line:col: error: ..." with the model's own
@@ -176,10 +179,12 @@ int run(const Options &opt) {
     return reportError(kTool, result.error());
 
   if (*emit == mlir::cuvil::EmitKind::SharedLibrary) {
-    if (std::error_code ec = llvm::sys::fs::rename(result->libraryTempPath, opt.output)) {
+    std::error_code ec = llvm::sys::fs::rename(result->libraryTempPath, opt.output);
+    if (ec)
       llvm::sys::fs::remove(result->libraryTempPath);
+    llvm::sys::DontRemoveFileOnSignal(result->libraryTempPath);
+    if (ec)
       return reportError(kTool, ioError("cannot write '" + opt.output + "': " + ec.message()));
-    }
   } else if (Status s = writeFileAtomically(opt.output, result->bytes); !s) {
     return reportError(kTool, s.error());
   }
@@ -230,9 +235,13 @@ int main(int argc, char **argv) {
   app.add_option("--cache-dir", opt.cacheDir,
                  "Reuse earlier exports with the same model, target, CPU, options and compiler "
                  "from this directory (default: $CUVIL_CACHE_DIR; none when unset)");
+  app.add_option("--crash-reproducer", opt.crashReproducer,
+                 "Should the compiler fail internally, write the IR the failing pass was given "
+                 "(DIR/reproducer.mlir, for cuvil-opt --run-reproducer) and the stack trace here");
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
+  cuvil::installCrashHandlers(kTool, opt.crashReproducer);
   setupLogging(kTool, opt.log);
   return run(opt);
 }

@@ -13,6 +13,7 @@
 #include "frontend/torchscript/Importer.h"
 #include "passes/GraphPipeline.h"
 #include "support/AtomicFile.h"
+#include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 
 #include "mlir/IR/AsmState.h"
@@ -80,6 +81,7 @@ int run(const Options &opt) {
 
   auto start = std::chrono::steady_clock::now();
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  trackCrashContext(context);
   Result<torchscript::ImportResult> result =
       torchscript::importTorchScript(context, opt.model, options);
   if (!result)
@@ -162,6 +164,7 @@ int main(int argc, char **argv) {
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
+  installCrashHandlers(kTool);
   setupLogging(kTool, opt.log);
   return run(opt);
 }

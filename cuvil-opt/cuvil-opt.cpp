@@ -16,6 +16,7 @@
 #include "passes/InitAll.h"
 #include "targets/Targets.h"
 #include "support/AtomicFile.h"
+#include "support/Crash/CrashRecovery.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -26,6 +27,9 @@
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // After LLVM's stack dump (a developer tool), an internal-error report and
+  // exit 1 instead of death by signal.
+  cuvil::installCrashHandlers("cuvil-opt");
   mlir::DialectRegistry registry;
   mlir::cuvil::registerAllDialects(registry);
   mlir::cuvil::registerTargetDialects(registry);

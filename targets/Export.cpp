@@ -4,6 +4,7 @@
 #include "targets/CPU/Codegen.h"
 #include "targets/CPU/CpuPipeline.h"
 #include "targets/CPU/ModelInterface.h"
+#include "support/Crash/CrashRecovery.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -12,6 +13,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::cuvil {
@@ -40,6 +42,18 @@ Error stageError(const std::string &stage, const std::string &detail = "") {
                                                                  : ": " + detail));
 }
 
+/// Runs `pm`; a crash caught under --crash-reproducer is an internal error.
+::cuvil::Status runPipeline(PassManager &pm, ModuleOp module, const std::string &stage) {
+  ::cuvil::PipelineRun run = ::cuvil::runPassManager(pm, module);
+  if (run.crashed)
+    return ::cuvil::inputError("internal error in " + stage + "; the IR the failing pass was given, "
+                               "and the pass, are in '" + run.reproducer +
+                               "' (rerun: cuvil-opt " + run.reproducer + " --run-reproducer)");
+  if (run.failed)
+    return stageError(stage);
+  return ::cuvil::Status();
+}
+
 } // namespace
 
 Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
@@ -56,8 +70,8 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   // Graph pipeline, then the interface the library describes.
   PassManager graph(ctx);
   buildGraphPipeline(graph, options.graph);
-  if (failed(graph.run(module)))
-    return stageError("the graph optimisation pipeline");
+  if (::cuvil::Status s = runPipeline(graph, module, "the graph optimisation pipeline"); !s)
+    return s.error();
   FailureOr<ModelInterface> interface = readModelInterface(*entry, options.modelName);
   if (failed(interface))
     return stageError("reading the model's inputs and outputs");
@@ -93,8 +107,8 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   // Lowering to the LLVM dialect.
   PassManager lower(ctx);
   buildCpuLoweringPipeline(lower);
-  if (failed(lower.run(module)))
-    return stageError("lowering to " + options.target + " code");
+  if (::cuvil::Status s = runPipeline(lower, module, "lowering to " + options.target + " code"); !s)
+    return s.error();
   ExportResult result;
   if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName)) {
     if (auto arena = f->getAttrOfType<IntegerAttr>("cuvil.arena_bytes"))
@@ -156,8 +170,11 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".tmp.%%%%%%", temp))
     return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath +
                             "': " + ec.message());
+  // Removed should the process crash or be killed before the rename.
+  llvm::sys::RemoveFileOnSignal(temp);
   if (::cuvil::Status s = linkSharedLibrary(*code, *target, std::string(temp)); !s) {
     llvm::sys::fs::remove(temp);
+    llvm::sys::DontRemoveFileOnSignal(temp);
     return s.error();
   }
   result.libraryTempPath = std::string(temp);

@@ -1,5 +1,6 @@
 //===- Interpreter.cpp - Partial evaluation of TorchScript code -----------===//
 #include "frontend/torchscript/Interpreter.h"
+#include "support/Crash/CrashRecovery.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
@@ -321,6 +322,9 @@ mlir::Value Interpreter::scalarConstant(const IValue &v, DType dtype) {
     llvm::APFloat ap(x);
     ap.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lossy);
     value = mlir::FloatAttr::get(ft, ap);
+  } else if (dtype == DType::Bool) { // a number as a bool is "!= 0" (NaN too)
+    bool x = v.is(IValue::Kind::Float) ? v.f != 0.0 : v.is(IValue::Kind::Bool) ? v.b : v.i != 0;
+    value = mlir::BoolAttr::get(ctx_, x);
   } else {
     int64_t x = v.is(IValue::Kind::Float) ? static_cast<int64_t>(v.f)
                 : v.is(IValue::Kind::Bool) ? int64_t(v.b) : v.i;
@@ -774,6 +778,15 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
   auto it = table.find(name);
   if (it == table.end())
     return unsupported(name);
+  // Named in the internal-error report should the translation crash.
+  std::pair<Interpreter *, const std::string *> site{this, &name};
+  cuvil::CrashFrame frame(
+      [](const void *cookie, llvm::raw_ostream &os) {
+        auto *s = static_cast<const std::pair<Interpreter *, const std::string *> *>(cookie);
+        os << "importing " << *s->second << " at " << s->first->siteDescription();
+      },
+      &site);
+  cuvil::crashPoint("import", name);
   return it->second(*this, bound);
 }
 

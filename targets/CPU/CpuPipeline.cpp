@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -60,6 +61,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createProtectModelArgumentsPass());
 
   // Tensors to buffers: function boundaries too, identity layouts so that
   // the bare-pointer calling convention applies, copies as linalg.copy
@@ -87,6 +89,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAllocsToArenaPass());
+  pm.addPass(createEmptyBufferArgumentsPass());
 
   // Loops (the outer parallel ones on the thread pool), then the LLVM
   // dialect.
@@ -104,6 +107,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // floordivsi, ceildivsi, maximumf... have no LLVM counterpart: expand them.
+  pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   ConvertFuncToLLVMPassOptions funcOptions;

@@ -20,6 +20,34 @@ def AllocsToArenaPass : Pass<"cuvil-allocs-to-arena", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def EmptyBufferArgumentsPass : Pass<"cuvil-empty-buffer-arguments", "::mlir::ModuleOp"> {
+  let summary = "Passes buffers with no elements as memref<0xT>.";
+  let description = [{
+    A model input or output with a dimension of size 0 holds no elements,
+    but MLIR's bare-pointer calling convention cannot take a zero-size
+    buffer of rank 2 or more (its strides do not fold). Such an argument of
+    a bufferized function becomes `memref<0xT>`, and the body uses a
+    zero-size `memref.alloca` of the original type instead: nothing can be
+    read from or written to either, so no data moves.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def ProtectModelArgumentsPass : Pass<"cuvil-protect-model-arguments", "::mlir::ModuleOp"> {
+  let summary = "Keeps model inputs read-only and every output its own buffer.";
+  let description = [{
+    Runs on tensors, before bufferization. Every argument of a public
+    function is marked `bufferization.writable = false`: the caller's input
+    buffers are never written. Where the function returns an argument
+    itself (an identity model, a no-op view of its input), the result is a
+    `linalg.copy` of it instead: bufferization would otherwise find the
+    result equivalent to the argument and drop it, and the output buffer
+    would never be written.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> {
   let summary = "Calls the runtime's kernels for convolutions, linear layers and max pooling.";
   let description = [{

@@ -124,15 +124,23 @@ struct AddmmLowering final : OpConversionPattern<AddmmOp> {
     Value r = elementwiseGeneric(
         rewriter, loc, resultType, {mm, adaptor.getInput()},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          // Integer products take alpha and beta as integers (truncated),
+          // as PyTorch converts the scalars to the tensors' type.
+          auto mul = [&](Value x, double k) -> Value {
+            Value c = scalarConstant(b, l, st, k);
+            return st.isFloat() ? b.create<arith::MulFOp>(l, x, c).getResult()
+                                : b.create<arith::MulIOp>(l, x, c).getResult();
+          };
           Value prod = a[0];
           if (alpha != 1.0)
-            prod = b.create<arith::MulFOp>(l, prod, scalarConstant(b, l, st, alpha));
+            prod = mul(prod, alpha);
           if (beta == 0.0) // the input is ignored, NaN included
             return prod;
           Value in = convertScalar(b, l, a[1], inT, st);
           if (beta != 1.0)
-            in = b.create<arith::MulFOp>(l, in, scalarConstant(b, l, st, beta));
-          return b.create<arith::AddFOp>(l, in, prod);
+            in = mul(in, beta);
+          return st.isFloat() ? b.create<arith::AddFOp>(l, in, prod).getResult()
+                              : b.create<arith::AddIOp>(l, in, prod).getResult();
         });
     rewriter.replaceOp(op, r);
     return success();

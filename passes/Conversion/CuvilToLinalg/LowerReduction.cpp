@@ -26,10 +26,23 @@ RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType
 
 using Combine = std::function<Value(OpBuilder &, Location, Value acc, Value x)>;
 
+/// The identity a reduction starts from, built exactly for its type.
+enum class Identity { Zero, One, Lowest, Highest };
+
+Value identityConstant(OpBuilder &b, Location loc, ScalarType t, Identity id) {
+  switch (id) {
+  case Identity::Zero: return scalarConstant(b, loc, t, 0.0);
+  case Identity::One: return scalarConstant(b, loc, t, 1.0);
+  case Identity::Lowest: return extremeConstant(b, loc, t, /*highest=*/false);
+  case Identity::Highest: return extremeConstant(b, loc, t, /*highest=*/true);
+  }
+  llvm_unreachable("identity");
+}
+
 /// Reduces `input` over `dims` (sorted) into `resultType` (keepdim or
 /// not), converting each element from `from` to the result's scalar type.
 Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bool keepdim,
-             RankedTensorType resultType, ScalarType from, double identity, Combine combine) {
+             RankedTensorType resultType, ScalarType from, Identity identity, Combine combine) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType in = typeOf(input);
   int64_t rank = in.getRank();
@@ -46,7 +59,7 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bo
   }
   ScalarType to = scalarTypeOf(resultType.getElementType());
   Value empty = emptyTensor(b, loc, resultType, {});
-  Value init = b.create<linalg::FillOp>(loc, scalarConstant(b, loc, to, identity), empty).getResult(0);
+  Value init = b.create<linalg::FillOp>(loc, identityConstant(b, loc, to, identity), empty).getResult(0);
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
                                  AffineMap::get(rank, 0, outExprs, ctx)};
   auto generic = b.create<linalg::GenericOp>(
@@ -90,24 +103,14 @@ Combine addCombine(ScalarType t) {
 Value sumOver(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bool keepdim,
               RankedTensorType resultType, ScalarType from) {
   ScalarType to = scalarTypeOf(resultType.getElementType());
-  return reduce(b, loc, input, dims, keepdim, resultType, from, 0.0, addCombine(to));
+  return reduce(b, loc, input, dims, keepdim, resultType, from, Identity::Zero, addCombine(to));
 }
 
 Value maxOver(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bool keepdim,
               RankedTensorType resultType, ScalarType from, bool isMax) {
   ScalarType to = scalarTypeOf(resultType.getElementType());
-  double identity;
-  if (to.isFloat())
-    identity = isMax ? -std::numeric_limits<double>::infinity()
-                     : std::numeric_limits<double>::infinity();
-  else if (to.isBool())
-    identity = isMax ? 0 : 1;
-  else if (to.isUnsigned)
-    identity = isMax ? 0 : double((uint64_t(1) << to.type.getIntOrFloatBitWidth()) - 1);
-  else
-    identity = isMax ? -std::ldexp(1.0, to.type.getIntOrFloatBitWidth() - 1)
-                     : std::ldexp(1.0, to.type.getIntOrFloatBitWidth() - 1) - 1;
-  return reduce(b, loc, input, dims, keepdim, resultType, from, identity,
+  return reduce(b, loc, input, dims, keepdim, resultType, from,
+                isMax ? Identity::Lowest : Identity::Highest,
                 [to, isMax](OpBuilder &nb, Location l, Value acc, Value x) -> Value {
                   if (to.isFloat())
                     return isMax ? nb.create<arith::MaximumFOp>(l, acc, x).getResult()
@@ -192,7 +195,8 @@ struct ReduceLowering final : OpConversionPattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "dynamic reduction");
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
-    ArrayRef<int64_t> dims = op.getDims();
+    // A 0-d input reduced "over dim 0" is the one element itself.
+    ArrayRef<int64_t> dims = typeOf(x).getRank() == 0 ? ArrayRef<int64_t>() : op.getDims();
     bool keepdim = op.getKeepdim();
     auto resultType = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
     ScalarType from = scalarTypeOf(op.getInput());
@@ -202,7 +206,7 @@ struct ReduceLowering final : OpConversionPattern<OpTy> {
     if constexpr (std::is_same_v<OpTy, SumOp>) {
       r = sumOver(rewriter, loc, x, dims, keepdim, resultType, from);
     } else if constexpr (std::is_same_v<OpTy, ProdOp>) {
-      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, 1.0,
+      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, Identity::One,
                  [to](OpBuilder &b, Location l, Value acc, Value v) -> Value {
                    if (to.isFloat())
                      return b.create<arith::MulFOp>(l, acc, v);
@@ -215,12 +219,12 @@ struct ReduceLowering final : OpConversionPattern<OpTy> {
     } else if constexpr (std::is_same_v<OpTy, MinOp>) {
       r = maxOver(rewriter, loc, x, dims, keepdim, resultType, from, false);
     } else if constexpr (std::is_same_v<OpTy, AnyOp>) {
-      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, 0.0,
+      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, Identity::Zero,
                  [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
                    return b.create<arith::OrIOp>(l, acc, v);
                  });
     } else if constexpr (std::is_same_v<OpTy, AllOp>) {
-      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, 1.0,
+      r = reduce(rewriter, loc, x, dims, keepdim, resultType, from, Identity::One,
                  [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
                    return b.create<arith::AndIOp>(l, acc, v);
                  });
@@ -391,9 +395,10 @@ struct ArgReduceLowering final : OpConversionPattern<OpTy> {
     auto resultType = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
     if (!t.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic argmax/argmin");
-    // Without a dim the input is flattened.
+    // Without a dim the input is flattened; so is a 0-d input (its dim 0
+    // or -1 names the tensor itself).
     int64_t dim;
-    if (op.getDim()) {
+    if (op.getDim() && t.getRank() > 0) {
       dim = *op.getDim();
       if (dim < 0)
         dim += t.getRank();
@@ -413,15 +418,8 @@ struct ArgReduceLowering final : OpConversionPattern<OpTy> {
     ScalarType st = scalarTypeOf(op.getInput());
     RankedTensorType kept = keptType(t, {dim}, t.getElementType());
     RankedTensorType keptIndex = keptType(t, {dim}, rewriter.getI64Type());
-    double worst;
-    if (st.isFloat())
-      worst = isMax ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-    else if (st.isBool() || st.isUnsigned)
-      worst = isMax ? 0 : double((uint64_t(1) << st.type.getIntOrFloatBitWidth()) - 1);
-    else
-      worst = isMax ? -std::ldexp(1.0, st.type.getIntOrFloatBitWidth() - 1)
-                    : std::ldexp(1.0, st.type.getIntOrFloatBitWidth() - 1) - 1;
-    Value best = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, st, worst),
+    Value worst = extremeConstant(rewriter, loc, st, /*highest=*/!isMax);
+    Value best = rewriter.create<linalg::FillOp>(loc, worst,
                                                  emptyTensor(rewriter, loc, kept, {}))
                      .getResult(0);
     Value bestIndex =

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <cstring>
+
 namespace mlir::cuvil::lowering {
 namespace {
 
@@ -67,6 +69,28 @@ template <typename OpTy> struct ReshapeLikeLowering final : OpConversionPattern<
   }
 };
 
+/// A 0-d resource constant as a plain dense one: MLIR lowers a 0-d global
+/// to a scalar through its value, which a resource cannot give (and a
+/// single number reads better in the IR). Null when the blob is missing.
+DenseElementsAttr scalarFromResource(DenseResourceElementsAttr res, RankedTensorType type) {
+  AsmResourceBlob *blob = res.getRawHandle().getBlob();
+  if (!blob)
+    return {};
+  ArrayRef<char> bytes = blob->getData();
+  Type element = type.getElementType();
+  unsigned bits = element.getIntOrFloatBitWidth();
+  unsigned storedBytes = std::max(1u, bits / 8); // bools: one byte each
+  if (bytes.size() < storedBytes)
+    return {};
+  uint64_t raw = 0;
+  std::memcpy(&raw, bytes.data(), storedBytes); // little-endian hosts only
+  if (auto ft = llvm::dyn_cast<FloatType>(element))
+    return DenseElementsAttr::get(type, FloatAttr::get(ft, APFloat(ft.getFloatSemantics(), APInt(bits, raw))));
+  if (bits == 1)
+    return DenseElementsAttr::get(type, Attribute(BoolAttr::get(type.getContext(), raw != 0)));
+  return DenseElementsAttr::get(type, IntegerAttr::get(element, APInt(bits, raw)));
+}
+
 struct ConstantLowering final : OpConversionPattern<ConstantOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(ConstantOp op, OpAdaptor,
@@ -81,6 +105,9 @@ struct ConstantLowering final : OpConversionPattern<ConstantOp> {
       else
         return rewriter.notifyMatchFailure(op, "unsupported constant attribute");
     }
+    if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(value); res && type.getRank() == 0)
+      if (DenseElementsAttr dense = scalarFromResource(res, type))
+        value = dense;
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, llvm::cast<TypedAttr>(value));
     return success();
   }

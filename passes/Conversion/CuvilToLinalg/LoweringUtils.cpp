@@ -44,6 +44,17 @@ Value scalarConstant(OpBuilder &b, Location loc, ScalarType t, double value) {
       loc, b.getIntegerAttr(t.type, t.isBool() ? int64_t(value != 0.0) : int64_t(value)));
 }
 
+Value extremeConstant(OpBuilder &b, Location loc, ScalarType t, bool highest) {
+  if (auto ft = llvm::dyn_cast<FloatType>(t.type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), /*Negative=*/!highest)));
+  unsigned width = t.type.getIntOrFloatBitWidth();
+  APInt v = t.isUnsigned || t.isBool()
+                ? (highest ? APInt::getMaxValue(width) : APInt::getMinValue(width))
+                : (highest ? APInt::getSignedMaxValue(width) : APInt::getSignedMinValue(width));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t.type, v));
+}
+
 Value convertScalar(OpBuilder &b, Location loc, Value v, ScalarType from, ScalarType to) {
   if (from.type == to.type && from.isUnsigned == to.isUnsigned)
     return v;

@@ -42,7 +42,14 @@ TypeConverter makeTypeConverter();
 Value convertScalar(OpBuilder &b, Location loc, Value v, ScalarType from, ScalarType to);
 
 /// A constant scalar of `t` (floats from `f`, integers/bools from `i`).
+/// Only for values every type of the family holds exactly (0, 1, small
+/// counts): a double cannot carry 64-bit integer limits.
 Value scalarConstant(OpBuilder &b, Location loc, ScalarType t, double value);
+
+/// The lowest (`highest` false) or highest value of `t`: -inf/+inf for
+/// floats, false/true, 0/2^n-1 unsigned, -2^(n-1)/2^(n-1)-1 signed; the
+/// identity of max/min reductions.
+Value extremeConstant(OpBuilder &b, Location loc, ScalarType t, bool highest);
 
 /// tensor.empty of `type`, taking dynamic sizes from `like` (same rank,
 /// or broadcast-aligned to the right) where available.

@@ -50,6 +50,12 @@ std::optional<std::string> checkMessage(Operation *op) {
   auto indexCheck = [&](StringRef torchName, Value input, Value indices,
                         int64_t dim) -> std::optional<std::string> {
     auto type = llvm::cast<RankedTensorType>(input.getType());
+    // A 0-d input is indexed as if it had one dimension of size 1.
+    if (type.getRank() == 0)
+      return constantIndicesInRange(indices, 1)
+                 ? std::nullopt
+                 : std::optional<std::string>("index out of range in " + torchName.str() +
+                                              ": the input is 0-d (one element)");
     if (type.isDynamicDim(dim) || constantIndicesInRange(indices, type.getDimSize(dim)))
       return std::nullopt;
     return ("index out of range in " + torchName + ": dimension " + llvm::Twine(dim) +
