@@ -114,6 +114,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerTensorHandlers(t);
     registerCompositeHandlers(t);
     registerRecurrentHandlers(t);
+    registerMathHandlers(t);
     return t;
   }();
   return table;

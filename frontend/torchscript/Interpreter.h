@@ -65,6 +65,7 @@ void registerBuiltinHandlers(std::map<std::string, OpHandler> &table);
 void registerTensorHandlers(std::map<std::string, OpHandler> &table);
 void registerCompositeHandlers(std::map<std::string, OpHandler> &table);
 void registerRecurrentHandlers(std::map<std::string, OpHandler> &table);
+void registerMathHandlers(std::map<std::string, OpHandler> &table);
 
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).

@@ -215,6 +215,17 @@ def define_math():
                           ("erf", torch.erf, x), ("floor", torch.floor, x),
                           ("ceil", torch.ceil, x)]:
         unary("math", name, f"cuvil.math.{name}", fn, [gen])
+    unit = (RNG.random((3, 4)) * 1.8 - 0.9).astype(np.float32)  # inside (-1, 1)
+    for name, fn, gen in [("tan", torch.tan, x), ("asin", torch.asin, with_specials(unit)),
+                          ("acos", torch.acos, unit), ("atan", torch.atan, with_specials(x)),
+                          ("sinh", torch.sinh, x), ("cosh", torch.cosh, x),
+                          ("asinh", torch.asinh, x), ("acosh", torch.acosh, positive(3, 4) + 1),
+                          ("atanh", torch.atanh, unit), ("log2", torch.log2, positive(3, 4)),
+                          ("log10", torch.log10, positive(3, 4)), ("exp2", torch.exp2, x),
+                          ("erfc", torch.erfc, with_specials(x)),
+                          ("lgamma", torch.lgamma, positive(3, 4)),
+                          ("trunc", torch.trunc, with_specials(x))]:
+        unary("math", name, f"cuvil.math.{name}", fn, [gen])
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -3.2], dtype=np.float32)
     unary("math", "round_half_even", "cuvil.math.round", torch.round, [halves])
     unary("math", "log_special", "cuvil.math.log", torch.log,
@@ -280,6 +291,31 @@ def define_math():
                                                        randn(8) * 2])
     binary("remainder_int", "remainder", torch.remainder,
            [randint(-20, 20, 8), randint(1, 6, 8) * np.array([1, -1] * 4)])
+    binary("fmod", "fmod", torch.fmod, [randn(8, scale=5), randn(8) * 2])
+    binary("fmod_int", "fmod", torch.fmod,
+           [randint(-20, 20, 8), randint(1, 6, 8) * np.array([1, -1] * 4)])
+    binary("atan2", "atan2", torch.atan2, [with_specials(randn(3, 4)), randn(4)])
+    binary("hypot", "hypot", torch.hypot, [randn(6, scale=1e20), randn(6)])
+    binary("copysign", "copysign", torch.copysign,
+           [randn(6), np.array([1.0, -1.0, 0.0, -0.0, np.nan, -2.0], dtype=np.float32)])
+    binary("nextafter", "nextafter", torch.nextafter,
+           [np.array([1.0, 0.0, -1.0, 1e30], dtype=np.float32),
+            np.array([2.0, -1.0, -2.0, np.inf], dtype=np.float32)])
+    binary("fmax", "fmax", torch.fmax, [with_specials(randn(6)), np.full(6, np.nan, np.float32)])
+    binary("fmin", "fmin", torch.fmin, [randn(6), with_specials(randn(6))])
+    binary("bitwise_and", "bitwise_and", torch.bitwise_and, [randint(-99, 99, 6), randint(-99, 99, 6)])
+    binary("bitwise_or_u8", "bitwise_or", torch.bitwise_or,
+           [randint(0, 255, 6, dtype=np.uint8), randint(0, 255, 6, dtype=np.uint8)])
+    binary("bitwise_xor_bool", "bitwise_xor", torch.bitwise_xor,
+           [np.array([True, False, True]), np.array([True, True, False])])
+    # Within [0, width): PyTorch's result outside it depends on its CPU path.
+    shifts = np.array([0, 1, 7, 31, 30, 2, 3, 16], dtype=np.int32)
+    binary("shift_left_i32", "shift_left", torch.bitwise_left_shift,
+           [randint(-99, 99, 8, dtype=np.int32), shifts])
+    binary("shift_right_i32", "shift_right", torch.bitwise_right_shift,
+           [randint(-99, 99, 8, dtype=np.int32), shifts])
+    binary("shift_right_u8", "shift_right", torch.bitwise_right_shift,
+           [randint(0, 255, 4, dtype=np.uint8), np.array([1, 7, 0, 3], dtype=np.uint8)])
 
 
 def define_logic():

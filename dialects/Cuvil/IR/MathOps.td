@@ -39,6 +39,21 @@ def Cuvil_FloorOp : Cuvil_MathUnaryOp<"floor", "Float", "floor(x)">;
 def Cuvil_CeilOp : Cuvil_MathUnaryOp<"ceil", "Float", "ceil(x)">;
 def Cuvil_RoundOp : Cuvil_MathUnaryOp<"round", "Float",
                                       "round half to even (torch.round)">;
+def Cuvil_TanOp : Cuvil_MathUnaryOp<"tan", "Float", "tangent tan(x)">;
+def Cuvil_AsinOp : Cuvil_MathUnaryOp<"asin", "Float", "arcsine asin(x)">;
+def Cuvil_AcosOp : Cuvil_MathUnaryOp<"acos", "Float", "arccosine acos(x)">;
+def Cuvil_AtanOp : Cuvil_MathUnaryOp<"atan", "Float", "arctangent atan(x)">;
+def Cuvil_SinhOp : Cuvil_MathUnaryOp<"sinh", "Float", "hyperbolic sine sinh(x)">;
+def Cuvil_CoshOp : Cuvil_MathUnaryOp<"cosh", "Float", "hyperbolic cosine cosh(x)">;
+def Cuvil_AsinhOp : Cuvil_MathUnaryOp<"asinh", "Float", "inverse hyperbolic sine asinh(x)">;
+def Cuvil_AcoshOp : Cuvil_MathUnaryOp<"acosh", "Float", "inverse hyperbolic cosine acosh(x)">;
+def Cuvil_AtanhOp : Cuvil_MathUnaryOp<"atanh", "Float", "inverse hyperbolic tangent atanh(x)">;
+def Cuvil_Log2Op : Cuvil_MathUnaryOp<"log2", "Float", "base-2 logarithm log2(x)">;
+def Cuvil_Log10Op : Cuvil_MathUnaryOp<"log10", "Float", "base-10 logarithm log10(x)">;
+def Cuvil_Exp2Op : Cuvil_MathUnaryOp<"exp2", "Float", "2^x">;
+def Cuvil_ErfcOp : Cuvil_MathUnaryOp<"erfc", "Float", "complementary error function 1 - erf(x)">;
+def Cuvil_LgammaOp : Cuvil_MathUnaryOp<"lgamma", "Float", "log |Gamma(x)|">;
+def Cuvil_TruncOp : Cuvil_MathUnaryOp<"trunc", "Float", "x rounded toward zero">;
 def Cuvil_BitwiseNotOp : Cuvil_MathUnaryOp<"bitwise_not", "IntegerOrBool",
                                            "~x (logical not for i1)">;
 
@@ -111,5 +126,24 @@ def Cuvil_MaximumOp : Cuvil_MathBinaryOp<"maximum", "max(lhs, rhs), NaN-propagat
 def Cuvil_MinimumOp : Cuvil_MathBinaryOp<"minimum", "min(lhs, rhs), NaN-propagating">;
 def Cuvil_RemainderOp : Cuvil_MathBinaryOp<"remainder",
     "lhs - floor(lhs / rhs) * rhs (Python's %)">;
+def Cuvil_FmodOp : Cuvil_MathBinaryOp<"fmod",
+    "lhs - trunc(lhs / rhs) * rhs (C's fmod: the sign of lhs)">;
+def Cuvil_Atan2Op : Cuvil_MathBinaryOp<"atan2", "atan2(lhs, rhs), the angle of (rhs, lhs)", "Float">;
+def Cuvil_HypotOp : Cuvil_MathBinaryOp<"hypot", "sqrt(lhs^2 + rhs^2) without overflow", "Float">;
+def Cuvil_CopysignOp : Cuvil_MathBinaryOp<"copysign", "|lhs| with the sign of rhs", "Float">;
+def Cuvil_NextafterOp : Cuvil_MathBinaryOp<"nextafter",
+    "the next float after lhs toward rhs", "Float">;
+def Cuvil_FmaxOp : Cuvil_MathBinaryOp<"fmax", "max(lhs, rhs), ignoring a NaN operand">;
+def Cuvil_FminOp : Cuvil_MathBinaryOp<"fmin", "min(lhs, rhs), ignoring a NaN operand">;
+def Cuvil_BitwiseAndOp : Cuvil_MathBinaryOp<"bitwise_and", "lhs & rhs", "IntegerOrBool">;
+def Cuvil_BitwiseOrOp : Cuvil_MathBinaryOp<"bitwise_or", "lhs | rhs", "IntegerOrBool">;
+def Cuvil_BitwiseXorOp : Cuvil_MathBinaryOp<"bitwise_xor", "lhs ^ rhs", "IntegerOrBool">;
+// Shift amounts outside [0, width) are undefined in C++; PyTorch's result
+// for them depends on its CPU code path. Cuvil gives 0 (left) and the sign
+// (right), as PyTorch's vectorised int64 kernels do.
+def Cuvil_ShiftLeftOp : Cuvil_MathBinaryOp<"shift_left",
+    "lhs << rhs (0 once rhs reaches the width)", "IntegerOrBool">;
+def Cuvil_ShiftRightOp : Cuvil_MathBinaryOp<"shift_right",
+    "lhs >> rhs, arithmetic for signed types (sign once rhs reaches the width)", "IntegerOrBool">;
 
 #endif // CUVIL_DIALECT_CUVIL_IR_MATHOPS_TD

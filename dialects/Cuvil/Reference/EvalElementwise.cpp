@@ -317,6 +317,21 @@ void registerElementwiseEvaluators(OpEvaluators &e) {
   addFloat(FloorOp(), [](double x) { return std::floor(x); });
   addFloat(CeilOp(), [](double x) { return std::ceil(x); });
   addFloat(RoundOp(), [](double x) { return std::nearbyint(x); });
+  addFloat(TanOp(), [](double x) { return std::tan(x); });
+  addFloat(AsinOp(), [](double x) { return std::asin(x); });
+  addFloat(AcosOp(), [](double x) { return std::acos(x); });
+  addFloat(AtanOp(), [](double x) { return std::atan(x); });
+  addFloat(SinhOp(), [](double x) { return std::sinh(x); });
+  addFloat(CoshOp(), [](double x) { return std::cosh(x); });
+  addFloat(AsinhOp(), [](double x) { return std::asinh(x); });
+  addFloat(AcoshOp(), [](double x) { return std::acosh(x); });
+  addFloat(AtanhOp(), [](double x) { return std::atanh(x); });
+  addFloat(Log2Op(), [](double x) { return std::log2(x); });
+  addFloat(Log10Op(), [](double x) { return std::log10(x); });
+  addFloat(Exp2Op(), [](double x) { return std::exp2(x); });
+  addFloat(ErfcOp(), [](double x) { return std::erfc(x); });
+  addFloat(LgammaOp(), [](double x) { return std::lgamma(x); });
+  addFloat(TruncOp(), [](double x) { return std::trunc(x); });
   e.add<BitwiseNotOp>([](BitwiseNotOp op, ArrayRef<Tensor> a) {
     bool isBool = a[0].dtype() == DType::Bool;
     return mapUnary(op, a[0], nullptr, [isBool](int64_t x) {
@@ -403,6 +418,65 @@ void registerElementwiseEvaluators(OpEvaluators &e) {
                      m += y;
                    return m;
                  });
+  });
+
+  e.add<FmodOp>([](FmodOp op, ArrayRef<Tensor> a) {
+    Operation *raw = op;
+    return arith(op, a, [](double x, double y) { return std::fmod(x, y); },
+                 [raw](int64_t x, int64_t y) -> FailureOr<int64_t> {
+                   if (y == 0)
+                     return raw->emitOpError() << "integer fmod by zero";
+                   return y == -1 ? 0 : x % y;
+                 });
+  });
+  auto floatBinary = [&e](auto tag, double (*f)(double, double)) {
+    using OpTy = decltype(tag);
+    e.add<OpTy>([f](OpTy op, ArrayRef<Tensor> a) {
+      return arith(op, a, f, [](int64_t, int64_t) -> FailureOr<int64_t> { return 0; });
+    });
+  };
+  floatBinary(Atan2Op(), [](double y, double x) { return std::atan2(y, x); });
+  floatBinary(HypotOp(), [](double x, double y) { return std::hypot(x, y); });
+  floatBinary(CopysignOp(), [](double x, double y) { return std::copysign(x, y); });
+  e.add<NextafterOp>([](NextafterOp op, ArrayRef<Tensor> a) {
+    // In the element type's own precision: the next float32 is not the next double.
+    bool single = resultDType(op) != DType::Float64;
+    return arith(op, a,
+                 [single](double x, double y) {
+                   return single ? double(std::nextafter(float(x), float(y))) : std::nextafter(x, y);
+                 },
+                 [](int64_t, int64_t) -> FailureOr<int64_t> { return 0; });
+  });
+  e.add<FmaxOp>([](FmaxOp op, ArrayRef<Tensor> a) {
+    return arith(op, a, [](double x, double y) { return std::fmax(x, y); },
+                 [](int64_t x, int64_t y) -> FailureOr<int64_t> { return std::max(x, y); });
+  });
+  e.add<FminOp>([](FminOp op, ArrayRef<Tensor> a) {
+    return arith(op, a, [](double x, double y) { return std::fmin(x, y); },
+                 [](int64_t x, int64_t y) -> FailureOr<int64_t> { return std::min(x, y); });
+  });
+  auto bitwise = [&e](auto tag, int64_t (*f)(int64_t, int64_t)) {
+    using OpTy = decltype(tag);
+    e.add<OpTy>([f](OpTy op, ArrayRef<Tensor> a) {
+      return arith(op, a, nullptr, [f](int64_t x, int64_t y) -> FailureOr<int64_t> { return f(x, y); });
+    });
+  };
+  bitwise(BitwiseAndOp(), [](int64_t x, int64_t y) { return x & y; });
+  bitwise(BitwiseOrOp(), [](int64_t x, int64_t y) { return x | y; });
+  bitwise(BitwiseXorOp(), [](int64_t x, int64_t y) { return x ^ y; });
+  // Shifts by the width or more, or by a negative amount: 0 to the left,
+  // the sign to the right (PyTorch's kernels).
+  e.add<ShiftLeftOp>([](ShiftLeftOp op, ArrayRef<Tensor> a) {
+    int64_t bits = 8 * int64_t(::cuvil::dtypeSize(resultDType(op)));
+    return arith(op, a, nullptr, [bits](int64_t x, int64_t y) -> FailureOr<int64_t> {
+      return y < 0 || y >= bits ? 0 : int64_t(uint64_t(x) << y);
+    });
+  });
+  e.add<ShiftRightOp>([](ShiftRightOp op, ArrayRef<Tensor> a) {
+    int64_t bits = 8 * int64_t(::cuvil::dtypeSize(resultDType(op)));
+    return arith(op, a, nullptr, [bits](int64_t x, int64_t y) -> FailureOr<int64_t> {
+      return y < 0 || y >= bits ? (x < 0 ? -1 : 0) : x >> y;
+    });
   });
 
   //===--------------------------------------------------------------------===//

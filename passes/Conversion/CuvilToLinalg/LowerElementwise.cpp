@@ -14,6 +14,7 @@
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
@@ -77,6 +78,44 @@ Value clampInt(OpBuilder &b, Location l, Value x, std::optional<double> lo,
 }
 Value relu6(OpBuilder &b, Location l, Value x, const ScalarCtx &c) {
   return clampFloat(b, l, x, 0.0, 6.0, c);
+}
+
+/// `fn` on f32 or f64 scalars: f16 and bf16 go through f32 and back (libm
+/// and MathToLibm know only the two).
+Value viaF32(OpBuilder &b, Location l, ValueRange xs,
+             function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  Type t = xs[0].getType();
+  if (t.isF32() || t.isF64())
+    return fn(b, l, xs);
+  SmallVector<Value> wide;
+  for (Value x : xs)
+    wide.push_back(b.create<arith::ExtFOp>(l, b.getF32Type(), x));
+  return b.create<arith::TruncFOp>(l, t, fn(b, l, wide));
+}
+
+/// A call of the C library's `name` (`namef` for f32), declared in the
+/// module of `op` (the op being lowered) on first use: for the functions
+/// the math dialect lacks.
+Value libmCall(OpBuilder &b, Location l, Operation *op, StringRef name, ValueRange xs) {
+  return viaF32(b, l, xs, [name, op](OpBuilder &b, Location l, ValueRange args) -> Value {
+    Type t = args[0].getType();
+    std::string symbol = (name + (t.isF32() ? "f" : "")).str();
+    auto module = op->getParentOfType<ModuleOp>();
+    if (!module.lookupSymbol(symbol)) {
+      OpBuilder top(module.getBodyRegion());
+      SmallVector<Type> types(args.size(), t);
+      auto decl = top.create<func::FuncOp>(l, symbol, top.getFunctionType(types, {t}));
+      decl.setPrivate();
+    }
+    return b.create<func::CallOp>(l, symbol, TypeRange{t}, args).getResult(0);
+  });
+}
+
+/// A math-dialect op on f32/f64 (see viaF32).
+template <typename MathOp> Value mathOp(OpBuilder &b, Location l, ValueRange xs) {
+  return viaF32(b, l, xs, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return b.create<MathOp>(l, a);
+  });
 }
 
 // The pattern ----------------------------------------------------------------
@@ -247,6 +286,21 @@ void populateElementwiseLowering(const TypeConverter &tc, RewritePatternSet &pat
   r.addFloat<FloorOp>([](B &b, L l, Value x, C) -> Value { return b.create<math::FloorOp>(l, x); });
   r.addFloat<CeilOp>([](B &b, L l, Value x, C) -> Value { return b.create<math::CeilOp>(l, x); });
   r.addFloat<RoundOp>([](B &b, L l, Value x, C) -> Value { return b.create<math::RoundEvenOp>(l, x); });
+  r.addFloat<TanOp>([](B &b, L l, Value x, C) { return mathOp<math::TanOp>(b, l, x); });
+  r.addFloat<AsinOp>([](B &b, L l, Value x, C) { return mathOp<math::AsinOp>(b, l, x); });
+  r.addFloat<AcosOp>([](B &b, L l, Value x, C) { return mathOp<math::AcosOp>(b, l, x); });
+  r.addFloat<AtanOp>([](B &b, L l, Value x, C) { return mathOp<math::AtanOp>(b, l, x); });
+  r.addFloat<SinhOp>([](B &b, L l, Value x, C) { return mathOp<math::SinhOp>(b, l, x); });
+  r.addFloat<CoshOp>([](B &b, L l, Value x, C) { return mathOp<math::CoshOp>(b, l, x); });
+  r.addFloat<AsinhOp>([](B &b, L l, Value x, C) { return mathOp<math::AsinhOp>(b, l, x); });
+  r.addFloat<AcoshOp>([](B &b, L l, Value x, C) { return mathOp<math::AcoshOp>(b, l, x); });
+  r.addFloat<AtanhOp>([](B &b, L l, Value x, C) { return mathOp<math::AtanhOp>(b, l, x); });
+  r.addFloat<Log2Op>([](B &b, L l, Value x, C) { return mathOp<math::Log2Op>(b, l, x); });
+  r.addFloat<Log10Op>([](B &b, L l, Value x, C) { return mathOp<math::Log10Op>(b, l, x); });
+  r.addFloat<Exp2Op>([](B &b, L l, Value x, C) { return mathOp<math::Exp2Op>(b, l, x); });
+  r.addFloat<TruncOp>([](B &b, L l, Value x, C) -> Value { return b.create<math::TruncOp>(l, x); });
+  r.addFloat<ErfcOp>([](B &b, L l, Value x, C c) { return libmCall(b, l, c.op, "erfc", x); });
+  r.addFloat<LgammaOp>([](B &b, L l, Value x, C c) { return libmCall(b, l, c.op, "lgamma", x); });
   r.add<BitwiseNotOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
     return b.create<arith::XOrIOp>(l, a[0], c.compute.isBool() ? cst(b, l, c, 1.0)
                                                                : cst(b, l, c, -1.0));
@@ -377,6 +431,75 @@ void populateElementwiseLowering(const TypeConverter &tc, RewritePatternSet &pat
                                            signDiffers);
     m = select(b, l, adjust, b.create<arith::AddIOp>(l, m, safeY), m);
     return select(b, l, isZero, zero, m);
+  });
+
+  r.add<FmodOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
+    if (c.compute.isFloat())
+      return b.create<arith::RemFOp>(l, a[0], a[1]);
+    // C's %; a zero divisor gives 0 (the evaluator reports it), -1 gives 0.
+    Value zero = cst(b, l, c, 0.0), one = cst(b, l, c, 1.0);
+    Value isZero = icmp(b, l, arith::CmpIPredicate::eq, a[1], zero);
+    Value safeY = select(b, l, isZero, one, a[1]);
+    if (c.compute.isUnsigned)
+      return select(b, l, isZero, zero, b.create<arith::RemUIOp>(l, a[0], safeY));
+    Value minusOne = icmp(b, l, arith::CmpIPredicate::eq, safeY, cst(b, l, c, -1.0));
+    safeY = select(b, l, minusOne, one, safeY);
+    return select(b, l, isZero, zero, b.create<arith::RemSIOp>(l, a[0], safeY));
+  });
+  r.add<Atan2Op>(ComputeIn::Result, [](B &b, L l, ValueRange a, C) {
+    return mathOp<math::Atan2Op>(b, l, a);
+  });
+  r.add<HypotOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) {
+    return libmCall(b, l, c.op, "hypot", a);
+  });
+  r.add<NextafterOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
+    return libmCall(b, l, c.op, "nextafter", a);
+  });
+  r.add<CopysignOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C) -> Value {
+    return b.create<math::CopySignOp>(l, a[0], a[1]);
+  });
+  // fmax/fmin: a NaN operand loses to a number (maxnumf/minnumf).
+  r.add<FmaxOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
+    if (c.compute.isFloat())
+      return b.create<arith::MaxNumFOp>(l, a[0], a[1]);
+    if (c.compute.isUnsigned || c.compute.isBool())
+      return b.create<arith::MaxUIOp>(l, a[0], a[1]);
+    return b.create<arith::MaxSIOp>(l, a[0], a[1]);
+  });
+  r.add<FminOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
+    if (c.compute.isFloat())
+      return b.create<arith::MinNumFOp>(l, a[0], a[1]);
+    if (c.compute.isUnsigned || c.compute.isBool())
+      return b.create<arith::MinUIOp>(l, a[0], a[1]);
+    return b.create<arith::MinSIOp>(l, a[0], a[1]);
+  });
+  r.add<BitwiseAndOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C) -> Value {
+    return b.create<arith::AndIOp>(l, a[0], a[1]);
+  });
+  r.add<BitwiseOrOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C) -> Value {
+    return b.create<arith::OrIOp>(l, a[0], a[1]);
+  });
+  r.add<BitwiseXorOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C) -> Value {
+    return b.create<arith::XOrIOp>(l, a[0], a[1]);
+  });
+  // Shifts of the width or more (or negative): 0 to the left, the sign (or 0
+  // for unsigned types) to the right, as PyTorch's kernels.
+  r.add<ShiftLeftOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
+    unsigned bits = c.compute.type.getIntOrFloatBitWidth();
+    Value zero = cst(b, l, c, 0.0);
+    Value tooFar = icmp(b, l, arith::CmpIPredicate::uge, a[1], cst(b, l, c, double(bits)));
+    Value safe = select(b, l, tooFar, zero, a[1]);
+    return select(b, l, tooFar, zero, b.create<arith::ShLIOp>(l, a[0], safe));
+  });
+  r.add<ShiftRightOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
+    unsigned bits = c.compute.type.getIntOrFloatBitWidth();
+    Value zero = cst(b, l, c, 0.0);
+    Value tooFar = icmp(b, l, arith::CmpIPredicate::uge, a[1], cst(b, l, c, double(bits)));
+    Value safe = select(b, l, tooFar, zero, a[1]);
+    if (c.compute.isUnsigned || c.compute.isBool())
+      return select(b, l, tooFar, zero, b.create<arith::ShRUIOp>(l, a[0], safe));
+    Value last = cst(b, l, c, double(bits - 1));
+    return b.create<arith::ShRSIOp>(l, a[0], select(b, l, tooFar, last, safe));
   });
 
   // Comparisons (in the promoted operand type), logic, selection --------------

@@ -53,3 +53,39 @@ func.func @unsupported(%x: tensor<2x4xf32>, %s: tensor<2xi64>) -> tensor<?x?xf32
   %0 = cuvil.shape.reshape_dynamic %x, %s : tensor<2x4xf32>, tensor<2xi64> -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// Functions the math dialect lacks call the C library, declared once per
+// module with the f32 name; f16 goes through f32 and back.
+// CHECK-LABEL: func.func private @erfcf(f32) -> f32
+// CHECK-NOT: func.func private @erfcf
+// CHECK-LABEL: func @libm_calls
+// CHECK: linalg.generic
+// CHECK: func.call @erfcf(%{{.*}}) : (f32) -> f32
+// CHECK: linalg.generic
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT: func.call @erfcf
+// CHECK-NEXT: arith.truncf %{{.*}} : f32 to f16
+// CHECK: linalg.generic
+// CHECK: func.call @hypot(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+func.func @libm_calls(%x: tensor<4xf32>, %h: tensor<4xf16>, %d: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf64>) {
+  %0 = cuvil.math.erfc %x : tensor<4xf32>
+  %1 = cuvil.math.erfc %h : tensor<4xf16>
+  %2 = cuvil.math.hypot %d, %d : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf16>, tensor<4xf64>
+}
+
+// -----
+
+// Shifts by the width or more: 0 to the left, the sign bit to the right.
+// CHECK-LABEL: func @shifts
+// CHECK: arith.cmpi uge
+// CHECK: arith.shli
+// CHECK: arith.cmpi uge
+// CHECK: arith.shrsi
+func.func @shifts(%x: tensor<4xi32>, %s: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %0 = cuvil.math.shift_left %x, %s : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  %1 = cuvil.math.shift_right %x, %s : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0, %1 : tensor<4xi32>, tensor<4xi32>
+}

@@ -1321,3 +1321,19 @@ func.func @dim_range(%x: tensor<?x4xf32>) {
   %0 = cuvil.shape.dim %x {dim = 2 : i64} : tensor<?x4xf32> -> tensor<i64>
   return
 }
+
+// -----
+
+func.func @atan2_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.math.atan2' op lhs must have a floating-point element type (cast integer tensors with cuvil.tensor.cast), got 'tensor<3xi64>'}}
+  %0 = cuvil.math.atan2 %x, %x : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @shift_float(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.math.shift_left' op lhs must have an integer or i1 element type, got 'tensor<3xf32>'}}
+  %0 = cuvil.math.shift_left %x, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}

@@ -100,6 +100,60 @@ func.func @math(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>, %s: t
   %25 = cuvil.math.minimum %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
   // CHECK: cuvil.math.remainder %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
   %26 = cuvil.math.remainder %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  // CHECK: cuvil.math.tan %[[X]] : tensor<2x3xf32>
+  %27 = cuvil.math.tan %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.asin %[[X]] : tensor<2x3xf32>
+  %28 = cuvil.math.asin %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.acos %[[X]] : tensor<2x3xf32>
+  %29 = cuvil.math.acos %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.atan %[[X]] : tensor<2x3xf32>
+  %30 = cuvil.math.atan %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.sinh %[[X]] : tensor<2x3xf32>
+  %31 = cuvil.math.sinh %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.cosh %[[X]] : tensor<2x3xf32>
+  %32 = cuvil.math.cosh %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.asinh %[[X]] : tensor<2x3xf32>
+  %33 = cuvil.math.asinh %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.acosh %[[X]] : tensor<2x3xf32>
+  %34 = cuvil.math.acosh %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.atanh %[[X]] : tensor<2x3xf32>
+  %35 = cuvil.math.atanh %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.log2 %[[X]] : tensor<2x3xf32>
+  %36 = cuvil.math.log2 %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.log10 %[[X]] : tensor<2x3xf32>
+  %37 = cuvil.math.log10 %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.exp2 %[[X]] : tensor<2x3xf32>
+  %38 = cuvil.math.exp2 %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.erfc %[[X]] : tensor<2x3xf32>
+  %39 = cuvil.math.erfc %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.lgamma %[[X]] : tensor<2x3xf32>
+  %40 = cuvil.math.lgamma %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.trunc %[[X]] : tensor<2x3xf32>
+  %41 = cuvil.math.trunc %x : tensor<2x3xf32>
+  // CHECK: cuvil.math.fmod %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %42 = cuvil.math.fmod %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.atan2 %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %43 = cuvil.math.atan2 %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.hypot %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %44 = cuvil.math.hypot %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.copysign %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %45 = cuvil.math.copysign %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.nextafter %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %46 = cuvil.math.nextafter %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.fmax %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %47 = cuvil.math.fmax %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.fmin %[[X]], %[[Y]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %48 = cuvil.math.fmin %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: cuvil.math.bitwise_and %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %49 = cuvil.math.bitwise_and %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  // CHECK: cuvil.math.bitwise_or %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %50 = cuvil.math.bitwise_or %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  // CHECK: cuvil.math.bitwise_xor %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %51 = cuvil.math.bitwise_xor %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  // CHECK: cuvil.math.shift_left %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %52 = cuvil.math.shift_left %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  // CHECK: cuvil.math.shift_right %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %53 = cuvil.math.shift_right %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
   return
 }
 
