@@ -471,6 +471,37 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
   // turns into scf.if.
   if ((name == "builtin::bool" || name == "aten::Bool") && n == 1 && arg(0).isTensor())
     return arg(0);
+  // A number as a 0-d tensor (traced models turn sizes into tensors to do
+  // arithmetic on them): int64, float64 (double) or bool. A run-time int is
+  // its tensor already.
+  if (name == "prim::NumToTensor" && n == 1) {
+    const IValue &v = arg(0);
+    if (isSymbolicInt(v)) {
+      auto box = std::make_shared<TensorBox>();
+      box->value = v.tensor->value;
+      return IValue::ofTensor(box);
+    }
+    if (v.is(K::Int))
+      return IValue::ofTensor(in.scalarConstant(v, DType::Int64));
+    if (v.is(K::Float))
+      return IValue::ofTensor(in.scalarConstant(v, DType::Float64));
+    if (v.is(K::Bool))
+      return IValue::ofTensor(in.scalarConstant(v, DType::Bool));
+  }
+  // int(t), float(t), t.item() of a tensor computed from constants only
+  // (sizes, in traced models): the number itself.
+  if ((name == "builtin::int" || name == "aten::Int" || name == "aten::item" || name == "builtin::float" ||
+       name == "aten::Float" || name == "aten::ScalarImplicit") &&
+      n == 1 && arg(0).isTensor() && !isSymbolicInt(arg(0)))
+    if (std::optional<Tensor> c = in.foldToConstant(arg(0).tensor->value); c && c->numElements() == 1) {
+      bool wantsFloat = name == "builtin::float" || name == "aten::Float" ||
+                        ((name == "aten::item" || name == "aten::ScalarImplicit") && isFloat(c->dtype()));
+      if (wantsFloat)
+        return IValue::floating(c->getDouble(0));
+      if (c->dtype() == DType::Bool && name != "builtin::int" && name != "aten::Int")
+        return IValue::boolean(c->getInt(0) != 0);
+      return IValue::integer(isFloat(c->dtype()) ? static_cast<int64_t>(c->getDouble(0)) : c->getInt(0));
+    }
   // int(t) / t.item() of an integer tensor: a run-time int (sizes may use it).
   if ((name == "builtin::int" || name == "aten::Int" || name == "aten::item") && n == 1 &&
       arg(0).isTensor()) {

@@ -137,8 +137,9 @@ std::string typeText(const Expr *e) {
 
 /// Flattens a returned value into tensors: nested tuples and lists are
 /// walked depth-first, dicts in insertion order; numbers become 0-d
-/// constants. Outputs reached through dict keys are named after the key path
-/// ("out", "aux.logits"); the others stay unnamed (outputN).
+/// constants; None inside a container is skipped. Outputs reached through
+/// dict keys or NamedTuple fields are named after the path ("out",
+/// "aux.logits"); the others stay unnamed (outputN).
 void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &out,
                     std::vector<std::string> &names, const std::string &name, int depth) {
   if (depth > 64)
@@ -153,8 +154,16 @@ void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &
     return;
   case IValue::Kind::Tuple:
   case IValue::Kind::List:
-    for (const IValue &x : *v.list)
-      flattenOutputs(in, x, out, names, name, depth + 1);
+    for (size_t i = 0; i < v.list->size(); ++i) {
+      const IValue &x = (*v.list)[i];
+      // None inside a container (a NamedTuple's absent Optional field) is
+      // no output: the C API has tensors only.
+      if (x.isNone())
+        continue;
+      std::string field = v.fields ? (*v.fields)[i] : "";
+      flattenOutputs(in, x, out, names,
+                     field.empty() ? name : name.empty() ? field : name + "." + field, depth + 1);
+    }
     return;
   case IValue::Kind::Dict:
     for (auto &[key, value] : *v.dict) {

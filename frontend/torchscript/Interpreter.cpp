@@ -3,6 +3,8 @@
 #include "support/Crash/CrashRecovery.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/Reference/Evaluator.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -115,6 +117,8 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerCompositeHandlers(t);
     registerRecurrentHandlers(t);
     registerMathHandlers(t);
+    registerIndexHandlers(t);
+    registerTensorOpHandlers(t);
     return t;
   }();
   return table;
@@ -304,13 +308,58 @@ IValue Interpreter::weight(const PValue &t, bool fromConstants, const std::strin
         llvm::ArrayRef<char>(keep.get(), data->size), /*alignment=*/64,
         [keep](void *, size_t, size_t) mutable { keep.reset(); },
         /*dataIsMutable=*/false);
-    attr = mlir::DenseResourceElementsAttr::get(type, name, std::move(blob));
+    attr = mlir::DenseResourceElementsAttr::get(type, cir::resourceKey(name), std::move(blob));
   }
   mlir::Value v = constants_.create<cir::ConstantOp>(
       mlir::NameLoc::get(mlir::StringAttr::get(ctx_, name)), type, attr);
   IValue result = IValue::ofTensor(v);
   weights_[&t] = result;
   return result;
+}
+
+std::optional<Tensor> Interpreter::foldToConstant(mlir::Value v) {
+  // Small sizes and a bounded walk: this is for shape arithmetic.
+  constexpr int64_t kMaxElements = 64;
+  int budget = 256;
+  std::map<mlir::Operation *, llvm::SmallVector<Tensor>> done;
+  std::function<std::optional<Tensor>(mlir::Value)> fold = [&](mlir::Value x) -> std::optional<Tensor> {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(x.getType());
+    mlir::Operation *def = x.getDefiningOp();
+    if (!type || !type.hasStaticShape() || type.getNumElements() > kMaxElements || !def ||
+        def->getNumRegions() != 0 || --budget < 0)
+      return std::nullopt;
+    unsigned index = llvm::cast<mlir::OpResult>(x).getResultNumber();
+    if (auto it = done.find(def); it != done.end())
+      return it->second[index];
+    llvm::SmallVector<Tensor> results;
+    if (auto c = llvm::dyn_cast<cir::ConstantOp>(def)) {
+      mlir::FailureOr<Tensor> t = mlir::cuvil::reference::tensorFromAttr(c.getValue(), c.getLoc());
+      if (mlir::failed(t))
+        return std::nullopt;
+      results.push_back(std::move(*t));
+    } else {
+      if (!llvm::isa<cir::CuvilDialect>(def->getDialect()) || !mlir::cuvil::reference::canEvaluate(def) ||
+          !mlir::isMemoryEffectFree(def))
+        return std::nullopt;
+      llvm::SmallVector<Tensor> operands;
+      for (mlir::Value operand : def->getOperands()) {
+        std::optional<Tensor> t = fold(operand);
+        if (!t)
+          return std::nullopt;
+        operands.push_back(std::move(*t));
+      }
+      // A failing evaluation (say, a division by zero) just does not fold.
+      mlir::ScopedDiagnosticHandler quiet(ctx_, [](mlir::Diagnostic &) { return mlir::success(); });
+      mlir::FailureOr<llvm::SmallVector<Tensor>> r = mlir::cuvil::reference::evaluateOp(def, operands);
+      if (mlir::failed(r))
+        return std::nullopt;
+      results = std::move(*r);
+    }
+    Tensor out = results[index];
+    done[def] = std::move(results);
+    return out;
+  };
+  return fold(v);
 }
 
 mlir::Value Interpreter::scalarConstant(const IValue &v, DType dtype) {
@@ -554,6 +603,13 @@ IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
     if (name == "index")
       return IValue::none();
     break;
+  case IValue::Kind::Tuple:
+    if (base.fields) { // a NamedTuple's field
+      auto it = std::find(base.fields->begin(), base.fields->end(), name);
+      if (it != base.fields->end())
+        return (*base.list)[it - base.fields->begin()];
+    }
+    break;
   case IValue::Kind::List:
   case IValue::Kind::Str:
   case IValue::Kind::Dict: {
@@ -749,6 +805,36 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
       break;
     }
   if (!match) {
+    // Traced models pass 0-d tensors where numbers are meant (sizes turned
+    // into tensors by prim::NumToTensor): those known at import time are
+    // taken as the numbers they hold.
+    auto asNumber = [&](IValue &v) {
+      if (!v.isTensor() || v.tensor->symbolicInt ||
+          llvm::cast<mlir::RankedTensorType>(v.tensor->value.getType()).getRank() != 0)
+        return false;
+      std::optional<Tensor> c = foldToConstant(v.tensor->value);
+      if (!c)
+        return false;
+      v = isFloat(c->dtype()) ? IValue::floating(c->getDouble(0))
+          : c->dtype() == DType::Bool ? IValue::boolean(c->getInt(0) != 0)
+                                      : IValue::integer(c->getInt(0));
+      return true;
+    };
+    std::vector<IValue> numArgs = args;
+    std::vector<std::pair<std::string, IValue>> numKwargs = kwargs;
+    bool converted = false;
+    for (IValue &v : numArgs)
+      converted |= asNumber(v);
+    for (auto &kv : numKwargs)
+      converted |= asNumber(kv.second);
+    if (converted)
+      for (const Schema *s : candidates)
+        if (bindArgs(*s, numArgs, numKwargs, bound)) {
+          match = s;
+          break;
+        }
+  }
+  if (!match) {
     auto symbolic = [](const IValue &v) {
       if (v.isTensor())
         return v.tensor->symbolicInt;
@@ -811,9 +897,53 @@ IValue Interpreter::call(const IValue &callee, std::vector<IValue> args,
       args.insert(args.begin(), callee.list->begin(), callee.list->end());
     return callOperator(callee.s, std::move(args), std::move(kwargs));
   }
-  case IValue::Kind::Type:
-    fail("CUVIL-E-IMPORT-UNSUPPORTED",
-         "constructing objects of class '" + callee.s + "' is not supported");
+  case IValue::Kind::Type: {
+    // A NamedTuple class (torchvision's GoogLeNetOutputs, ...): a tuple of
+    // its fields in declaration order, by position or keyword; fields not
+    // given take their default, else None (Optional fields).
+    size_t dot = callee.s.rfind('.');
+    const ClassDef *cls = nullptr;
+    const SourceFile *file = nullptr;
+    if (dot != std::string::npos)
+      if (Result<const SourceFile *> f = archive_.codeFile(callee.s.substr(0, dot)); f && *f) {
+        file = *f;
+        cls = file->findClass(callee.s.substr(dot + 1));
+      }
+    bool namedTuple = cls && cls->base && cls->base->kind == Expr::Kind::Name &&
+                      (cls->base->name == "NamedTuple" || cls->base->name == "typing.NamedTuple");
+    if (!namedTuple)
+      fail("CUVIL-E-IMPORT-UNSUPPORTED",
+           "constructing objects of class '" + callee.s + "' is not supported");
+    auto names = std::make_shared<std::vector<std::string>>();
+    for (const ClassAttr &a : cls->attrs)
+      names->push_back(a.name);
+    if (args.size() > names->size())
+      fail("CUVIL-E-IMPORT-CALL", callee.s + " takes " + std::to_string(names->size()) +
+                                      " fields, got " + std::to_string(args.size()));
+    IValueList items(names->size(), IValue::none());
+    std::vector<bool> given(names->size(), false);
+    for (size_t i = 0; i < args.size(); ++i) {
+      items[i] = args[i];
+      given[i] = true;
+    }
+    for (auto &[k, v] : kwargs) {
+      auto it = std::find(names->begin(), names->end(), k);
+      if (it == names->end())
+        fail("CUVIL-E-IMPORT-CALL", callee.s + " has no field '" + k + "'");
+      items[it - names->begin()] = v;
+      given[it - names->begin()] = true;
+    }
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!given[i] && cls->attrs[i].value) {
+        frames_.emplace_back();
+        frames_.back().file = file;
+        items[i] = eval(cls->attrs[i].value);
+        frames_.pop_back();
+      }
+    IValue t = IValue::makeTuple(std::move(items));
+    t.fields = names;
+    return t;
+  }
   default:
     fail("CUVIL-E-IMPORT-CALL", "a " + callee.typeName() + " is not callable");
   }

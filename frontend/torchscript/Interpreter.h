@@ -13,6 +13,7 @@
 #include "frontend/torchscript/Importer.h"
 #include "frontend/torchscript/Schema.h"
 #include "frontend/torchscript/Values.h"
+#include "support/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -66,6 +67,8 @@ void registerTensorHandlers(std::map<std::string, OpHandler> &table);
 void registerCompositeHandlers(std::map<std::string, OpHandler> &table);
 void registerRecurrentHandlers(std::map<std::string, OpHandler> &table);
 void registerMathHandlers(std::map<std::string, OpHandler> &table);
+void registerIndexHandlers(std::map<std::string, OpHandler> &table);
+void registerTensorOpHandlers(std::map<std::string, OpHandler> &table);
 
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).
@@ -114,6 +117,10 @@ public:
   IValue weight(const PValue &tensor, bool fromConstants, const std::string &name);
   /// A 0-d constant of `dtype` holding `v` (int, float or bool).
   mlir::Value scalarConstant(const IValue &v, DType dtype);
+  /// The value of a small tensor computed from constants only (traced
+  /// models compute sizes as tensors: NumToTensor, arithmetic, Int), by the
+  /// reference evaluator; nothing when it depends on an input or is large.
+  std::optional<Tensor> foldToConstant(mlir::Value v);
 
   /// Builds a cuvil op whose result types come from its own shape rule. A
   /// rule violation becomes an import error naming the op and the site.

@@ -14,11 +14,14 @@
 #include "support/Tensor.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/TypeRules.h"
+#include "dialects/Cuvil/Reference/Evaluator.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -240,30 +243,78 @@ inline bool updateBase(Interpreter &in, TensorBox &base, Value newValue, const T
   return true;
 }
 
+/// `parent` with the elements its view op `def` selects replaced by `v`
+/// (`v` has the view's shape): the inverse of one view step. Null when the
+/// step cannot be written through (an expand: several view elements would
+/// share one element of the parent).
+inline Value writeThrough(Interpreter &in, mlir::Operation *def, Value parent, Value v) {
+  RankedTensorType pt = typeOf(parent);
+  if (llvm::isa<cir::ReshapeOp, cir::FlattenOp, cir::SqueezeOp, cir::UnsqueezeOp>(def))
+    return in.build<cir::ReshapeOp>(v, in.builder().getDenseI64ArrayAttr(pt.getShape()));
+  if (auto p = llvm::dyn_cast<cir::PermuteOp>(def)) {
+    llvm::ArrayRef<int64_t> order = p.getDims();
+    std::vector<int64_t> inv(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      inv[order[i]] = static_cast<int64_t>(i);
+    return in.build<cir::PermuteOp>(v, in.builder().getDenseI64ArrayAttr(inv));
+  }
+  if (auto t = llvm::dyn_cast<cir::TransposeOp>(def))
+    return in.build<cir::TransposeOp>(v, t.getDim0Attr(), t.getDim1Attr());
+  if (!pt.hasStaticShape())
+    return Value();
+  int64_t dim, start, length, step = 1;
+  Value part = v;
+  if (auto s = llvm::dyn_cast<cir::SliceOp>(def)) {
+    dim = s.getDim();
+    step = s.getStep();
+    length = mlir::cuvil::sliceLength(pt.getDimSize(dim), s.getStart(), s.getEnd(), step, &start);
+  } else if (auto s = llvm::dyn_cast<cir::SelectOp>(def)) {
+    dim = s.getDim();
+    start = s.getIndex() < 0 ? s.getIndex() + pt.getDimSize(dim) : s.getIndex();
+    length = 1;
+    part = in.build<cir::UnsqueezeOp>(v, in.builder().getI64IntegerAttr(dim));
+  } else {
+    return Value();
+  }
+  int64_t size = pt.getDimSize(dim);
+  auto sliceOf = [&](int64_t from, int64_t to) {
+    return in.build<cir::SliceOp>(parent, in.builder().getI64IntegerAttr(dim), in.builder().getI64IntegerAttr(from),
+                                  in.builder().getI64IntegerAttr(to), in.builder().getI64IntegerAttr(1));
+  };
+  if (step == 1 || length <= 1) { // before, the new part, after
+    std::vector<Value> parts;
+    if (start > 0)
+      parts.push_back(sliceOf(0, start));
+    parts.push_back(part);
+    if (start + length < size)
+      parts.push_back(sliceOf(start + length, size));
+    return parts.size() == 1 ? parts[0] : in.build<cir::ConcatOp>(mlir::ValueRange(parts), in.builder().getI64IntegerAttr(dim));
+  }
+  // Every step-th element: a scatter along dim at the constant positions.
+  std::vector<int64_t> shape(typeOf(part).getShape().begin(), typeOf(part).getShape().end());
+  std::vector<int64_t> unit(shape.size(), 1), positions;
+  unit[dim] = length;
+  for (int64_t k = 0; k < length; ++k)
+    positions.push_back(start + k * step);
+  auto idxType = RankedTensorType::get(unit, in.builder().getI64Type());
+  Value idx = in.builder().create<cir::ConstantOp>(
+      in.location(), idxType, mlir::DenseElementsAttr::get(idxType, llvm::ArrayRef<int64_t>(positions)));
+  idx = in.build<cir::ExpandOp>(idx, in.builder().getDenseI64ArrayAttr(shape));
+  return in.build<cir::ScatterOp>(parent, idx, part, in.builder().getI64IntegerAttr(dim),
+                                  cir::ScatterReduceAttr::get(in.context(), cir::ScatterReduce::None),
+                                  in.builder().getBoolAttr(true));
+}
+
 /// Applies an in-place op: the tensor's box takes the new value, which must
 /// keep its shape and (castable) dtype; views of the tensor are recomputed.
 ///
-/// On a view, the write must reach the viewed tensor. That is provably the
-/// same in value semantics only when the view is a plain reshape of the
-/// whole tensor (view, reshape, flatten, squeeze, unsqueeze, or an alias
-/// such as detach): the tensor then takes the new value reshaped back. A
-/// write into a strided view (slice, select, transpose, expand) is refused
-/// with the reason.
+/// On a view, the write reaches the viewed tensor through the chain of view
+/// ops between them, each inverted (writeThrough): reshapes reshape back,
+/// permutes permute back, slices and selects put the new elements in place
+/// of the old ones. Every view of the tensor, this one included, is then
+/// recomputed from the tensor's new value.
 inline IValue inplace(Interpreter &in, const IValue &self, Value v) {
   TensorBox &box = *self.tensor;
-  if (box.base) {
-    TensorBox &base = *box.base;
-    for (Value cur = box.value; cur != base.value;) {
-      mlir::Operation *def = cur.getDefiningOp();
-      if (!def || !llvm::isa<cir::ReshapeOp, cir::FlattenOp, cir::SqueezeOp, cir::UnsqueezeOp>(def))
-        return in.unsupported("in-place operation on a strided view (slice, select, transpose or "
-                              "expand) of another tensor (write out of place instead, e.g. with "
-                              "torch.cat or torch.where)");
-      cur = def->getOperand(0);
-    }
-    if (!typeOf(base.value).hasStaticShape())
-      return in.unsupported("in-place operation on a view of a tensor with dynamic dimensions");
-  }
   RankedTensorType old = typeOf(box.value);
   if (typeOf(v).getShape() != old.getShape())
     in.fail("CUVIL-E-IMPORT-RAISE", "an in-place operation would change the tensor's shape");
@@ -275,13 +326,24 @@ inline IValue inplace(Interpreter &in, const IValue &self, Value v) {
   }
   bool ok;
   if (box.base) {
-    // Write through the reshape view; every view of the tensor, this one
-    // included, is then recomputed from the tensor's new value.
-    RankedTensorType baseType = typeOf(box.base->value);
-    Value back = typeOf(v).getShape() == baseType.getShape()
-                     ? v
-                     : in.build<cir::ReshapeOp>(v, in.builder().getDenseI64ArrayAttr(baseType.getShape()));
-    ok = updateBase(in, *box.base, back, nullptr);
+    TensorBox &base = *box.base;
+    std::vector<mlir::Operation *> chain; // view ops, the last applied first
+    for (Value cur = box.value; cur != base.value;) {
+      mlir::Operation *def = cur.getDefiningOp();
+      if (!def || def->getNumOperands() < 1 || chain.size() > 256)
+        return in.unsupported("in-place operation on a view that is not a reshape, permute, slice or select "
+                              "of its tensor (write out of place instead, e.g. with torch.cat or torch.where)");
+      chain.push_back(def);
+      cur = def->getOperand(0);
+    }
+    Value written = v;
+    for (mlir::Operation *def : chain) {
+      written = writeThrough(in, def, def->getOperand(0), written);
+      if (!written)
+        return in.unsupported("in-place operation on a view made by '" + def->getName().getStringRef().str() +
+                              "' (an expanded view shares elements; write out of place instead)");
+    }
+    ok = updateBase(in, base, written, nullptr);
   } else {
     ok = updateBase(in, box, v, nullptr);
   }
@@ -314,6 +376,68 @@ inline Value splat(Interpreter &in, const std::vector<int64_t> &shape, DType d, 
   mlir::DenseElementsAttr attr = mlir::DenseElementsAttr::get(type, dense.getSplatValue<mlir::Attribute>());
   scalarOp->erase();
   return in.builder().create<cir::ConstantOp>(in.location(), type, attr);
+}
+
+inline std::vector<int64_t> shapeOf(Value v) {
+  return std::vector<int64_t>(typeOf(v).getShape().begin(), typeOf(v).getShape().end());
+}
+
+/// `v` reshaped (nothing built when it has the shape already).
+inline Value reshape(Interpreter &in, Value v, const std::vector<int64_t> &shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  return in.build<cir::ReshapeOp>(v, i64s(in, shape));
+}
+
+/// `v` broadcast to `shape` (nothing built when it has the shape already).
+inline Value expandTo(Interpreter &in, Value v, const std::vector<int64_t> &shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  return in.build<cir::ExpandOp>(v, i64s(in, shape));
+}
+
+/// A constant i64 tensor of `shape` (1-D of the values when empty).
+inline Value constantI64(Interpreter &in, const std::vector<int64_t> &values,
+                         std::vector<int64_t> shape = {}) {
+  if (shape.empty())
+    shape = {static_cast<int64_t>(values.size())};
+  auto type = RankedTensorType::get(shape, in.builder().getI64Type());
+  auto attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(values));
+  return in.builder().create<cir::ConstantOp>(in.location(), type, attr);
+}
+
+/// A constant holding the host tensor `t` (dense: for small tables).
+inline Value constantFrom(Interpreter &in, const Tensor &t) {
+  RankedTensorType type = mlir::cuvil::reference::tensorTypeOf(in.context(), t);
+  return in.builder().create<cir::ConstantOp>(in.location(), type,
+                                              mlir::cuvil::reference::attrFromTensor(t, type));
+}
+
+/// PyTorch's unbatched inputs: an op on [N, C, spatial...] also takes
+/// [C, spatial...], as a batch of one. `fn` builds the op (null when it
+/// could not); a batch of one is added around it when `x` lacks it.
+inline Value batchedOnce(Interpreter &in, Value x, int64_t batchedRank,
+                         const std::function<Value(Value)> &fn) {
+  if (rankOf(x) != batchedRank - 1)
+    return fn(x);
+  Value r = fn(in.build<cir::UnsqueezeOp>(x, i64(in, 0)));
+  return r ? in.build<cir::SqueezeOp>(r, i64s(in, {0})) : r;
+}
+
+/// An int list argument of a spatial op fitted to `spatial` entries: a
+/// single value is repeated (PyTorch's int[N] broadcasting, also for
+/// one-element lists); an empty list gives `fallback`.
+inline std::vector<int64_t> fitSpatial(Interpreter &in, std::vector<int64_t> v, int64_t spatial,
+                                       const char *what, const std::vector<int64_t> &fallback = {}) {
+  if (v.empty() && !fallback.empty())
+    return fallback;
+  if (v.size() == 1 && spatial > 1)
+    v.assign(spatial, v[0]);
+  if (static_cast<int64_t>(v.size()) != spatial)
+    in.fail("CUVIL-E-IMPORT-RAISE", std::string("expected ") + what + " to have " +
+                                        std::to_string(spatial) + " elements, got " +
+                                        std::to_string(v.size()));
+  return v;
 }
 
 using Table = std::map<std::string, OpHandler>;

@@ -44,8 +44,12 @@ void registerElementwise(Table &t) {
   t["aten::relu6"] = [](Interpreter &in, const BoundArgs &b) {
     return ret(in.build<cir::HardtanhOp>(Args{in, b}.t("self"), f64(in, 0.0), f64(in, 6.0)));
   };
+  // min_val > max_val is allowed: every element becomes max_val (clamp's rule).
   auto hardtanh = [](Interpreter &in, const Args &a) {
-    return in.build<cir::HardtanhOp>(a.t("self"), f64(in, a.f("min_val")), f64(in, a.f("max_val")));
+    double lo = a.f("min_val"), hi = a.f("max_val");
+    if (lo > hi)
+      return in.build<cir::ClampOp>(a.t("self"), f64(in, lo), f64(in, hi));
+    return in.build<cir::HardtanhOp>(a.t("self"), f64(in, lo), f64(in, hi));
   };
   t["aten::hardtanh"] = [hardtanh](Interpreter &in, const BoundArgs &b) { return ret(hardtanh(in, Args{in, b})); };
   t["aten::hardtanh_"] = [hardtanh](Interpreter &in, const BoundArgs &b) {
@@ -115,6 +119,10 @@ void registerElementwise(Table &t) {
   unaryKeep<cir::NegOp>(t, "aten::neg");
   unaryKeep<cir::AbsOp>(t, "aten::abs");
   unaryKeep<cir::SignOp>(t, "aten::sign");
+  t["aten::sign"] = [](Interpreter &in, const BoundArgs &b) { // of a bool: itself
+    Value x = Args{in, b}.t("self");
+    return ret(dtypeOf(x) == DType::Bool ? x : in.build<cir::SignOp>(x));
+  };
   unaryFloat<cir::ExpOp>(t, "aten::exp");
   unaryFloat<cir::Expm1Op>(t, "aten::expm1");
   unaryFloat<cir::LogOp>(t, "aten::log");
@@ -270,6 +278,22 @@ void registerElementwise(Table &t) {
 
 Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
                   std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+                  std::vector<int64_t> outputPadding, int64_t groups);
+
+/// The convolution of `x`, which may lack the batch dimension ([C, L] or
+/// [C, H, W]: PyTorch's unbatched input, one dimension less than weight).
+Value convolutionMaybeUnbatched(Interpreter &in, Value x, Value w, Value bias,
+                                std::vector<int64_t> stride, std::vector<int64_t> padding,
+                                std::vector<int64_t> dilation, bool transposed,
+                                std::vector<int64_t> outputPadding, int64_t groups) {
+  return batchedOnce(in, x, rankOf(w), [&](Value batched) {
+    return convolution(in, batched, w, bias, stride, padding, dilation, transposed, outputPadding,
+                       groups);
+  });
+}
+
+Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
                   std::vector<int64_t> outputPadding, int64_t groups) {
   int64_t spatial = rankOf(x) - 2;
   if (spatial != 1 && spatial != 2) {
@@ -306,7 +330,8 @@ Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int
 Value convWithStringPadding(Interpreter &in, const Args &a, int64_t spatial) {
   Value x = a.t("input"), w = a.t("weight");
   std::string mode = a.s("padding");
-  std::vector<int64_t> stride = a.ints("stride"), dilation = a.ints("dilation");
+  std::vector<int64_t> stride = fitSpatial(in, a.ints("stride"), spatial, "stride");
+  std::vector<int64_t> dilation = fitSpatial(in, a.ints("dilation"), spatial, "dilation");
   std::vector<int64_t> pad(spatial, 0);
   if (mode == "same") {
     std::vector<int64_t> extra(spatial, 0);
@@ -330,7 +355,7 @@ Value convWithStringPadding(Interpreter &in, const Args &a, int64_t spatial) {
   } else if (mode != "valid") {
     in.fail("CUVIL-E-IMPORT-RAISE", "Invalid padding string: '" + mode + "'");
   }
-  return convolution(in, x, w, a.optT("bias"), stride, pad, dilation, false, {}, a.i("groups"));
+  return convolutionMaybeUnbatched(in, x, w, a.optT("bias"), stride, pad, dilation, false, {}, a.i("groups"));
 }
 
 void registerLinalg(Table &t) {
@@ -376,7 +401,7 @@ void registerLinalg(Table &t) {
     Args a{in, b};
     if (a["padding"].is(K::Str))
       return ret(convWithStringPadding(in, a, 1));
-    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+    Value v = convolutionMaybeUnbatched(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
                           a.ints("padding"), a.ints("dilation"), false, {}, a.i("groups"));
     return v ? ret(v) : IValue::poison();
   };
@@ -384,13 +409,13 @@ void registerLinalg(Table &t) {
     Args a{in, b};
     if (a["padding"].is(K::Str))
       return ret(convWithStringPadding(in, a, 2));
-    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+    Value v = convolutionMaybeUnbatched(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
                           a.ints("padding"), a.ints("dilation"), false, {}, a.i("groups"));
     return v ? ret(v) : IValue::poison();
   };
   auto convT = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
-    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+    Value v = convolutionMaybeUnbatched(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
                           a.ints("padding"), a.ints("dilation"), true, a.ints("output_padding"),
                           a.i("groups"));
     return v ? ret(v) : IValue::poison();
@@ -399,7 +424,7 @@ void registerLinalg(Table &t) {
   t["aten::conv_transpose2d"] = convT;
   auto genericConv = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
-    Value v = convolution(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+    Value v = convolutionMaybeUnbatched(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
                           a.ints("padding"), a.ints("dilation"), a.b("transposed"),
                           a.ints("output_padding"), a.i("groups"));
     return v ? ret(v) : IValue::poison();
@@ -409,8 +434,31 @@ void registerLinalg(Table &t) {
 
   t["aten::batch_norm"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
-    if (a.b("training"))
-      return in.unsupported("batch_norm in training mode (batch statistics)");
+    if (a.b("training")) {
+      // Batch statistics: the mean and biased variance over every dim but
+      // the channels. (The compiled model is stateless: running statistics
+      // are not updated.)
+      Value x = floatOperand(in, a.t("input"));
+      if (rankOf(x) < 2)
+        in.fail("CUVIL-E-IMPORT-RAISE", "batch_norm expects an input of rank >= 2 ([N, C, ...])");
+      std::vector<int64_t> dims = {0};
+      for (int64_t d = 2; d < rankOf(x); ++d)
+        dims.push_back(d);
+      auto keep = in.builder().getUnitAttr();
+      Value mean = in.build<cir::MeanOp>(x, i64s(in, dims), keep);
+      Value var = in.build<cir::VarOp>(x, i64s(in, dims), keep, i64(in, 0));
+      Value eps = in.scalarConstant(IValue::floating(a.f("eps")), dtypeOf(x));
+      Value y = in.build<cir::DivOp>(in.build<cir::SubOp>(x, mean),
+                                     in.build<cir::SqrtOp>(in.build<cir::AddOp>(var, eps)),
+                                     cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None));
+      std::vector<int64_t> perChannel(rankOf(x) - 1, 1);
+      perChannel[0] = typeOf(x).getDimSize(1);
+      if (Value w = a.optT("weight"))
+        y = in.build<cir::MulOp>(y, in.build<cir::ReshapeOp>(w, i64s(in, perChannel)));
+      if (Value bias = a.optT("bias"))
+        y = in.build<cir::AddOp>(y, in.build<cir::ReshapeOp>(bias, i64s(in, perChannel)));
+      return ret(y);
+    }
     if (!a.optT("running_mean") || !a.optT("running_var"))
       return in.unsupported("batch_norm without running statistics");
     Value x = a.t("input");
@@ -435,18 +483,20 @@ void registerLinalg(Table &t) {
     return [spatial](Interpreter &in, const BoundArgs &b) {
       Args a{in, b};
       Value x = a.t("self");
-      if (rankOf(x) != spatial + 2)
-        return in.unsupported("max_pool on an unbatched input (rank " + std::to_string(rankOf(x)) + ")");
-      std::vector<int64_t> k = a.ints("kernel_size"), s = a.ints("stride");
-      if (s.empty())
-        s = k;
+      if (rankOf(x) != spatial + 2 && rankOf(x) != spatial + 1)
+        return in.unsupported("max_pool" + std::to_string(spatial) + "d of a rank-" +
+                              std::to_string(rankOf(x)) + " input");
+      std::vector<int64_t> k = fitSpatial(in, a.ints("kernel_size"), spatial, "kernel_size");
+      std::vector<int64_t> s = fitSpatial(in, a.ints("stride"), spatial, "stride", k);
+      std::vector<int64_t> p = fitSpatial(in, a.ints("padding"), spatial, "padding");
+      std::vector<int64_t> d = fitSpatial(in, a.ints("dilation"), spatial, "dilation");
       auto ceil = a.b("ceil_mode") ? in.builder().getUnitAttr() : mlir::UnitAttr();
-      Value v = spatial == 1
-                    ? in.build<cir::MaxPool1DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
-                                                 i64s(in, a.ints("dilation")), ceil)
-                    : in.build<cir::MaxPool2DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
-                                                 i64s(in, a.ints("dilation")), ceil);
-      return ret(v);
+      return ret(batchedOnce(in, x, spatial + 2, [&](Value bx) {
+        return spatial == 1 ? in.build<cir::MaxPool1DOp>(bx, i64s(in, k), i64s(in, s), i64s(in, p),
+                                                         i64s(in, d), ceil)
+                            : in.build<cir::MaxPool2DOp>(bx, i64s(in, k), i64s(in, s), i64s(in, p),
+                                                         i64s(in, d), ceil);
+      }));
     };
   };
   t["aten::max_pool1d"] = maxPool(1);
@@ -455,21 +505,23 @@ void registerLinalg(Table &t) {
     return [spatial](Interpreter &in, const BoundArgs &b) {
       Args a{in, b};
       Value x = a.t("self");
-      if (rankOf(x) != spatial + 2)
-        return in.unsupported("avg_pool on an unbatched input (rank " + std::to_string(rankOf(x)) + ")");
-      std::vector<int64_t> k = a.ints("kernel_size"), s = a.ints("stride");
-      if (s.empty())
-        s = k;
+      if (rankOf(x) != spatial + 2 && rankOf(x) != spatial + 1)
+        return in.unsupported("avg_pool" + std::to_string(spatial) + "d of a rank-" +
+                              std::to_string(rankOf(x)) + " input");
+      std::vector<int64_t> k = fitSpatial(in, a.ints("kernel_size"), spatial, "kernel_size");
+      std::vector<int64_t> s = fitSpatial(in, a.ints("stride"), spatial, "stride", k);
+      std::vector<int64_t> p = fitSpatial(in, a.ints("padding"), spatial, "padding");
       auto unit = [&](bool on) { return on ? in.builder().getUnitAttr() : mlir::UnitAttr(); };
       mlir::IntegerAttr divisor;
       if (b.has("divisor_override") && !a.none("divisor_override"))
         divisor = i64(in, a.i("divisor_override"));
-      Value v = spatial == 1
-                    ? in.build<cir::AvgPool1DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
-                                                 unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor)
-                    : in.build<cir::AvgPool2DOp>(x, i64s(in, k), i64s(in, s), i64s(in, a.ints("padding")),
-                                                 unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor);
-      return ret(v);
+      return ret(batchedOnce(in, x, spatial + 2, [&](Value bx) {
+        return spatial == 1
+                   ? in.build<cir::AvgPool1DOp>(bx, i64s(in, k), i64s(in, s), i64s(in, p),
+                                                unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor)
+                   : in.build<cir::AvgPool2DOp>(bx, i64s(in, k), i64s(in, s), i64s(in, p),
+                                                unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor);
+      }));
     };
   };
   t["aten::avg_pool1d"] = avgPool(1);
@@ -478,12 +530,14 @@ void registerLinalg(Table &t) {
     return [spatial](Interpreter &in, const BoundArgs &b) {
       Args a{in, b};
       Value x = a.t("self");
-      if (rankOf(x) != spatial + 2)
-        return in.unsupported("adaptive_avg_pool on an unbatched input");
-      std::vector<int64_t> out = a.ints("output_size");
-      Value v = spatial == 1 ? in.build<cir::AdaptiveAvgPool1DOp>(x, i64s(in, out))
-                             : in.build<cir::AdaptiveAvgPool2DOp>(x, i64s(in, out));
-      return ret(v);
+      if (rankOf(x) != spatial + 2 && rankOf(x) != spatial + 1)
+        return in.unsupported("adaptive_avg_pool" + std::to_string(spatial) + "d of a rank-" +
+                              std::to_string(rankOf(x)) + " input");
+      std::vector<int64_t> out = fitSpatial(in, a.ints("output_size"), spatial, "output_size");
+      return ret(batchedOnce(in, x, spatial + 2, [&](Value bx) {
+        return spatial == 1 ? in.build<cir::AdaptiveAvgPool1DOp>(bx, i64s(in, out))
+                            : in.build<cir::AdaptiveAvgPool2DOp>(bx, i64s(in, out));
+      }));
     };
   };
   t["aten::adaptive_avg_pool1d"] = adaptive(1);
@@ -848,17 +902,30 @@ void registerShapes(Table &t) {
   };
   // Eval-mode dropout is the identity. Functional forms name the tensor
   // "input", the in-place forms (dropout_, feature_dropout_, ...) "self".
-  auto dropout = [](Interpreter &in, const BoundArgs &b) {
-    Args a{in, b};
-    if (a.b("train"))
-      return in.unsupported("dropout in training mode (random numbers)");
-    const char *x = b.has("input") ? "input" : "self";
-    return view(a[x], a.t(x));
+  // In training mode only p = 0 (the identity) and p = 1 (zeros) are not
+  // random.
+  auto dropout = [](bool alpha) {
+    return [alpha](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      const char *x = b.has("input") ? "input" : "self";
+      if (a.b("train")) {
+        double p = a.f("p");
+        if (p == 1.0 && !alpha) {
+          std::vector<int64_t> shape = staticShape(in, a.t(x), "dropout with p=1");
+          return ret(splat(in, shape, dtypeOf(a.t(x)), IValue::integer(0)));
+        }
+        if (p != 0.0)
+          return in.unsupported("dropout in training mode (random numbers)");
+      }
+      return view(a[x], a.t(x));
+    };
   };
-  for (const char *name : {"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
-                           "aten::feature_alpha_dropout", "aten::dropout_", "aten::feature_dropout_",
-                           "aten::alpha_dropout_", "aten::feature_alpha_dropout_"})
-    t[name] = dropout;
+  for (const char *name : {"aten::dropout", "aten::feature_dropout", "aten::dropout_",
+                           "aten::feature_dropout_"})
+    t[name] = dropout(false);
+  for (const char *name : {"aten::alpha_dropout", "aten::feature_alpha_dropout", "aten::alpha_dropout_",
+                           "aten::feature_alpha_dropout_"})
+    t[name] = dropout(true);
 
   t["aten::cat"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
@@ -917,9 +984,23 @@ void registerShapes(Table &t) {
   t["aten::narrow"] = [sliceOf](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value x = a.t("self");
-    if (a["start"].isTensor())
-      return in.unsupported("narrow with a tensor start (data-dependent slicing)");
     int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    if (a["start"].isTensor()) {
+      // A start known at run time: the rows start + [0, length) picked by
+      // index_select (which checks them against the size at run time).
+      int64_t size = typeOf(x).getDimSize(dim), length = a.i("length");
+      if (mlir::ShapedType::isDynamic(size))
+        return in.unsupported("narrow with a tensor start of a dynamic dimension");
+      Value start = cast(in, a.t("start"), DType::Int64);
+      Value zero = in.scalarConstant(IValue::integer(0), DType::Int64);
+      Value wrapped = in.build<cir::AddOp>(start, in.scalarConstant(IValue::integer(size), DType::Int64));
+      start = in.build<cir::WhereOp>(in.build<cir::LtOp>(start, zero), wrapped, start);
+      std::vector<int64_t> steps(length);
+      for (int64_t i = 0; i < length; ++i)
+        steps[i] = i;
+      Value rows = in.build<cir::AddOp>(constantI64(in, steps), start);
+      return ret(in.build<cir::IndexSelectOp>(x, rows, i64(in, dim)));
+    }
     int64_t size = typeOf(x).getDimSize(dim), start = a.i("start"), length = a.i("length");
     if (start < 0 && size >= 0)
       start += size;
@@ -998,7 +1079,14 @@ void registerShapes(Table &t) {
   t["aten::index_select"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value x = a.t("self");
-    return ret(in.build<cir::IndexSelectOp>(x, a.t("index"), i64(in, wrapDim(in, a.i("dim"), rankOf(x)))));
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    // A 0-d input is picked from as if it had one dimension of size 1.
+    if (rankOf(x) == 0) {
+      Value one = in.build<cir::UnsqueezeOp>(x, i64(in, 0));
+      Value r = in.build<cir::IndexSelectOp>(one, a.t("index"), i64(in, 0));
+      return ret(typeOf(r).getNumElements() == 1 ? in.build<cir::ReshapeOp>(r, i64s(in, {})) : r);
+    }
+    return ret(in.build<cir::IndexSelectOp>(x, a.t("index"), i64(in, dim)));
   };
   t["aten::gather"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};

@@ -72,6 +72,8 @@ struct IValue {
   std::shared_ptr<IValueList> list;
   std::shared_ptr<IValueDict> dict;
   std::shared_ptr<ObjectInst> object;
+  /// A NamedTuple's field names (a Tuple whose items are the fields).
+  std::shared_ptr<const std::vector<std::string>> fields;
   const FuncDef *func = nullptr;
   const SourceFile *file = nullptr;
   const Expr *typeExpr = nullptr;

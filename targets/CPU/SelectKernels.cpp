@@ -264,7 +264,7 @@ public:
                        values.size() * sizeof(float));
     return b.create<arith::ConstantOp>(
         loc, DenseResourceElementsAttr::get(
-                 type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
+                 type, resourceKey(name), HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
   }
 
   /// Calls `callee(params, operands..., output)` and returns the output.

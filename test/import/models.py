@@ -230,6 +230,59 @@ class HandwrittenNorms(nn.Module):
         return e / e.sum(-1, keepdim=True)
 
 
+class UNet(nn.Module):
+    """A small U-Net: two down and two up stages, skip connections by
+    concatenation, transposed-convolution upsampling, a per-pixel head."""
+
+    def __init__(self, c=8):
+        super().__init__()
+
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(inplace=True),
+                                 nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+        self.down1, self.down2, self.mid = block(3, c), block(c, 2 * c), block(2 * c, 4 * c)
+        self.up2, self.dec2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2), block(4 * c, 2 * c)
+        self.up1, self.dec1 = nn.ConvTranspose2d(2 * c, c, 2, stride=2), block(2 * c, c)
+        self.head = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(F.max_pool2d(d1, 2))
+        m = self.mid(F.max_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(m), d2], dim=1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], dim=1))
+        return self.head(u1)
+
+
+class TransformerBlock(nn.Module):
+    """A pre-norm transformer block written by hand, as users write them:
+    fused QKV projection split with chunk, heads by view/transpose, scaled
+    dot-product attention with a causal mask from triu, GELU MLP, residuals;
+    learned positional embeddings indexed by arange."""
+
+    def __init__(self, dim=32, heads=4, seq=12):
+        super().__init__()
+        self.heads = heads
+        self.pos = nn.Embedding(seq, dim)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        x = x + self.pos(torch.arange(t))
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / (c // self.heads) ** 0.5
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        att = att.masked_fill(mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.proj(y)
+        return x + self.mlp(self.norm2(x))
+
+
 def bn_randomize(model):
     # Non-trivial running statistics, so BatchNorm is really exercised.
     g = torch.Generator().manual_seed(1)
@@ -289,13 +342,71 @@ def build(name):
         return Indexing().eval(), [x, torch.randint(0, 10, (2, 5))], "script"
     if name == "handwritten_norms_scripted":
         return HandwrittenNorms().eval(), [torch.randn(3, 7, 16)], "script"
+    # Whole models of the families users bring (small configurations, so
+    # that the tests stay fast), traced and scripted.
+    zoo_name, _, how = name.rpartition("_")
+    if zoo_name in ZOO:
+        make_model, shape = ZOO[zoo_name]
+        m = bn_randomize(make_model()).eval()
+        return m, [torch.randn(*shape)], {"traced": "trace", "scripted": "script"}[how]
     raise SystemExit(f"unknown model {name}")
+
+
+def _zoo():
+    import torchvision.models as tvm
+    from torchvision.models import segmentation as seg
+    from torchvision.models.convnext import CNBlockConfig
+    return {
+        "shufflenet_v2": (lambda: tvm.shufflenet_v2_x0_5(), (1, 3, 64, 64)),
+        "swin": (lambda: tvm.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
+                                             window_size=[4, 4], num_classes=10), (1, 3, 32, 32)),
+        "vit": (lambda: tvm.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                              hidden_dim=32, mlp_dim=64, num_classes=10), (1, 3, 32, 32)),
+        "convnext": (lambda: tvm.ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)],
+                                          num_classes=10), (1, 3, 64, 64)),
+        "regnet": (lambda: tvm.regnet_y_400mf(), (1, 3, 64, 64)),
+        "efficientnet": (lambda: tvm.efficientnet_b0(), (1, 3, 64, 64)),
+        "squeezenet": (lambda: tvm.squeezenet1_1(), (1, 3, 64, 64)),
+        "densenet": (lambda: tvm.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16,
+                                          num_classes=10), (1, 3, 64, 64)),
+        "googlenet": (lambda: tvm.googlenet(aux_logits=False, init_weights=False), (1, 3, 64, 64)),
+        "inception_v3": (lambda: tvm.inception_v3(aux_logits=False, init_weights=False), (1, 3, 75, 75)),
+        "mnasnet": (lambda: tvm.mnasnet0_5(), (1, 3, 64, 64)),
+        "resnext": (lambda: tvm.ResNet(tvm.resnet.Bottleneck, [1, 1, 1, 1], groups=4, width_per_group=4,
+                                       num_classes=10), (1, 3, 64, 64)),
+        "fcn": (lambda: seg.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4,
+                                         aux_loss=False), (1, 3, 32, 32)),
+        "deeplabv3": (lambda: seg.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                                               num_classes=4), (1, 3, 64, 64)),
+        "unet": (lambda: UNet(), (1, 3, 32, 32)),
+        "transformer_block": (lambda: TransformerBlock(), (2, 12, 32)),
+    }
+
+
+class _LazyZoo(dict):
+    def __contains__(self, k):
+        if not self:
+            self.update(_zoo())
+        return dict.__contains__(self, k)
+
+
+ZOO = _LazyZoo()
+ZOO_MODELS = ["shufflenet_v2_traced", "shufflenet_v2_scripted", "swin_traced", "swin_scripted",
+              "vit_traced", "vit_scripted", "convnext_traced", "convnext_scripted", "regnet_traced",
+              "regnet_scripted", "efficientnet_traced", "efficientnet_scripted", "squeezenet_traced",
+              "squeezenet_scripted", "densenet_traced", "densenet_scripted", "googlenet_traced",
+              "googlenet_scripted", "inception_v3_traced", "inception_v3_scripted", "mnasnet_traced",
+              "mnasnet_scripted", "resnext_traced", "resnext_scripted", "fcn_scripted",
+              "deeplabv3_scripted", "unet_traced", "unet_scripted", "transformer_block_traced",
+              "transformer_block_scripted"]
 
 
 def to_torchscript(module, inputs, how):
     if how == "script":
         return torch.jit.script(module)
-    traced = torch.jit.trace(module, tuple(inputs))
+    # check_trace off: a re-trace of models with shape-dependent Python code
+    # (ViT's class token concat) differs in graph structure, not in result.
+    traced = torch.jit.trace(module, tuple(inputs), check_trace=False)
     return torch.jit.freeze(traced) if how == "trace_freeze" else traced
 
 
@@ -309,7 +420,7 @@ MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen"
           "control_flow_scripted", "two_inputs_scripted", "recurrent_scripted",
           "dense_style_scripted", "resampling_scripted", "segmentation_lraspp_scripted",
           "causal_decoder_scripted", "handwritten_norms_scripted",
-          "conv_pool_variants_scripted", "indexing_scripted"]
+          "conv_pool_variants_scripted", "indexing_scripted"] + ZOO_MODELS
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
 
@@ -326,6 +437,8 @@ def write(name, out):
         outputs = module(*inputs)
     if isinstance(outputs, dict):
         outputs = list(outputs.values())  # the importer keeps insertion order
+    if isinstance(outputs, tuple):  # None fields (absent aux outputs) are no outputs
+        outputs = [o for o in outputs if o is not None]
     if not isinstance(outputs, (tuple, list)):
         outputs = [outputs]
     shapes = []

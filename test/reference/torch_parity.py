@@ -518,6 +518,20 @@ def define_reduce():
          [x], lambda t: torch.var(t, (0, 1), unbiased=False, keepdim=True))
     case("reduce", "std", "cuvil.reduce.std {a0} dims [1] : {T0} -> {R}", [x], lambda t: t.std(1))
     ties = np.array([[1, 5, 5, 2], [7, 7, 0, 7]], dtype=np.float32)
+    CUM = "cuvil.reduce.{n} {{a0}} {{{{dim = {d} : i64, kind = #cuvil<scan_kind {k}>}}}} : {{T0}} -> {{R}}"
+    wavy = np.array([[1.0, 3.0, 3.0, np.nan, 2.0, 5.0], [-1.0, -1.0, 0.0, -2.0, 7.0, 7.0]], np.float32)
+    case("reduce", "cumsum", CUM.format(n="cumulative", d=1, k="sum"), [x], lambda t: torch.cumsum(t, 1))
+    case("reduce", "cumsum_i64", CUM.format(n="cumulative", d=0, k="sum"), [randint(-9, 9, 4, 3)],
+         lambda t: torch.cumsum(t, 0))
+    case("reduce", "cumprod", CUM.format(n="cumulative", d=2, k="prod"), [x], lambda t: torch.cumprod(t, 2))
+    case("reduce", "cummax", CUM.format(n="cumulative", d=1, k="max"), [wavy], lambda t: torch.cummax(t, 1)[0])
+    case("reduce", "cummax_index", CUM.format(n="cumulative_index", d=1, k="max"), [wavy],
+         lambda t: torch.cummax(t, 1)[1])
+    case("reduce", "cummin_index_i32", CUM.format(n="cumulative_index", d=0, k="min"),
+         [randint(-3, 3, 6, 2, dtype=np.int32)], lambda t: torch.cummin(t, 0)[1])
+    case("reduce", "logcumsumexp", CUM.format(n="cumulative", d=1, k="logsumexp"),
+         [np.array([[-np.inf, -np.inf, 0.0, 30.0, np.inf], [1.0, 2.0, -3.0, 4.0, -5.0]], np.float32)],
+         lambda t: torch.logcumsumexp(t, 1))
     case("reduce", "argmax_ties", "cuvil.reduce.argmax {a0} dim 1 : {T0} -> {R}", [ties],
          lambda t: t.argmax(1))
     case("reduce", "argmin_keepdim", "cuvil.reduce.argmin {a0} dim 0 keepdim : {T0} -> {R}",
@@ -583,6 +597,21 @@ def define_tensor():
     case("tensor", "gather",
          "cuvil.tensor.gather {a0}, {a1} {{dim = 1 : i64}} : {T0}, {T1} -> {R}",
          [randn(3, 5), randint(0, 5, 3, 2)], lambda t, i: torch.gather(t, 1, i))
+    SC = "cuvil.tensor.scatter {{a0}}, {{a1}}, {{a2}} {{{{dim = {d} : i64{m}}}}} : {{T0}}, {{T1}}, {{T2}} -> {{R}}"
+    # A permutation of each column's rows: no repeated targets for "none".
+    perm = np.stack([RNG.permutation(5)[:2] for _ in range(3)], axis=1)
+    case("tensor", "scatter", SC.format(d=0, m=""), [randn(5, 3), perm, randn(2, 3)],
+         lambda t, i, s: t.scatter(0, i, s))
+    rep = np.array([[0, 1, 0], [0, 4, 4], [2, 1, 0]])
+    for red in ["sum", "prod", "mean", "amax", "amin"]:
+        for self_ in [True, False]:
+            case("tensor", f"scatter_{red}{'' if self_ else '_noself'}",
+                 SC.format(d=0, m=f", reduce = #cuvil<scatter_reduce {red}>" + ("" if self_ else ", include_self = false")),
+                 [randn(5, 3), rep, randn(3, 3)],
+                 lambda t, i, s, red=red, self_=self_: t.scatter_reduce(0, i, s, red, include_self=self_))
+    case("tensor", "scatter_mean_int", SC.format(d=1, m=", reduce = #cuvil<scatter_reduce mean>"),
+         [randint(-9, 9, 2, 4), np.array([[0, 0, 3], [1, 1, 1]]), randint(-9, 9, 2, 3)],
+         lambda t, i, s: t.scatter_reduce(1, i, s, "mean"))
     PAD = "cuvil.tensor.pad {{a0}} {{{{pad = array<i64: {p}>{m}}}}} : {{T0}} -> {{R}}"
     y = randn(1, 2, 5, 6)
     case("tensor", "pad_constant", PAD.format(p="1, 2, 0, 3", m=", value = 1.5 : f64"), [y],

@@ -99,6 +99,30 @@ def Cuvil_PadMode : I32EnumAttr<"PadMode", "how padding values are chosen", [
 }
 def Cuvil_PadModeAttr : EnumAttr<Cuvil_Dialect, Cuvil_PadMode, "pad_mode">;
 
+def Cuvil_ScatterReduce : I32EnumAttr<"ScatterReduce",
+    "how a scattered value combines with the target element", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Sum", 1, "sum">,
+      I32EnumAttrCase<"Prod", 2, "prod">,
+      I32EnumAttrCase<"Mean", 3, "mean">,
+      I32EnumAttrCase<"Amax", 4, "amax">,
+      I32EnumAttrCase<"Amin", 5, "amin">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_ScatterReduceAttr : EnumAttr<Cuvil_Dialect, Cuvil_ScatterReduce, "scatter_reduce">;
+
+def Cuvil_ScanKind : I32EnumAttr<"ScanKind", "what a cumulative op accumulates", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Prod", 1, "prod">,
+      I32EnumAttrCase<"Max", 2, "max">,
+      I32EnumAttrCase<"Min", 3, "min">,
+      I32EnumAttrCase<"LogSumExp", 4, "logsumexp">]> {
+  let cppNamespace = "::mlir::cuvil";
+  let genSpecializedAttr = 0;
+}
+def Cuvil_ScanKindAttr : EnumAttr<Cuvil_Dialect, Cuvil_ScanKind, "scan_kind">;
+
 def Cuvil_ResizeMode : I32EnumAttr<"ResizeMode", "how resized samples are computed", [
       I32EnumAttrCase<"Nearest", 0, "nearest">,
       I32EnumAttrCase<"NearestExact", 1, "nearest_exact">,

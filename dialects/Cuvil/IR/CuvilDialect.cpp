@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -15,6 +16,15 @@ using namespace mlir::cuvil;
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Cuvil/IR/CuvilAttrs.cpp.inc"
+
+std::string mlir::cuvil::resourceKey(llvm::StringRef name) {
+  std::string key;
+  for (char c : name)
+    key += (llvm::isAlnum(c) || c == '_' || c == '.') ? c : '_';
+  if (key.empty() || llvm::isDigit(key[0]) || key[0] == '.')
+    key.insert(key.begin(), '_');
+  return key;
+}
 
 void CuvilDialect::initialize() {
   addAttributes<

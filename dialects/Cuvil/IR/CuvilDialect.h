@@ -25,6 +25,11 @@ namespace mlir::cuvil {
 /// depends only on the operand elements at the same broadcast position.
 template <typename ConcreteType>
 class CuvilElementwise : public OpTrait::TraitBase<ConcreteType, CuvilElementwise> {};
+
+/// A dense_resource key made of letters, digits, '_' and '.' only: MLIR
+/// prints resource keys as they are and parses them as identifiers, so a
+/// weight named "block1-0.conv" would not read back.
+std::string resourceKey(llvm::StringRef name);
 } // namespace mlir::cuvil
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H

@@ -1,6 +1,8 @@
 //===- NormOps.cpp - cuvil.norm.* -----------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::cuvil;
 
@@ -29,9 +31,11 @@ LogicalResult checkParam(Value v, StringRef name, ArrayRef<int64_t> shape,
   return success();
 }
 
+/// Any eps PyTorch takes (a negative one too: it only shifts the variance);
+/// NaN cannot be meant.
 LogicalResult checkEps(double eps, EmitErrorFn emitError) {
-  if (!(eps >= 0.0))
-    return emitError() << "eps must be non-negative, got " << eps;
+  if (std::isnan(eps))
+    return emitError() << "eps must be a number, got NaN";
   return success();
 }
 

@@ -73,8 +73,9 @@ LogicalResult inferMaxPool(int64_t spatialRank, OpAdaptor adaptor,
 template <typename OpAdaptor>
 LogicalResult inferAvgPool(int64_t spatialRank, OpAdaptor adaptor,
                            EmitErrorFn emitError, SmallVectorImpl<Type> &types) {
-  if (std::optional<int64_t> d = adaptor.getDivisorOverride(); d && *d < 1)
-    return emitError() << "divisor_override must be >= 1, got " << *d;
+  // PyTorch divides by any non-zero divisor_override, a negative one too.
+  if (std::optional<int64_t> d = adaptor.getDivisorOverride(); d && *d == 0)
+    return emitError() << "divisor_override must not be zero";
   SmallVector<int64_t> ones(spatialRank, 1);
   return inferWindowPool(spatialRank, tensorType(adaptor.getInput()),
                          adaptor.getKernelSize(), adaptor.getStride(),

@@ -42,3 +42,35 @@ LogicalResult ArgminOp::inferResultTypes(Adaptor a, EmitErrorFn e,
                                          SmallVectorImpl<Type> &t) {
   return inferArgReduce(a, e, t);
 }
+
+namespace {
+LogicalResult checkScan(RankedTensorType in, int64_t dim, ScanKind kind, EmitErrorFn emitError) {
+  if (failed(checkDim(dim, std::max<int64_t>(in.getRank(), 1), "dim", emitError)))
+    return failure();
+  if (kind == ScanKind::LogSumExp)
+    return checkElementKind(in, ElementKind::Float, "operand", emitError);
+  if (kind == ScanKind::Sum || kind == ScanKind::Prod)
+    return checkElementKind(in, ElementKind::Numeric, "operand", emitError);
+  return success();
+}
+} // namespace
+
+LogicalResult CumulativeOp::inferResultTypes(Adaptor a, EmitErrorFn emitError,
+                                             SmallVectorImpl<Type> &types) {
+  auto in = llvm::cast<RankedTensorType>(a.getInput().getType());
+  if (failed(checkScan(in, a.getDim(), a.getKind(), emitError)))
+    return failure();
+  types.push_back(in);
+  return success();
+}
+
+LogicalResult CumulativeIndexOp::inferResultTypes(Adaptor a, EmitErrorFn emitError,
+                                                  SmallVectorImpl<Type> &types) {
+  auto in = llvm::cast<RankedTensorType>(a.getInput().getType());
+  if (a.getKind() != ScanKind::Max && a.getKind() != ScanKind::Min)
+    return emitError() << "kind must be max or min";
+  if (failed(checkScan(in, a.getDim(), a.getKind(), emitError)))
+    return failure();
+  types.push_back(in.clone(IntegerType::get(in.getContext(), 64)));
+  return success();
+}

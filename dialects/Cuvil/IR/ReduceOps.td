@@ -68,6 +68,40 @@ class Cuvil_ArgReduceOp<string name, string formula>
   }];
 }
 
+def Cuvil_CumulativeOp : Cuvil_Op<"reduce.cumulative", [Pure]> {
+  let summary = "Running sum, product, max, min or logsumexp along `dim`.";
+  let description = [{
+    `torch.cumsum`, `cumprod`, `cummax`/`cummin` (values), `logcumsumexp`:
+    element `i` along `dim` combines elements `0..i`. The result has the
+    input's type (the importer converts integers to int64 for sums and
+    products first, as PyTorch does); `max` and `min` propagate NaN;
+    `logsumexp` needs floats. A 0-d input is its own result.
+
+    ```mlir
+    %s = cuvil.reduce.cumulative %x {dim = 1 : i64, kind = #cuvil<scan_kind sum>} : tensor<3x5xf32> -> tensor<3x5xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim, Cuvil_ScanKindAttr:$kind);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Cuvil_CumulativeIndexOp : Cuvil_Op<"reduce.cumulative_index", [Pure]> {
+  let summary = "Index of the running max or min along `dim` (i64).";
+  let description = [{
+    The indices of `torch.cummax`/`cummin`: for each `i` along `dim`, the
+    position in `0..i` of the running extreme, the last one on ties (and of
+    the last NaN, which counts as the extreme), as PyTorch.
+
+    ```mlir
+    %i = cuvil.reduce.cumulative_index %x {dim = 0 : i64, kind = #cuvil<scan_kind max>} : tensor<5xf32> -> tensor<5xi64>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim, Cuvil_ScanKindAttr:$kind);
+  let results = (outs Cuvil_IndexTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
 def Cuvil_ArgmaxOp : Cuvil_ArgReduceOp<"argmax", "maximum">;
 def Cuvil_ArgminOp : Cuvil_ArgReduceOp<"argmin", "minimum">;
 

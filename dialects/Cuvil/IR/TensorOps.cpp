@@ -212,6 +212,31 @@ LogicalResult GatherOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
   return success();
 }
 
+LogicalResult ScatterOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  RankedTensorType idx = tensorType(adaptor.getIndex());
+  RankedTensorType src = tensorType(adaptor.getSrc());
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(dim, std::max<int64_t>(in.getRank(), 1), "dim", emitError)))
+    return failure();
+  if (idx.getRank() != in.getRank() || src.getRank() != in.getRank())
+    return emitError() << "index and src must have the input's rank " << in.getRank() << ", got "
+                       << idx.getRank() << " and " << src.getRank();
+  if (src.getElementType() != in.getElementType())
+    return emitError() << "src element type " << src.getElementType()
+                       << " differs from input element type " << in.getElementType();
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    int64_t i = idx.getDimSize(d), s = src.getDimSize(d), n = in.getDimSize(d);
+    if (isStatic(i) && isStatic(s) && i > s)
+      return emitError() << "index size " << i << " exceeds src size " << s << " in dimension " << d;
+    if (d != dim && isStatic(i) && isStatic(n) && i > n)
+      return emitError() << "index size " << i << " exceeds input size " << n << " in dimension " << d;
+  }
+  types.push_back(in);
+  return success();
+}
+
 LogicalResult EmbeddingOp::inferResultTypes(Adaptor adaptor,
                                             EmitErrorFn emitError,
                                             SmallVectorImpl<Type> &types) {

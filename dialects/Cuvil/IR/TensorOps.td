@@ -130,6 +130,34 @@ def Cuvil_GatherOp : Cuvil_Op<"tensor.gather", [Pure]> {
   }];
 }
 
+def Cuvil_ScatterOp : Cuvil_Op<"tensor.scatter", [Pure]> {
+  let summary = "torch.scatter / scatter_reduce: src written at index along dim.";
+  let description = [{
+    The result is `input` with, for every position `p` of `index`,
+    `result[p with dim := index[p]] = combine(that element, src[p])`.
+    `index` and `src` have the rank of `input`; `index` is no larger than
+    `src` in any dimension, nor than `input` outside `dim`. `reduce` is
+    `none` (replace; with repeated indices the last write wins), `sum`,
+    `prod`, `mean`, `amax` or `amin`; with `include_self = false` the
+    targeted elements of `input` do not take part (scatter_reduce's flag).
+    `mean` divides by the number of values combined (floor division for
+    integers). Out-of-range indices are a run-time error.
+
+    ```mlir
+    %y = cuvil.tensor.scatter %x, %i, %s {dim = 0 : i64, reduce = #cuvil<scatter_reduce sum>}
+        : tensor<5x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<5x3xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Cuvil_IndexTensor:$index, Cuvil_Tensor:$src, I64Attr:$dim,
+                       DefaultValuedAttr<Cuvil_ScatterReduceAttr,
+                                         "::mlir::cuvil::ScatterReduce::None">:$reduce,
+                       DefaultValuedAttr<BoolAttr, "true">:$include_self);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $index `,` $src attr-dict `:` type($input) `,` type($index) `,` type($src) `->` type($result)
+  }];
+}
+
 def Cuvil_PadOp : Cuvil_Op<"tensor.pad", [Pure]> {
   let summary = "torch.nn.functional.pad with constant, reflect, replicate or circular mode.";
   let description = [{

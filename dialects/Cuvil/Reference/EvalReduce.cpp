@@ -211,9 +211,88 @@ FailureOr<Tensor> argReduce(OpTy op, const Tensor &x, bool isMax) {
   return out;
 }
 
+
+/// A running reduction along `dim`: each line (all other indices fixed) is
+/// scanned in order; floats in double, integers in int64 (wrapping stores).
+FailureOr<Tensor> scan(Operation *op, const Tensor &x, int64_t dim, ScanKind kind, bool indices) {
+  int64_t rank = x.rank();
+  int64_t len = rank ? x.dim(dim) : 1, inner = 1, outer = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < dim)
+      outer *= x.dim(d);
+    else if (d > dim)
+      inner *= x.dim(d);
+  }
+  Tensor out(indices ? DType::Int64 : x.dtype(), x.shape());
+  bool isFloat = ::cuvil::isFloat(x.dtype());
+  bool isMax = kind == ScanKind::Max;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double f = 0;
+      int64_t n = 0, at = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        int64_t p = (o * len + k) * inner + i;
+        if (isFloat) {
+          double v = x.getDouble(p);
+          if (k == 0) {
+            f = v;
+          } else {
+            switch (kind) {
+            case ScanKind::Sum: f += v; break;
+            case ScanKind::Prod: f *= v; break;
+            case ScanKind::Max:
+            case ScanKind::Min:
+              // NaN wins and stays; ties move to the later index.
+              if (std::isnan(v) || (!std::isnan(f) && (isMax ? v >= f : v <= f))) {
+                f = v;
+                at = k;
+              }
+              break;
+            case ScanKind::LogSumExp: {
+              double m = std::max(f, v);
+              f = std::isinf(m) && f == v ? f : m + std::log1p(std::exp(-std::fabs(f - v)));
+              break;
+            }
+            }
+          }
+          if (indices)
+            out.setInt(p, at);
+          else
+            out.setDouble(p, f);
+        } else {
+          int64_t v = x.getInt(p);
+          if (k == 0) {
+            n = v;
+          } else {
+            switch (kind) {
+            case ScanKind::Sum: n = int64_t(uint64_t(n) + uint64_t(v)); break;
+            case ScanKind::Prod: n = int64_t(uint64_t(n) * uint64_t(v)); break;
+            case ScanKind::Max:
+            case ScanKind::Min:
+              if (isMax ? v >= n : v <= n) {
+                n = v;
+                at = k;
+              }
+              break;
+            case ScanKind::LogSumExp: return op->emitOpError() << "logsumexp of integers";
+            }
+          }
+          out.setInt(p, indices ? at : n);
+        }
+      }
+    }
+  return out;
+}
+
 } // namespace
 
 void registerReduceEvaluators(OpEvaluators &e) {
+  e.add<CumulativeOp>([](CumulativeOp op, ArrayRef<Tensor> a) {
+    return scan(op, a[0], a[0].rank() ? op.getDim() : 0, op.getKind(), false);
+  });
+  e.add<CumulativeIndexOp>([](CumulativeIndexOp op, ArrayRef<Tensor> a) {
+    return scan(op, a[0], a[0].rank() ? op.getDim() : 0, op.getKind(), true);
+  });
   auto add = [&e](auto tag, Kind kind) {
     using OpTy = decltype(tag);
     e.add<OpTy>([kind](OpTy op, ArrayRef<Tensor> a) {

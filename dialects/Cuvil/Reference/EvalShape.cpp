@@ -194,6 +194,86 @@ FailureOr<Tensor> evalIndexSelect(IndexSelectOp op, ArrayRef<Tensor> a) {
   });
 }
 
+/// Scatter in index order: floats combine in double, integers in int64
+/// (wrapping when stored), as the element-wise ops do.
+FailureOr<Tensor> evalScatter(ScatterOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0], &index = a[1], &src = a[2];
+  int64_t rank = x.rank(), dim = rank ? op.getDim() : 0;
+  for (int64_t d = 0; d < rank; ++d)
+    if (index.dim(d) > src.dim(d) || (d != dim && index.dim(d) > x.dim(d)))
+      return op.emitOpError() << "runtime index shape " << index.describe()
+                              << " exceeds src " << src.describe() << " or input " << x.describe();
+  ScatterReduce reduce = op.getReduce();
+  bool includeSelf = op.getIncludeSelf(), isFloat = ::cuvil::isFloat(x.dtype());
+  Tensor out = x; // a copy
+  int64_t n = x.numElements();
+  std::vector<double> f(n);
+  std::vector<int64_t> i(n), count(n, includeSelf ? 1 : 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (isFloat)
+      f[k] = x.getDouble(k);
+    else
+      i[k] = x.getInt(k);
+  }
+  Shape xStrides = stridesOf(x.shape()), srcStrides = stridesOf(src.shape());
+  int64_t size = rank ? x.dim(dim) : 1;
+  std::vector<bool> touched(n, false);
+  Shape at(rank, 0);
+  for (int64_t k = 0; k < index.numElements(); ++k) {
+    int64_t rem = k, target = 0, from = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      at[d] = rem % index.dim(d);
+      rem /= index.dim(d);
+    }
+    int64_t j = index.getInt(k);
+    if (j < -size || j >= size)
+      return op.emitOpError() << "scatter index " << j << " is out of range for size " << size;
+    if (j < 0)
+      j += size;
+    for (int64_t d = 0; d < rank; ++d) {
+      target += (d == dim ? j : at[d]) * xStrides[d];
+      from += at[d] * srcStrides[d];
+    }
+    bool first = !includeSelf && !touched[target];
+    touched[target] = true;
+    ++count[target];
+    if (isFloat) {
+      double v = src.getDouble(from), &t = f[target];
+      switch (reduce) {
+      case ScatterReduce::None: t = v; break;
+      case ScatterReduce::Sum:
+      case ScatterReduce::Mean: t = first ? v : t + v; break;
+      case ScatterReduce::Prod: t = first ? v : t * v; break;
+      case ScatterReduce::Amax: t = first || std::isnan(v) ? v : std::isnan(t) ? t : std::max(t, v); break;
+      case ScatterReduce::Amin: t = first || std::isnan(v) ? v : std::isnan(t) ? t : std::min(t, v); break;
+      }
+    } else {
+      int64_t v = src.getInt(from), &t = i[target];
+      switch (reduce) {
+      case ScatterReduce::None: t = v; break;
+      case ScatterReduce::Sum:
+      case ScatterReduce::Mean: t = first ? v : int64_t(uint64_t(t) + uint64_t(v)); break;
+      case ScatterReduce::Prod: t = first ? v : int64_t(uint64_t(t) * uint64_t(v)); break;
+      case ScatterReduce::Amax: t = first ? v : std::max(t, v); break;
+      case ScatterReduce::Amin: t = first ? v : std::min(t, v); break;
+      }
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    if (reduce == ScatterReduce::Mean && count[k] > 0) {
+      if (isFloat)
+        f[k] /= double(count[k]);
+      else
+        i[k] = i[k] >= 0 ? i[k] / count[k] : -((-i[k] + count[k] - 1) / count[k]); // floor
+    }
+    if (isFloat)
+      out.setDouble(k, f[k]);
+    else
+      out.setInt(k, i[k]);
+  }
+  return out;
+}
+
 FailureOr<Tensor> evalGather(GatherOp op, ArrayRef<Tensor> a) {
   const Tensor &x = a[0], &index = a[1];
   int64_t dim = op.getDim();
@@ -433,6 +513,7 @@ void registerShapeEvaluators(OpEvaluators &e) {
   e.add<SelectOp>(evalSelect);
   e.add<IndexSelectOp>(evalIndexSelect);
   e.add<GatherOp>(evalGather);
+  e.add<ScatterOp>(evalScatter);
   e.add<EmbeddingOp>(evalEmbedding);
   e.add<PadOp>(evalPad);
 }

@@ -141,7 +141,7 @@ ElementsAttr elementsAttrFromTensor(const Tensor &t, RankedTensorType type, Stri
     return attrFromTensor(t, type);
   ArrayRef<char> raw(reinterpret_cast<const char *>(t.data()), t.byteSize());
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64);
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  return DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
 }
 
 //===----------------------------------------------------------------------===//

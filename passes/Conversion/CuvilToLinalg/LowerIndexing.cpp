@@ -16,6 +16,7 @@
 #include "passes/Conversion/CuvilToLinalg/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::cuvil::lowering {
@@ -324,11 +325,145 @@ struct ResizeLowering final : OpConversionPattern<ResizeOp> {
   }
 };
 
+
+/// torch.scatter: a loop nest over the index tensor (in its order: with
+/// repeated indices the last write wins) that carries the result tensor and
+/// updates one element per position; bufferization makes it in place.
+/// Without include_self the targeted elements are first set to the
+/// reduction's identity; mean also carries a count per element and divides
+/// at the end.
+struct ScatterLowering final : OpConversionPattern<ScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(ScatterOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput(), index = adaptor.getIndex(), src = adaptor.getSrc();
+    RankedTensorType type = typeOf(input);
+    if (!type.hasStaticShape() || !typeOf(index).hasStaticShape() || !typeOf(src).hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic scatter");
+    int64_t rank = type.getRank(), dim = rank ? op.getDim() : 0;
+    int64_t size = rank ? type.getDimSize(dim) : 1;
+    checkIndices(rewriter, loc, op, index, size);
+    ScalarType st = scalarTypeOf(op.getInput());
+    ScatterReduce reduce = op.getReduce();
+    bool includeSelf = op.getIncludeSelf() || reduce == ScatterReduce::None;
+    bool mean = reduce == ScatterReduce::Mean;
+
+    SmallVector<Value> lbs, ubs, steps;
+    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    for (int64_t d = 0; d < rank; ++d) {
+      lbs.push_back(zero);
+      ubs.push_back(rewriter.create<arith::ConstantIndexOp>(loc, typeOf(index).getDimSize(d)));
+      steps.push_back(one);
+    }
+    // The element of the result a position of `index` targets.
+    auto target = [&](OpBuilder &b, Location l, ValueRange ivs) {
+      SmallVector<Value> at(ivs.begin(), ivs.end());
+      if (rank) {
+        Value i = b.create<tensor::ExtractOp>(l, index, ivs);
+        at[dim] = wrapAndClampIndex(b, l, i, size);
+      }
+      return at;
+    };
+    auto loopNest = [&](ValueRange init,
+                        function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)> body) {
+      scf::LoopNest nest = scf::buildLoopNest(rewriter, loc, lbs, ubs, steps, init, body);
+      return SmallVector<Value>(nest.results.begin(), nest.results.end());
+    };
+
+    SmallVector<Value> state{input};
+    Type i64 = rewriter.getI64Type();
+    auto countType = RankedTensorType::get(type.getShape(), i64);
+    if (mean)
+      state.push_back(rewriter.create<linalg::FillOp>(
+                          loc, rewriter.create<arith::ConstantOp>(loc, rewriter.getI64IntegerAttr(includeSelf ? 1 : 0)).getResult(),
+                          emptyTensor(rewriter, loc, countType, {}))
+                          .getResult(0));
+    if (!includeSelf) {
+      state = loopNest(state, [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange args) {
+        SmallVector<Value> at = target(b, l, ivs);
+        Value id = reduce == ScatterReduce::Prod ? scalarConstant(b, l, st, 1.0)
+                   : reduce == ScatterReduce::Amax ? extremeConstant(b, l, st, /*highest=*/false)
+                   : reduce == ScatterReduce::Amin ? extremeConstant(b, l, st, /*highest=*/true)
+                                                   : scalarConstant(b, l, st, 0.0);
+        SmallVector<Value> next{b.create<tensor::InsertOp>(l, id, args[0], at)};
+        if (mean)
+          next.push_back(args[1]);
+        return next;
+      });
+    }
+    state = loopNest(state, [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange args) {
+      SmallVector<Value> at = target(b, l, ivs);
+      Value v = b.create<tensor::ExtractOp>(l, src, ivs);
+      Value old = b.create<tensor::ExtractOp>(l, args[0], at);
+      Value r = combine(b, l, reduce, st, old, v);
+      SmallVector<Value> next{b.create<tensor::InsertOp>(l, r, args[0], at)};
+      if (mean) {
+        Value c = b.create<tensor::ExtractOp>(l, args[1], at);
+        Value c1 = b.create<arith::AddIOp>(l, c, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1)));
+        next.push_back(b.create<tensor::InsertOp>(l, c1, args[1], at));
+      }
+      return next;
+    });
+    Value result = state[0];
+    if (mean)
+      result = elementwiseGeneric(rewriter, loc, type, {state[0], state[1]},
+                                  [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                    Value c = a[1];
+                                    Value positive = b.create<arith::CmpIOp>(
+                                        l, arith::CmpIPredicate::sgt, c,
+                                        b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)));
+                                    // Both select arms are computed: divide by 1 where
+                                    // nothing was combined.
+                                    Value safe = b.create<arith::SelectOp>(
+                                        l, positive, c, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1)));
+                                    Value n = convertScalar(b, l, safe, scalarTypeOf(b.getI64Type()), st);
+                                    Value q;
+                                    if (st.isFloat())
+                                      q = b.create<arith::DivFOp>(l, a[0], n);
+                                    else if (st.isUnsigned || st.isBool())
+                                      q = b.create<arith::DivUIOp>(l, a[0], n);
+                                    else
+                                      q = b.create<arith::FloorDivSIOp>(l, a[0], n);
+                                    return b.create<arith::SelectOp>(l, positive, q, a[0]);
+                                  });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  static Value combine(OpBuilder &b, Location l, ScatterReduce reduce, ScalarType st, Value old, Value v) {
+    bool f = st.isFloat(), u = st.isUnsigned || st.isBool();
+    switch (reduce) {
+    case ScatterReduce::None: return v;
+    case ScatterReduce::Sum:
+    case ScatterReduce::Mean:
+      if (st.isBool())
+        return b.create<arith::OrIOp>(l, old, v);
+      return f ? b.create<arith::AddFOp>(l, old, v).getResult() : b.create<arith::AddIOp>(l, old, v).getResult();
+    case ScatterReduce::Prod:
+      if (st.isBool())
+        return b.create<arith::AndIOp>(l, old, v);
+      return f ? b.create<arith::MulFOp>(l, old, v).getResult() : b.create<arith::MulIOp>(l, old, v).getResult();
+    case ScatterReduce::Amax:
+      if (f)
+        return b.create<arith::MaximumFOp>(l, old, v);
+      return u ? b.create<arith::MaxUIOp>(l, old, v).getResult() : b.create<arith::MaxSIOp>(l, old, v).getResult();
+    case ScatterReduce::Amin:
+      if (f)
+        return b.create<arith::MinimumFOp>(l, old, v);
+      return u ? b.create<arith::MinUIOp>(l, old, v).getResult() : b.create<arith::MinSIOp>(l, old, v).getResult();
+    }
+    llvm_unreachable("scatter reduce");
+  }
+};
+
 } // namespace
 
 void populateIndexingLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
   patterns.add<IndexSelectLowering, GatherLowering, EmbeddingLowering, PadLowering,
-               ResizeLowering>(tc, patterns.getContext());
+               ResizeLowering, ScatterLowering>(tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
@@ -543,8 +544,136 @@ struct GroupNormLowering final : OpConversionPattern<GroupNormOp> {
 
 } // namespace
 
+/// Running reductions: an scf.for along `dim` carrying the result and the
+/// running value (a slice of the input's shape with `dim` of size 1, plus
+/// the running index for cumulative_index); each step combines the next
+/// input slice element-wise and inserts the running value at its position.
+template <typename OpTy, bool withIndex>
+struct CumulativeLowering final : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    auto resultType = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    if (!t.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic cumulative op");
+    ScalarType st = scalarTypeOf(op.getInput());
+    ScanKind kind = op.getKind();
+    int64_t rank = t.getRank();
+    if (rank == 0 || t.getNumElements() == 0) { // itself (index 0), or empty
+      Value r = withIndex ? rewriter.create<linalg::FillOp>(loc, rewriter.create<arith::ConstantOp>(loc, rewriter.getI64IntegerAttr(0)).getResult(),
+                                                            emptyTensor(rewriter, loc, resultType, {}))
+                                .getResult(0)
+                          : x;
+      rewriter.replaceOp(op, r);
+      return success();
+    }
+    int64_t dim = op.getDim() < 0 ? op.getDim() + rank : op.getDim();
+    int64_t len = t.getDimSize(dim);
+    RankedTensorType sliceType = keptType(t, {dim}, t.getElementType());
+    RankedTensorType indexSliceType = keptType(t, {dim}, rewriter.getI64Type());
+    SmallVector<OpFoldResult> sizes, strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      sizes.push_back(rewriter.getIndexAttr(d == dim ? 1 : t.getDimSize(d)));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+    auto offsetsAt = [&](Value iv) {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets[dim] = iv;
+      return offsets;
+    };
+    auto sliceAt = [&](OpBuilder &b, Location l, Value src, RankedTensorType type, Value iv) {
+      return b.create<tensor::ExtractSliceOp>(l, type, src, offsetsAt(iv), sizes, strides).getResult();
+    };
+    auto c = [&](int64_t v) { return rewriter.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+    Value first = sliceAt(rewriter, loc, x, sliceType, c(0));
+    Value out = emptyTensor(rewriter, loc, resultType, {});
+    Value firstOut = withIndex ? rewriter.create<linalg::FillOp>(loc, rewriter.create<arith::ConstantOp>(loc, rewriter.getI64IntegerAttr(0)).getResult(),
+                                                                 emptyTensor(rewriter, loc, indexSliceType, {}))
+                                     .getResult(0)
+                               : first;
+    out = rewriter.create<tensor::InsertSliceOp>(loc, firstOut, out, offsetsAt(c(0)), sizes, strides);
+    SmallVector<Value> init{out, first};
+    if (withIndex)
+      init.push_back(firstOut);
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, c(1), c(len), c(1), init, [&](OpBuilder &b, Location l, Value iv, ValueRange args) {
+          // The running values are updated in place (the generic's outputs
+          // are the loop's carried tensors), as bufferization needs.
+          Value next = sliceAt(b, l, x, sliceType, iv);
+          SmallVector<Type> types{sliceType};
+          SmallVector<Value> inits{args[1]};
+          if (withIndex) {
+            types.push_back(indexSliceType);
+            inits.push_back(args[2]);
+          }
+          Value k = b.create<arith::IndexCastOp>(l, b.getI64Type(), iv);
+          int64_t srank = sliceType.getRank();
+          SmallVector<AffineMap> maps(1 + types.size(), AffineMap::getMultiDimIdentityMap(srank, b.getContext()));
+          auto g = b.create<linalg::GenericOp>(
+              l, types, ValueRange{next}, inits, maps, parallelIterators(srank),
+              [&](OpBuilder &nb, Location nl, ValueRange blockArgs) {
+                // [next, acc, (index)]: as [acc, next, (index)] below.
+                SmallVector<Value> a{blockArgs[1], blockArgs[0]};
+                if (withIndex)
+                  a.push_back(blockArgs[2]);
+                Value acc = a[0], v = a[1];
+                SmallVector<Value> yields;
+                if (kind == ScanKind::Max || kind == ScanKind::Min) {
+                  bool isMax = kind == ScanKind::Max;
+                  Value better;
+                  if (st.isFloat()) {
+                    // NaN wins and stays; ties move to the later index.
+                    Value ge = nb.create<arith::CmpFOp>(nl, isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE, v, acc);
+                    Value vNaN = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::UNO, v, v);
+                    better = nb.create<arith::OrIOp>(nl, ge, vNaN);
+                  } else {
+                    bool u = st.isUnsigned || st.isBool();
+                    better = nb.create<arith::CmpIOp>(
+                        nl, isMax ? (u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge)
+                                  : (u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle),
+                        v, acc);
+                  }
+                  yields.push_back(nb.create<arith::SelectOp>(nl, better, v, acc));
+                  if (withIndex)
+                    yields.push_back(nb.create<arith::SelectOp>(nl, better, k, a[2]));
+                } else if (kind == ScanKind::Sum) {
+                  yields.push_back(st.isFloat() ? nb.create<arith::AddFOp>(nl, acc, v).getResult()
+                                                : nb.create<arith::AddIOp>(nl, acc, v).getResult());
+                } else if (kind == ScanKind::Prod) {
+                  yields.push_back(st.isFloat() ? nb.create<arith::MulFOp>(nl, acc, v).getResult()
+                                                : nb.create<arith::MulIOp>(nl, acc, v).getResult());
+                } else { // logsumexp: max + log1p(exp(-|acc - v|)); equal infinities stay
+                  Value m = nb.create<arith::MaximumFOp>(nl, acc, v);
+                  Value d = nb.create<math::AbsFOp>(nl, nb.create<arith::SubFOp>(nl, acc, v));
+                  Value r = nb.create<arith::AddFOp>(
+                      nl, m, nb.create<math::Log1pOp>(nl, nb.create<math::ExpOp>(nl, nb.create<arith::NegFOp>(nl, d))));
+                  Value inf = extremeConstant(nb, nl, st, /*highest=*/true);
+                  Value isInf = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ,
+                                                         nb.create<math::AbsFOp>(nl, m), inf);
+                  Value same = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, acc, v);
+                  yields.push_back(nb.create<arith::SelectOp>(nl, nb.create<arith::AndIOp>(nl, isInf, same), acc, r));
+                }
+                nb.create<linalg::YieldOp>(nl, yields);
+              });
+          Value acc = g.getResult(0);
+          Value written = withIndex ? g.getResult(1) : acc;
+          Value o = b.create<tensor::InsertSliceOp>(l, written, args[0], offsetsAt(iv), sizes, strides);
+          SmallVector<Value> results{o, acc};
+          if (withIndex)
+            results.push_back(g.getResult(1));
+          b.create<scf::YieldOp>(l, results);
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 void populateReductionLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
+  patterns.add<CumulativeLowering<CumulativeOp, false>, CumulativeLowering<CumulativeIndexOp, true>>(tc, ctx);
   patterns.add<ReduceLowering<SumOp>, ReduceLowering<ProdOp>, ReduceLowering<MeanOp>,
                ReduceLowering<MaxOp>, ReduceLowering<MinOp>, ReduceLowering<AnyOp>,
                ReduceLowering<AllOp>, ReduceLowering<VarOp>, ReduceLowering<StdOp>,

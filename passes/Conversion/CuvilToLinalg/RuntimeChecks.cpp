@@ -69,6 +69,8 @@ std::optional<std::string> checkMessage(Operation *op) {
     message = indexCheck("torch.index_select", s.getInput(), s.getIndex(), s.getDim());
   else if (auto g = llvm::dyn_cast<GatherOp>(op))
     message = indexCheck("torch.gather", g.getInput(), g.getIndex(), g.getDim());
+  else if (auto sc = llvm::dyn_cast<ScatterOp>(op))
+    message = indexCheck("torch.scatter", sc.getInput(), sc.getIndex(), sc.getDim());
   else if (auto e = llvm::dyn_cast<EmbeddingOp>(op))
     message = indexCheck("torch.nn.functional.embedding", e.getWeight(), e.getIndices(), 0);
   if (message) {

@@ -167,3 +167,31 @@ func.func @group_norm(%x: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
   %0 = cuvil.norm.group_norm %x {num_groups = 2 : i64} : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
   return %0 : tensor<1x4x3xf32>
 }
+
+// -----
+
+// A scatter is a loop nest over the index that carries the result and
+// updates one element per position (the index checked once, then clamped);
+// without include_self the targets are first set to the identity (here
+// -inf for amax); mean also counts, and divides where something was added.
+// CHECK-LABEL: func.func @scatter
+//  CHECK-SAME: cuvil.failure_messages = ["index out of range in torch.scatter: dimension 0 has size 5
+//       CHECK: scf.for
+//       CHECK:   scf.for
+//       CHECK:     tensor.insert %cst
+//       CHECK: scf.for
+//       CHECK:   scf.for
+//       CHECK:     tensor.extract %arg2
+//       CHECK:     arith.maximumf
+//       CHECK:     tensor.insert
+//       CHECK: scf.for
+//       CHECK:   scf.for
+//       CHECK:     arith.addf
+//       CHECK:     arith.addi
+//       CHECK: linalg.generic
+//       CHECK:   arith.divf
+func.func @scatter(%x: tensor<5x3xf32>, %i: tensor<2x3xi64>, %s: tensor<2x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>) {
+  %0 = cuvil.tensor.scatter %x, %i, %s {dim = 0 : i64, reduce = #cuvil<scatter_reduce amax>, include_self = false} : tensor<5x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<5x3xf32>
+  %1 = cuvil.tensor.scatter %x, %i, %s {dim = 0 : i64, reduce = #cuvil<scatter_reduce mean>} : tensor<5x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<5x3xf32>
+  return %0, %1 : tensor<5x3xf32>, tensor<5x3xf32>
+}

@@ -379,8 +379,8 @@ func.func @batch_norm_rank(%x: tensor<4xf32>, %m: tensor<4xf32>) {
 // -----
 
 func.func @batch_norm_eps(%x: tensor<1x4xf32>, %m: tensor<4xf32>) {
-  // expected-error @+1 {{'cuvil.norm.batch_norm' op eps must be non-negative, got -1.000000e+00}}
-  %0 = cuvil.norm.batch_norm %x, %m, %m {eps = -1.0 : f64} : (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+  // expected-error @+1 {{'cuvil.norm.batch_norm' op eps must be a number, got NaN}}
+  %0 = cuvil.norm.batch_norm %x, %m, %m {eps = 0x7FF8000000000000 : f64} : (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
   return
 }
 
@@ -455,7 +455,7 @@ func.func @avg_pool_int(%x: tensor<1x1x4x4xi32>) {
 // -----
 
 func.func @avg_pool_divisor(%x: tensor<1x1x4x4xf32>) {
-  // expected-error @+1 {{'cuvil.pool.avg_pool2d' op divisor_override must be >= 1, got 0}}
+  // expected-error @+1 {{'cuvil.pool.avg_pool2d' op divisor_override must not be zero}}
   %0 = cuvil.pool.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] divisor 0 : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
   return
 }
@@ -1335,5 +1335,37 @@ func.func @atan2_int(%x: tensor<3xi64>) {
 func.func @shift_float(%x: tensor<3xf32>) {
   // expected-error @+1 {{'cuvil.math.shift_left' op lhs must have an integer or i1 element type, got 'tensor<3xf32>'}}
   %0 = cuvil.math.shift_left %x, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_rank(%x: tensor<4x6xf32>, %i: tensor<2xi64>, %s: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.scatter' op index and src must have the input's rank 2, got 1 and 2}}
+  %0 = cuvil.tensor.scatter %x, %i, %s {dim = 0 : i64} : tensor<4x6xf32>, tensor<2xi64>, tensor<4x6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_larger_index(%x: tensor<4x6xf32>, %i: tensor<2x7xi64>, %s: tensor<4x7xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.scatter' op index size 7 exceeds input size 6 in dimension 1}}
+  %0 = cuvil.tensor.scatter %x, %i, %s {dim = 0 : i64} : tensor<4x6xf32>, tensor<2x7xi64>, tensor<4x7xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @logcumsumexp_int(%x: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.reduce.cumulative' op operand must have a floating-point element type}}
+  %0 = cuvil.reduce.cumulative %x {dim = 0 : i64, kind = #cuvil<scan_kind logsumexp>} : tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @cumulative_index_sum(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.reduce.cumulative_index' op kind must be max or min}}
+  %0 = cuvil.reduce.cumulative_index %x {dim = 0 : i64, kind = #cuvil<scan_kind sum>} : tensor<3xf32> -> tensor<3xi64>
   return
 }

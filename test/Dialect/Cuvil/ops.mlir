@@ -274,6 +274,10 @@ func.func @reduce(%x: tensor<3x4x5xf32>, %i: tensor<3x4xi32>) {
   %9 = cuvil.reduce.std %x dims [2] : tensor<3x4x5xf32> -> tensor<3x4xf32>
   // CHECK: cuvil.reduce.argmax %[[X]] dim 2 keepdim : tensor<3x4x5xf32> -> tensor<3x4x1xi64>
   %10 = cuvil.reduce.argmax %x dim 2 keepdim : tensor<3x4x5xf32> -> tensor<3x4x1xi64>
+  // CHECK: cuvil.reduce.cumulative %[[X]] {dim = 1 : i64, kind = #cuvil<scan_kind sum>} : tensor<3x4x5xf32> -> tensor<3x4x5xf32>
+  %c0 = cuvil.reduce.cumulative %x {dim = 1 : i64, kind = #cuvil<scan_kind sum>} : tensor<3x4x5xf32> -> tensor<3x4x5xf32>
+  // CHECK: cuvil.reduce.cumulative_index %[[X]] {dim = 2 : i64, kind = #cuvil<scan_kind max>} : tensor<3x4x5xf32> -> tensor<3x4x5xi64>
+  %c1 = cuvil.reduce.cumulative_index %x {dim = 2 : i64, kind = #cuvil<scan_kind max>} : tensor<3x4x5xf32> -> tensor<3x4x5xi64>
   // CHECK: cuvil.reduce.argmin %[[X]] : tensor<3x4x5xf32> -> tensor<i64>
   %11 = cuvil.reduce.argmin %x : tensor<3x4x5xf32> -> tensor<i64>
   return
@@ -324,6 +328,10 @@ func.func @tensor(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %g: tensor<4x2xi32>, %
   %7 = cuvil.tensor.pad %x {pad = array<i64: -1, 0, 1, 1>, value = 0.5 : f64} : tensor<4x6xf32> -> tensor<6x5xf32>
   // CHECK: cuvil.tensor.embedding %[[X]], %[[G]] {padding_idx = 0 : i64} : tensor<4x6xf32>, tensor<4x2xi32> -> tensor<4x2x6xf32>
   %8 = cuvil.tensor.embedding %x, %g {padding_idx = 0 : i64} : tensor<4x6xf32>, tensor<4x2xi32> -> tensor<4x2x6xf32>
+  // CHECK: cuvil.tensor.scatter %[[X]], %[[G]], %[[X]] {dim = 1 : i64} : tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xf32> -> tensor<4x6xf32>
+  %9 = cuvil.tensor.scatter %x, %g, %x {dim = 1 : i64} : tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xf32> -> tensor<4x6xf32>
+  // CHECK: cuvil.tensor.scatter %[[X]], %[[G]], %[[X]] {dim = 0 : i64, include_self = false, reduce = #cuvil<scatter_reduce amax>}
+  %10 = cuvil.tensor.scatter %x, %g, %x {dim = 0 : i64, reduce = #cuvil<scatter_reduce amax>, include_self = false} : tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xf32> -> tensor<4x6xf32>
   return
 }
 

@@ -88,11 +88,24 @@ class InPlace(nn.Module):
 
 
 class InPlaceStrided(nn.Module):
-    """An in-place write into a slice: refused with the reason."""
+    """In-place writes into a select, a strided slice and a transpose: they
+    reach the tensor; a view taken before sees them."""
 
     def forward(self, x):
         y = x.clone()
+        row = y[1]
         y[0].add_(1.0)
+        y[:, ::2] = 0.5
+        y.t()[1] *= 10.0
+        return y, row
+
+
+class InPlaceExpanded(nn.Module):
+    """An in-place write into an expanded view: refused with the reason."""
+
+    def forward(self, x):
+        y = x[0:1].expand(3, 3)
+        y.add_(1.0)
         return y
 
 
@@ -125,6 +138,7 @@ class ValueView(nn.Module):
 
 MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
           "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided,
+          "inplace_expanded": InPlaceExpanded,
           "dynamic_batch": DynamicBatch, "value_view": ValueView}
 
 if __name__ == "__main__":
