@@ -119,6 +119,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerMathHandlers(t);
     registerIndexHandlers(t);
     registerTensorOpHandlers(t);
+    registerSortHandlers(t);
     return t;
   }();
   return table;

@@ -69,6 +69,7 @@ void registerRecurrentHandlers(std::map<std::string, OpHandler> &table);
 void registerMathHandlers(std::map<std::string, OpHandler> &table);
 void registerIndexHandlers(std::map<std::string, OpHandler> &table);
 void registerTensorOpHandlers(std::map<std::string, OpHandler> &table);
+void registerSortHandlers(std::map<std::string, OpHandler> &table);
 
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).

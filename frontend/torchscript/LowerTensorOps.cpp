@@ -64,7 +64,6 @@ Value sumOver(Interpreter &in, Value x, std::vector<int64_t> dims, bool keep = f
   return in.build<cir::SumOp>(x, i64s(in, dims), keep ? in.builder().getUnitAttr() : mlir::UnitAttr());
 }
 
-std::vector<int64_t> allDims(Value x) { return iota(rankOf(x)); }
 
 /// The dims of a reduction argument (None or [] means all).
 std::vector<int64_t> dimsArg(Interpreter &in, const Args &a, const char *name, int64_t rank) {

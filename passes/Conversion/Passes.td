@@ -24,13 +24,18 @@ def ConvertCuvilToLinalgPass : Pass<"convert-cuvil-to-linalg", "::mlir::ModuleOp
     failed check, whose message is in the function's
     `cuvil.failure_messages`. `print` is left out, with a warning.
 
+    Ops with no good loop-nest form (`cuvil.tensor.sort`) become calls of a
+    runtime kernel on buffers (`bufferization.to_memref` of the operands,
+    `memref.alloc` for the results), declared in the module on first use.
+
     An op without a lowering is an error at its source location, naming it;
     nothing is left half-converted.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::memref::MemRefDialect"
   ];
 }
 

@@ -251,6 +251,22 @@ void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
  * cuvil_model_run around the entry; NULL: run inline). */
 extern _Thread_local void *cuvil_rt_current_exec;
 
+/* Sorts lines of `input` stably (sort.c; parameters in cuvil/kernel_abi.h). */
+void cuvil_rt_sort(const int64_t *params, const void *input, void *values, int64_t *indices,
+                   int64_t *scratch);
+#define CUVIL_SORT_DECLARE(suffix)                                                             \
+  void cuvil_rt_sort_##suffix(const int64_t *, const void *, void *, int64_t *, int64_t *);
+CUVIL_SORT_DECLARE(f32)
+CUVIL_SORT_DECLARE(f64)
+CUVIL_SORT_DECLARE(f16)
+CUVIL_SORT_DECLARE(bf16)
+CUVIL_SORT_DECLARE(i1)
+CUVIL_SORT_DECLARE(i8)
+CUVIL_SORT_DECLARE(i16)
+CUVIL_SORT_DECLARE(i32)
+CUVIL_SORT_DECLARE(i64)
+#undef CUVIL_SORT_DECLARE
+
 #ifdef __cplusplus
 }
 #endif

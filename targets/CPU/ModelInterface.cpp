@@ -1,6 +1,8 @@
 //===- ModelInterface.cpp - The descriptor of a compiled model ------------===//
 #include "targets/CPU/ModelInterface.h"
 
+#include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -10,23 +12,7 @@ namespace mlir::cuvil {
 
 namespace {
 
-/// cuvil_dtype codes (runtime.h).
-std::optional<int32_t> dtypeCode(Type t) {
-  if (t.isF32()) return 0;
-  if (t.isF64()) return 1;
-  if (t.isF16()) return 2;
-  if (t.isBF16()) return 3;
-  if (t.isInteger(1)) return 9;
-  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
-    switch (i.getWidth()) {
-    case 8: return i.isUnsigned() ? 5 : 4;
-    case 16: return 6;
-    case 32: return 7;
-    case 64: return 8;
-    }
-  }
-  return std::nullopt;
-}
+std::optional<int32_t> dtypeCode(Type t) { return lowering::runtimeDtype(t); }
 
 std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
   if (attrs)

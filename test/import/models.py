@@ -283,6 +283,34 @@ class TransformerBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+class RankingHeads(nn.Module):
+    """Heads that rank, after a small CNN: a classifier's top-5 (scores and
+    class ids), a detector's boxes in score order (argsort, then gather), a
+    recommender's top-10 items by dot-product score, and the median and
+    quartiles of those scores."""
+
+    def __init__(self, classes=20, items=50, dim=16):
+        super().__init__()
+        self.classes = classes
+        self.backbone = nn.Sequential(nn.Conv2d(3, dim, 3, padding=1), nn.ReLU(),
+                                      nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.cls, self.box = nn.Linear(dim, classes), nn.Linear(dim, 4 * classes)
+        self.items = nn.Embedding(items, dim)
+
+    def forward(self, x):
+        f = self.backbone(x)
+        probs = self.cls(f).softmax(-1)
+        top_p, top_i = probs.topk(5, dim=-1)
+        boxes = self.box(f).view(-1, self.classes, 4)
+        order = probs.argsort(dim=-1, descending=True)
+        ranked = boxes.gather(1, order.unsqueeze(-1).expand(-1, -1, 4))
+        scores = f @ self.items.weight.t()
+        item_s, item_i = torch.topk(scores, 10)
+        med = scores.median(dim=-1).values
+        quart = torch.quantile(scores, torch.tensor([0.25, 0.75]), dim=1)
+        return top_p, top_i, ranked, item_s, item_i, med, quart
+
+
 def bn_randomize(model):
     # Non-trivial running statistics, so BatchNorm is really exercised.
     g = torch.Generator().manual_seed(1)
@@ -380,6 +408,7 @@ def _zoo():
                                                                num_classes=4), (1, 3, 64, 64)),
         "unet": (lambda: UNet(), (1, 3, 32, 32)),
         "transformer_block": (lambda: TransformerBlock(), (2, 12, 32)),
+        "ranking_heads": (lambda: RankingHeads(), (2, 3, 16, 16)),
     }
 
 
@@ -398,7 +427,7 @@ ZOO_MODELS = ["shufflenet_v2_traced", "shufflenet_v2_scripted", "swin_traced", "
               "googlenet_scripted", "inception_v3_traced", "inception_v3_scripted", "mnasnet_traced",
               "mnasnet_scripted", "resnext_traced", "resnext_scripted", "fcn_scripted",
               "deeplabv3_scripted", "unet_traced", "unet_scripted", "transformer_block_traced",
-              "transformer_block_scripted"]
+              "transformer_block_scripted", "ranking_heads_traced", "ranking_heads_scripted"]
 
 
 def to_torchscript(module, inputs, how):

@@ -55,16 +55,18 @@ def positive(*shape, dtype=np.float32):
 
 
 class Case:
-    def __init__(self, family, name, op, inputs, ref, results=1):
+    def __init__(self, family, name, op, inputs, ref, results=1, result=0):
         self.family, self.name, self.op = family, name, op
         self.inputs, self.ref = inputs, ref
+        # An op with several results: the model returns result `result`.
+        self.results, self.result = results, result
 
 
 CASES = []
 
 
-def case(family, name, op, inputs, ref):
-    CASES.append(Case(family, name, op, inputs, ref))
+def case(family, name, op, inputs, ref, results=1, result=0):
+    CASES.append(Case(family, name, op, inputs, ref, results, result))
 
 
 def torch_of(a):
@@ -79,6 +81,10 @@ def model_text(c, outputs):
     subst["Ts"] = ", ".join(ttype(a.shape, a.dtype) for a in c.inputs)
     body = c.op.format(**subst)
     rtype = subst["R"]
+    if c.results > 1:
+        return (f"func.func @forward({args}) -> {rtype} {{\n"
+                f"  %r:{c.results} = {body}\n"
+                f"  return %r#{c.result} : {rtype}\n}}\n")
     return (f"func.func @forward({args}) -> {rtype} {{\n"
             f"  %r = {body}\n"
             f"  return %r : {rtype}\n}}\n")
@@ -612,6 +618,30 @@ def define_tensor():
     case("tensor", "scatter_mean_int", SC.format(d=1, m=", reduce = #cuvil<scatter_reduce mean>"),
          [randint(-9, 9, 2, 4), np.array([[0, 0, 3], [1, 1, 1]]), randint(-9, 9, 2, 3)],
          lambda t, i, s: t.scatter_reduce(1, i, s, "mean"))
+    # sort: stable (torch.sort(stable=True)), NaN last ascending and first
+    # descending; every dtype the kernel reads.
+    SO = "cuvil.tensor.sort {{a0}} {{{{dim = {d} : i64{m}}}}} : {{T0}} -> {V}, {I}"
+    def sort_case(name, x, d, desc):
+        shape = "x".join(str(n) for n in x.shape)
+        v = ttype(x.shape, x.dtype)
+        i = ttype(x.shape, np.int64)
+        m = ", descending" if desc else ""
+        for out in (0, 1):
+            case("tensor", f"{name}_{'values' if out == 0 else 'indices'}",
+                 SO.format(d=d, m=m, V=v, I=i), [x],
+                 lambda t, d=d, desc=desc, out=out: torch.sort(t, dim=d, descending=desc, stable=True)[out],
+                 results=2, result=out)
+    ties = randint(-3, 3, 4, 9)
+    sort_case("sort_f32_nan", np.array([[2.0, np.nan, -1.0, 2.0, -np.inf, np.inf, 0.0, -0.0]], np.float32), 1, False)
+    sort_case("sort_f32_nan_desc", np.array([[2.0, np.nan, -1.0, 2.0, -np.inf, np.inf, 0.0, np.nan]], np.float32), 1, True)
+    sort_case("sort_f64_dim0", randn(7, 3).astype(np.float64), 0, False)
+    sort_case("sort_i64_ties", ties, 1, False)
+    sort_case("sort_i32_ties_desc", ties.astype(np.int32), 0, True)
+    sort_case("sort_i8", randint(-100, 100, 3, 5).astype(np.int8), 1, True)
+    sort_case("sort_u8", randint(0, 255, 3, 5).astype(np.uint8), 1, False)
+    sort_case("sort_bool", RNG.random((2, 7)) > 0.5, 1, False)
+    sort_case("sort_f16", randn(3, 6).astype(np.float16), 1, False)
+    sort_case("sort_0d", np.array(1.5, np.float32), 0, False)
     PAD = "cuvil.tensor.pad {{a0}} {{{{pad = array<i64: {p}>{m}}}}} : {{T0}} -> {{R}}"
     y = randn(1, 2, 5, 6)
     case("tensor", "pad_constant", PAD.format(p="1, 2, 0, 3", m=", value = 1.5 : f64"), [y],

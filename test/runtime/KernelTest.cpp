@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels.h"
 
+#include "cuvil/kernel_abi.h"
+#include "cuvil/runtime.h"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -805,4 +808,67 @@ TEST_CASE("matmul of two run-time operands, batched and broadcast", "[kernels]")
           REQUIRE(c[static_cast<size_t>((i * s.m + r) * s.n + j)] == Approx(want).margin(1e-4));
         }
   }
+}
+
+TEST_CASE("sort is stable along any dimension, NaN greatest, for every dtype", "[kernels]") {
+  // A [2][6][3] tensor sorted along the middle dimension: lines 3 apart.
+  const int64_t outer = 2, len = 6, inner = 3;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(-2, 2);
+  std::vector<float> f(outer * len * inner);
+  for (float &x : f)
+    x = float(small(rng));
+  f[0] = NAN;
+  f[3 * 2] = NAN;
+  f[5] = -INFINITY;
+  for (int descending : {0, 1}) {
+    int64_t q[CUVIL_SORT_PARAMS] = {};
+    q[CUVIL_SORT_DTYPE] = CUVIL_DTYPE_F32;
+    q[CUVIL_SORT_OUTER] = outer;
+    q[CUVIL_SORT_LEN] = len;
+    q[CUVIL_SORT_INNER] = inner;
+    q[CUVIL_SORT_DESCENDING] = descending;
+    std::vector<float> values(f.size());
+    std::vector<int64_t> indices(f.size()), scratch(2 * len);
+    cuvil_rt_sort_f32(q, f.data(), values.data(), indices.data(), scratch.data());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        // The reference: std::stable_sort with NaN as the greatest key.
+        std::vector<int64_t> want(len);
+        for (int64_t k = 0; k < len; ++k)
+          want[k] = k;
+        auto key = [&](int64_t k) { return f[(o * len + k) * inner + i]; };
+        std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+          float x = key(a), y = key(b);
+          if (std::isnan(x) || std::isnan(y))
+            return descending ? (std::isnan(x) && !std::isnan(y)) : (!std::isnan(x) && std::isnan(y));
+          return descending ? x > y : x < y;
+        });
+        for (int64_t k = 0; k < len; ++k) {
+          int64_t at = (o * len + k) * inner + i;
+          CHECK(indices[at] == want[k]);
+          float got = values[at], expected = key(want[k]);
+          CHECK((got == expected || (std::isnan(got) && std::isnan(expected))));
+        }
+      }
+  }
+  // Unsigned bytes compare as unsigned; the i8 entry serves both.
+  uint8_t u[5] = {200, 3, 255, 0, 3};
+  uint8_t uv[5];
+  int64_t ui[5], us[10];
+  int64_t q[CUVIL_SORT_PARAMS] = {CUVIL_DTYPE_U8, 1, 5, 1, 0};
+  cuvil_rt_sort_i8(q, u, uv, ui, us);
+  const uint8_t wantU[5] = {0, 3, 3, 200, 255};
+  const int64_t wantI[5] = {3, 1, 4, 0, 2};
+  CHECK(std::equal(uv, uv + 5, wantU));
+  CHECK(std::equal(ui, ui + 5, wantI));
+  int8_t s[5] = {-56, 3, -1, 0, 3};
+  int8_t sv[5];
+  q[CUVIL_SORT_DTYPE] = CUVIL_DTYPE_I8;
+  q[CUVIL_SORT_DESCENDING] = 1;
+  cuvil_rt_sort_i8(q, s, sv, ui, us);
+  const int8_t wantS[5] = {3, 3, 0, -1, -56};
+  const int64_t wantSI[5] = {1, 4, 3, 2, 0};
+  CHECK(std::equal(sv, sv + 5, wantS));
+  CHECK(std::equal(ui, ui + 5, wantSI));
 }

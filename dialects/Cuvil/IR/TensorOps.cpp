@@ -237,6 +237,16 @@ LogicalResult ScatterOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError
   return success();
 }
 
+LogicalResult SortOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  if (failed(checkDim(adaptor.getDim(), std::max<int64_t>(in.getRank(), 1), "dim", emitError)))
+    return failure();
+  types.push_back(in);
+  types.push_back(in.clone(IntegerType::get(in.getContext(), 64)));
+  return success();
+}
+
 LogicalResult EmbeddingOp::inferResultTypes(Adaptor adaptor,
                                             EmitErrorFn emitError,
                                             SmallVectorImpl<Type> &types) {

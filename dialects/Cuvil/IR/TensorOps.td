@@ -158,6 +158,23 @@ def Cuvil_ScatterOp : Cuvil_Op<"tensor.scatter", [Pure]> {
   }];
 }
 
+def Cuvil_SortOp : Cuvil_Op<"tensor.sort", [Pure]> {
+  let summary = "torch.sort: values and their original indices along `dim`.";
+  let description = [{
+    Stable: equal elements keep their order. NaN is greater than every
+    number (last ascending, first `descending`). A 0-d input is its own
+    result with index 0. topk, argsort, kthvalue, median and quantile are
+    built on it.
+
+    ```mlir
+    %v, %i = cuvil.tensor.sort %x {dim = 1 : i64, descending} : tensor<3x5xf32> -> tensor<3x5xf32>, tensor<3x5xi64>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$dim, UnitAttr:$descending);
+  let results = (outs Cuvil_Tensor:$values, Cuvil_IndexTensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+}
+
 def Cuvil_PadOp : Cuvil_Op<"tensor.pad", [Pure]> {
   let summary = "torch.nn.functional.pad with constant, reflect, replicate or circular mode.";
   let description = [{

@@ -19,13 +19,26 @@
 
 namespace mlir::cuvil::reference {
 
-/// Maps op types to their reference implementations (single-result ops).
+/// Maps op types to their reference implementations.
 class OpEvaluators {
 public:
-  using Fn = std::function<FailureOr<Tensor>(Operation *, ArrayRef<Tensor>)>;
+  using Fn = std::function<FailureOr<SmallVector<Tensor>>(Operation *, ArrayRef<Tensor>)>;
 
+  /// A single-result op.
   template <typename OpTy>
   void add(std::function<FailureOr<Tensor>(OpTy, ArrayRef<Tensor>)> fn) {
+    table[TypeID::get<OpTy>()] = [fn](Operation *op, ArrayRef<Tensor> args) -> FailureOr<SmallVector<Tensor>> {
+      FailureOr<Tensor> r = fn(llvm::cast<OpTy>(op), args);
+      if (failed(r))
+        return failure();
+      SmallVector<Tensor> results;
+      results.push_back(std::move(*r));
+      return results;
+    };
+  }
+  /// An op with several results.
+  template <typename OpTy>
+  void addMulti(std::function<FailureOr<SmallVector<Tensor>>(OpTy, ArrayRef<Tensor>)> fn) {
     table[TypeID::get<OpTy>()] = [fn](Operation *op, ArrayRef<Tensor> args) {
       return fn(llvm::cast<OpTy>(op), args);
     };

@@ -274,6 +274,47 @@ FailureOr<Tensor> evalScatter(ScatterOp op, ArrayRef<Tensor> a) {
   return out;
 }
 
+/// Stable sort of each line along dim; NaN above every number.
+FailureOr<SmallVector<Tensor>> evalSort(SortOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  int64_t rank = x.rank(), dim = rank ? op.getDim() : 0;
+  int64_t len = rank ? x.dim(dim) : 1, inner = 1, outer = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < dim)
+      outer *= x.dim(d);
+    else if (d > dim)
+      inner *= x.dim(d);
+  }
+  bool desc = op.getDescending(), isFloat = ::cuvil::isFloat(x.dtype());
+  Tensor values(x.dtype(), x.shape()), indices(DType::Int64, x.shape());
+  size_t esz = ::cuvil::dtypeSize(x.dtype());
+  std::vector<int64_t> idx(len);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t start = o * len * inner + i;
+      for (int64_t k = 0; k < len; ++k)
+        idx[k] = k;
+      std::stable_sort(idx.begin(), idx.end(), [&](int64_t p, int64_t q) {
+        int64_t ep = start + p * inner, eq = start + q * inner;
+        if (isFloat) {
+          double u = x.getDouble(ep), v = x.getDouble(eq);
+          bool un = std::isnan(u), vn = std::isnan(v);
+          if (un || vn)
+            return desc ? (un && !vn) : (!un && vn);
+          return desc ? u > v : u < v;
+        }
+        int64_t u = x.getInt(ep), v = x.getInt(eq);
+        return desc ? u > v : u < v;
+      });
+      for (int64_t k = 0; k < len; ++k) {
+        int64_t to = start + k * inner, from = start + idx[k] * inner;
+        std::memcpy(values.data() + to * esz, x.data() + from * esz, esz);
+        indices.setInt(to, idx[k]);
+      }
+    }
+  return SmallVector<Tensor>{values, indices};
+}
+
 FailureOr<Tensor> evalGather(GatherOp op, ArrayRef<Tensor> a) {
   const Tensor &x = a[0], &index = a[1];
   int64_t dim = op.getDim();
@@ -514,6 +555,7 @@ void registerShapeEvaluators(OpEvaluators &e) {
   e.add<IndexSelectOp>(evalIndexSelect);
   e.add<GatherOp>(evalGather);
   e.add<ScatterOp>(evalScatter);
+  e.addMulti<SortOp>(evalSort);
   e.add<EmbeddingOp>(evalEmbedding);
   e.add<PadOp>(evalPad);
 }

@@ -176,12 +176,7 @@ FailureOr<SmallVector<Tensor>> evaluateOp(Operation *op,
       return op->emitOpError() << "has a result type the evaluator cannot "
                                   "represent: "
                                << t;
-  FailureOr<Tensor> result = (*fn)(op, operands);
-  if (failed(result))
-    return failure();
-  SmallVector<Tensor> results;
-  results.push_back(std::move(*result));
-  return results;
+  return (*fn)(op, operands);
 }
 
 /// Checks a computed value against the declared type: the dtype must be the

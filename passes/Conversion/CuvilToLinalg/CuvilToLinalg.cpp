@@ -49,6 +49,7 @@ struct ConvertCuvilToLinalgPass final
     lowering::populateShapeLowering(converter, patterns);
     lowering::populateIndexingLowering(converter, patterns);
     lowering::populateEffectLowering(converter, patterns);
+    lowering::populateRuntimeCallLowering(converter, patterns);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,

@@ -1,11 +1,30 @@
 //===- LoweringUtils.cpp - Shared pieces of the cuvil-to-linalg lowering -===//
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+#include "runtime/include/cuvil/runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::cuvil::lowering {
+
+std::optional<int32_t> runtimeDtype(Type t) {
+  if (t.isF32()) return CUVIL_DTYPE_F32;
+  if (t.isF64()) return CUVIL_DTYPE_F64;
+  if (t.isF16()) return CUVIL_DTYPE_F16;
+  if (t.isBF16()) return CUVIL_DTYPE_BF16;
+  if (t.isInteger(1)) return CUVIL_DTYPE_BOOL;
+  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
+    switch (i.getWidth()) {
+    case 8: return i.isUnsigned() ? CUVIL_DTYPE_U8 : CUVIL_DTYPE_I8;
+    case 16: return CUVIL_DTYPE_I16;
+    case 32: return CUVIL_DTYPE_I32;
+    case 64: return CUVIL_DTYPE_I64;
+    }
+  }
+  return std::nullopt;
+}
+
 
 ScalarType scalarTypeOf(Type t) {
   if (auto i = llvm::dyn_cast<IntegerType>(t))

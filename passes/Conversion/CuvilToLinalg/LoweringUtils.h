@@ -30,6 +30,10 @@ ScalarType scalarTypeOf(Type cuvilElementType);
 /// Element type of a (cuvil) tensor value or type.
 ScalarType scalarTypeOf(Value cuvilTensor);
 
+/// The C API's cuvil_dtype code (runtime.h) of a cuvil element type (before
+/// conversion: ui8 is still unsigned), or nullopt for types it lacks.
+std::optional<int32_t> runtimeDtype(Type cuvilElementType);
+
 /// The converted tensor type (ui8 -> i8).
 RankedTensorType convertTensorType(RankedTensorType t);
 

@@ -19,6 +19,8 @@ void populateIndexingLowering(const TypeConverter &tc, RewritePatternSet &patter
 /// cuvil.effect.*: assertions become run-time checks; prints are dropped
 /// with a warning (a library does not write to stdout).
 void populateEffectLowering(const TypeConverter &tc, RewritePatternSet &patterns);
+/// Ops the runtime library computes (cuvil.tensor.sort): kernel calls.
+void populateRuntimeCallLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 /// cuvil.constant, cuvil.shape.*, cuvil.tensor.* (data movement).
 void populateShapeLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 

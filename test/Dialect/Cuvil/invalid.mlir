@@ -1369,3 +1369,19 @@ func.func @cumulative_index_sum(%x: tensor<3xf32>) {
   %0 = cuvil.reduce.cumulative_index %x {dim = 0 : i64, kind = #cuvil<scan_kind sum>} : tensor<3xf32> -> tensor<3xi64>
   return
 }
+
+// -----
+
+func.func @sort_dim(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.sort' op dim 2 is out of range for rank 2}}
+  %0:2 = cuvil.tensor.sort %x {dim = 2 : i64} : tensor<4x6xf32> -> tensor<4x6xf32>, tensor<4x6xi64>
+  return
+}
+
+// -----
+
+func.func @sort_index_type(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'cuvil.tensor.sort' op result type 'tensor<4x6xf32>', 'tensor<4x6xi32>' does not match the type its operands imply, 'tensor<4x6xf32>', 'tensor<4x6xi64>'}}
+  %0:2 = cuvil.tensor.sort %x {dim = 0 : i64} : tensor<4x6xf32> -> tensor<4x6xf32>, tensor<4x6xi32>
+  return
+}

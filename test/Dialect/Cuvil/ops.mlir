@@ -332,6 +332,8 @@ func.func @tensor(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %g: tensor<4x2xi32>, %
   %9 = cuvil.tensor.scatter %x, %g, %x {dim = 1 : i64} : tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xf32> -> tensor<4x6xf32>
   // CHECK: cuvil.tensor.scatter %[[X]], %[[G]], %[[X]] {dim = 0 : i64, include_self = false, reduce = #cuvil<scatter_reduce amax>}
   %10 = cuvil.tensor.scatter %x, %g, %x {dim = 0 : i64, reduce = #cuvil<scatter_reduce amax>, include_self = false} : tensor<4x6xf32>, tensor<4x2xi32>, tensor<4x6xf32> -> tensor<4x6xf32>
+  // CHECK: cuvil.tensor.sort %[[X]] {descending, dim = 1 : i64} : tensor<4x6xf32> -> tensor<4x6xf32>, tensor<4x6xi64>
+  %11:2 = cuvil.tensor.sort %x {dim = 1 : i64, descending} : tensor<4x6xf32> -> tensor<4x6xf32>, tensor<4x6xi64>
   return
 }
 
