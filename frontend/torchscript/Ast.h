@@ -55,6 +55,7 @@ struct Stmt {
   enum class Kind {
     Expr, Assign, AugAssign, AnnAssign, If, For, While, Return, Pass, Break,
     Continue, Raise, Assert, Del, FuncDef, ClassDef,
+    With, ///< with value [as targets[0]]: body
   };
   Kind kind;
   SourceRange range;

@@ -384,6 +384,10 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
       name == "aten::_has_torch_function" || name == "aten::has_torch_function" ||
       name == "aten::is_scripting")
     return IValue::boolean(name == "aten::is_scripting");
+  if (name == "builtin::__new__" && n == 1)
+    return in.newObject(arg(0));
+  if (name == "aten::set_grad_enabled")
+    return IValue::none(); // inference only: nothing records gradients
   if (name == "builtin::isinstance")
     return IValue::boolean(false); // handled in eval with the type expression
   if (name == "builtin::hasattr") {

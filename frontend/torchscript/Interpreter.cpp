@@ -120,6 +120,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerIndexHandlers(t);
     registerTensorOpHandlers(t);
     registerSortHandlers(t);
+    registerLossHandlers(t);
     return t;
   }();
   return table;
@@ -496,6 +497,30 @@ IValue Interpreter::resolveQualified(const std::string &path) {
 // Attributes
 //===----------------------------------------------------------------------===//
 
+IValue Interpreter::newObject(const IValue &type) {
+  if (!type.is(IValue::Kind::Type))
+    fail("CUVIL-E-IMPORT-TYPE", "__new__ expects a class, got " + type.typeName());
+  size_t dot = type.s.rfind('.');
+  const ClassDef *cls = nullptr;
+  const SourceFile *file = nullptr;
+  if (dot != std::string::npos)
+    if (Result<const SourceFile *> f = archive_.codeFile(type.s.substr(0, dot)); f && *f) {
+      file = *f;
+      cls = file->findClass(type.s.substr(dot + 1));
+    }
+  if (!cls)
+    fail("CUVIL-E-IMPORT-UNSUPPORTED", "class '" + type.s + "' is not defined in the archive's code");
+  auto obj = std::make_shared<ObjectInst>();
+  obj->className = type.s;
+  obj->cls = cls;
+  obj->file = file;
+  obj->local = true;
+  IValue v;
+  v.kind = IValue::Kind::Object;
+  v.object = obj;
+  return v;
+}
+
 IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
   switch (base.kind) {
   case IValue::Kind::Poison:
@@ -598,6 +623,12 @@ IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
     bound.list = std::make_shared<IValueList>(IValueList{base});
     return bound;
   }
+  case IValue::Kind::Type:
+    if (name == "__new__") { // Cls.__new__(Cls): an object with no attributes yet
+      IValue f = IValue::builtin("builtin::__new__");
+      return f;
+    }
+    break;
   case IValue::Kind::Device:
     if (name == "type")
       return IValue::string(base.s.substr(0, base.s.find(':')));
@@ -1165,6 +1196,22 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
   }
   case Stmt::Kind::Del:
     return Flow::Normal;
+  case Stmt::Kind::With: {
+    // A TorchScript class with __enter__ / __exit__ (torch.no_grad() in
+    // inlined library code): entered, the body run, then left, also when
+    // the body returns.
+    frame.site = s->value;
+    IValue manager = eval(s->value);
+    if (!manager.is(IValue::Kind::Object))
+      fail("CUVIL-E-IMPORT-UNSUPPORTED", "a 'with' statement needs a TorchScript class object, got " +
+                                             manager.typeName());
+    IValue entered = call(getAttr(manager, "__enter__"), {}, {});
+    if (!s->targets.empty())
+      assign(s->targets[0], entered);
+    Flow f = exec(s->body, ret);
+    call(getAttr(manager, "__exit__"), {IValue::none(), IValue::none(), IValue::none()}, {});
+    return f;
+  }
   case Stmt::Kind::FuncDef:
   case Stmt::Kind::ClassDef:
     fail("CUVIL-E-IMPORT-UNSUPPORTED", "nested definitions are not supported");
@@ -1406,6 +1453,10 @@ void Interpreter::assign(const Expr *target, const IValue &v) {
   }
   case Expr::Kind::Attribute: {
     IValue base = eval(target->base);
+    if (base.is(IValue::Kind::Object) && base.object->local) {
+      base.object->attrs[target->name] = v;
+      return;
+    }
     if (base.is(IValue::Kind::Object)) {
       unsupported("writes to module state (self." + target->name + " = ...)");
       return;

@@ -70,6 +70,7 @@ void registerMathHandlers(std::map<std::string, OpHandler> &table);
 void registerIndexHandlers(std::map<std::string, OpHandler> &table);
 void registerTensorOpHandlers(std::map<std::string, OpHandler> &table);
 void registerSortHandlers(std::map<std::string, OpHandler> &table);
+void registerLossHandlers(std::map<std::string, OpHandler> &table);
 
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).
@@ -88,6 +89,9 @@ public:
   IValue callOperator(const std::string &name, std::vector<IValue> args,
                       std::vector<std::pair<std::string, IValue>> kwargs);
   IValue getAttr(const IValue &base, const std::string &name);
+  /// `Cls.__new__(Cls)`: an instance of TorchScript class `type` (a Type
+  /// value naming it) with no attributes set yet.
+  IValue newObject(const IValue &type);
   /// The root module from data.pkl.
   IValue rootModule();
   /// Truth value of a concrete value; poison and tensors are reported.

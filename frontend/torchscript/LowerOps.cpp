@@ -292,9 +292,29 @@ Value convolutionMaybeUnbatched(Interpreter &in, Value x, Value w, Value bias,
   });
 }
 
+/// `fn` on float64 copies of integer operands, its result truncated back
+/// to their integer type: PyTorch's integer convolutions, products and
+/// average pools accumulate exactly and divide with truncation, which
+/// float64 reproduces for the magnitudes models hold (below 2^53).
+Value viaFloat64(Interpreter &in, std::vector<Value> operands,
+                 llvm::function_ref<Value(llvm::ArrayRef<Value>)> fn) {
+  if (operands.empty() || !operands[0] || isFloat(dtypeOf(operands[0])))
+    return fn(operands);
+  DType d = dtypeOf(operands[0]);
+  for (Value &v : operands)
+    if (v)
+      v = cast(in, v, DType::Float64);
+  Value r = fn(operands);
+  return r ? cast(in, r, d) : r;
+}
+
 Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
                   std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
                   std::vector<int64_t> outputPadding, int64_t groups) {
+  if (!isFloat(dtypeOf(x)))
+    return viaFloat64(in, {x, w, bias}, [&](llvm::ArrayRef<Value> v) {
+      return convolution(in, v[0], v[1], v[2], stride, padding, dilation, transposed, outputPadding, groups);
+    });
   int64_t spatial = rankOf(x) - 2;
   if (spatial != 1 && spatial != 2) {
     in.unsupported("aten::convolution with " + std::to_string(spatial) + " spatial dimensions");
@@ -361,7 +381,9 @@ Value convWithStringPadding(Interpreter &in, const Args &a, int64_t spatial) {
 void registerLinalg(Table &t) {
   t["aten::linear"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
-    return ret(in.build<cir::LinearOp>(a.t("input"), a.t("weight"), a.optT("bias")));
+    return ret(viaFloat64(in, {a.t("input"), a.t("weight"), a.optT("bias")}, [&](llvm::ArrayRef<Value> v) {
+      return in.build<cir::LinearOp>(v[0], v[1], v[2]);
+    }));
   };
   t["aten::matmul"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
@@ -434,6 +456,8 @@ void registerLinalg(Table &t) {
 
   t["aten::batch_norm"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
+    if (typeOf(a.t("input")).hasStaticShape() && typeOf(a.t("input")).getNumElements() == 0)
+      return ret(floatOperand(in, a.t("input"))); // nothing to normalise
     if (a.b("training")) {
       // Batch statistics: the mean and biased variance over every dim but
       // the channels. (The compiled model is stateless: running statistics
@@ -515,12 +539,14 @@ void registerLinalg(Table &t) {
       mlir::IntegerAttr divisor;
       if (b.has("divisor_override") && !a.none("divisor_override"))
         divisor = i64(in, a.i("divisor_override"));
-      return ret(batchedOnce(in, x, spatial + 2, [&](Value bx) {
+      return ret(viaFloat64(in, {x}, [&](llvm::ArrayRef<Value> v) {
+        return batchedOnce(in, v[0], spatial + 2, [&](Value bx) {
         return spatial == 1
                    ? in.build<cir::AvgPool1DOp>(bx, i64s(in, k), i64s(in, s), i64s(in, p),
                                                 unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor)
                    : in.build<cir::AvgPool2DOp>(bx, i64s(in, k), i64s(in, s), i64s(in, p),
                                                 unit(a.b("ceil_mode")), unit(a.b("count_include_pad")), divisor);
+        });
       }));
     };
   };
@@ -1090,8 +1116,18 @@ void registerShapes(Table &t) {
   };
   t["aten::gather"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
-    Value x = a.t("self");
-    return ret(in.build<cir::GatherOp>(x, a.t("index"), i64(in, wrapDim(in, a.i("dim"), rankOf(x)))));
+    Value x = a.t("self"), index = a.t("index");
+    int64_t dim = wrapDim(in, a.i("dim"), rankOf(x));
+    if (typeOf(index).hasStaticShape() && typeOf(index).getNumElements() == 0)
+      return ret(splat(in, shapeOf(index), dtypeOf(x), IValue::integer(0))); // PyTorch checks nothing then
+    // A 0-d input or index counts as one element of rank 1 (PyTorch).
+    if ((rankOf(x) == 0) != (rankOf(index) == 0)) {
+      std::vector<int64_t> shape = shapeOf(index);
+      Value x1 = rankOf(x) ? x : lower::reshape(in, x, {1});
+      Value i1 = rankOf(index) ? index : lower::reshape(in, index, {1});
+      return ret(lower::reshape(in, in.build<cir::GatherOp>(x1, i1, i64(in, 0)), shape));
+    }
+    return ret(in.build<cir::GatherOp>(x, index, i64(in, dim)));
   };
   t["aten::embedding"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};

@@ -412,6 +412,15 @@ private:
         s->orelse = block();
       return s;
     }
+    if (acceptName("with")) {
+      // TorchScript writes one context manager per statement.
+      Stmt *s = makeStmt(Stmt::Kind::With, start);
+      s->value = expr();
+      if (acceptName("as"))
+        s->targets.push_back(targetList());
+      s->body = block();
+      return s;
+    }
     if (acceptName("for")) {
       Stmt *s = makeStmt(Stmt::Kind::For, start);
       s->targets.push_back(targetList());

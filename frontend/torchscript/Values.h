@@ -115,6 +115,9 @@ struct ObjectInst {
   const SourceFile *file = nullptr;
   const PValue *state = nullptr; ///< pickled attributes (a dict)
   std::map<std::string, IValue> attrs; ///< materialised attributes
+  /// Made by the model's code during this import (Cls.__new__), not part of
+  /// the module's state: its attributes may be written.
+  bool local = false;
 };
 
 } // namespace cuvil::torchscript
