@@ -121,6 +121,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerTensorOpHandlers(t);
     registerSortHandlers(t);
     registerLossHandlers(t);
+    registerLinalgOpHandlers(t);
     return t;
   }();
   return table;

@@ -431,9 +431,82 @@ void registerActivations(Table &t) {
   };
 }
 
+/// torch.special's functions the runtime computes (cuvil.math.special and
+/// special2), under their torch.* and torch.special.* names.
+void registerSpecialFunctions(Table &t) {
+  auto unary = [&t](const std::string &fn, std::initializer_list<const char *> names) {
+    for (const char *name : names) {
+      t[name] = [fn](Interpreter &in, const BoundArgs &b) {
+        Args a{in, b};
+        return ret(in.build<cir::SpecialOp>(floatOperand(in, a.t("self")), in.builder().getStringAttr(fn)));
+      };
+      t[std::string(name) + "_"] = [fn](Interpreter &in, const BoundArgs &b) {
+        Args a{in, b};
+        return inplace(in, a["self"],
+                       in.build<cir::SpecialOp>(floatOperand(in, a.t("self")), in.builder().getStringAttr(fn)));
+      };
+    }
+  };
+  unary("digamma", {"aten::digamma", "aten::special_digamma", "aten::special_psi"});
+  unary("erfinv", {"aten::erfinv", "aten::special_erfinv"});
+  unary("i0", {"aten::i0", "aten::special_i0"});
+  for (const char *fn : {"i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "erfcx", "entr", "bessel_j0",
+                         "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+                         "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                         "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai"}) {
+    std::string name = std::string("aten::special_") + fn;
+    t[name] = [f = std::string(fn)](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      const char *x = b.has("self") ? "self" : "x";
+      return ret(in.build<cir::SpecialOp>(floatOperand(in, a.t(x)), in.builder().getStringAttr(f)));
+    };
+  }
+  // Two arguments, either of which may be a Python number.
+  auto binary = [&t](const std::string &fn, const std::string &name, const char *lhs, const char *rhs) {
+    t[name] = [fn, lhs, rhs](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      auto [x, y] = operands(in, a, lhs, rhs);
+      auto [fx, fy] = floatOperands(in, x, y);
+      return ret(in.build<cir::Special2Op>(fx, fy, in.builder().getStringAttr(fn)));
+    };
+  };
+  binary("zeta", "aten::special_zeta", "self", "other");
+  binary("igamma", "aten::igamma", "self", "other");
+  binary("igamma", "aten::special_gammainc", "self", "other");
+  binary("igammac", "aten::igammac", "self", "other");
+  binary("igammac", "aten::special_gammaincc", "self", "other");
+  for (const char *fn : {"chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                         "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                         "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                         "laguerre_polynomial_l", "legendre_polynomial_p"}) {
+    binary(fn, std::string("aten::special_") + fn, "x", "n");
+  }
+  // An integer order first or second: polygamma(n, x), mvlgamma(x, p).
+  for (const char *name : {"aten::polygamma", "aten::special_polygamma"})
+    t[name] = [](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      if (a.i("n") < 0)
+        in.fail("CUVIL-E-IMPORT-RAISE", "polygamma(n, x) does not support negative n");
+      Value x = floatOperand(in, a.t("self"));
+      Value n = in.scalarConstant(IValue::floating(double(a.i("n"))), dtypeOf(x));
+      return ret(in.build<cir::Special2Op>(n, x, in.builder().getStringAttr("polygamma")));
+    };
+  for (const char *name : {"aten::mvlgamma", "aten::special_multigammaln"})
+    t[name] = [](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      if (a.i("p") < 1)
+        in.fail("CUVIL-E-IMPORT-RAISE", "mvlgamma: p has to be greater than or equal to 1");
+      Value x = floatOperand(in, a.t("self"));
+      Value p = in.scalarConstant(IValue::floating(double(a.i("p"))), dtypeOf(x));
+      return ret(in.build<cir::Special2Op>(x, p, in.builder().getStringAttr("mvlgamma")));
+    };
+}
+
 } // namespace
 
 void registerMathHandlers(std::map<std::string, OpHandler> &table) {
+  registerSpecialFunctions(table);
   registerTranscendental(table);
   registerBinaryMath(table);
   registerPredicates(table);

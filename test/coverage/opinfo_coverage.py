@@ -304,7 +304,13 @@ def compare(c, out_dir):
             continue
         if want.dtype.kind == "f":
             rtol, atol = (1e-3, 1e-4) if want.dtype == np.float32 else (1e-7, 1e-9)
+            poles = pole_mask(c, want)
+            if poles is not None:
+                got, want = np.where(poles, 0, got), np.where(poles, 0, want)
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                axis = SIGN_FREE.get(c.entry, {}).get(i)
+                if axis is not None and same_up_to_sign(got, want, axis, rtol, atol):
+                    continue
                 bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
                 idx = np.argwhere(bad)[0] if want.ndim else ()
                 return (f"output {i}: {int(bad.sum())} of {want.size} elements differ, e.g. at "
@@ -475,6 +481,36 @@ UNINITIALISED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty
 # twice at the same one).
 TIE_ORDER = {"sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode", "masked.median"}
 PERMUTATIONS = {"sort", "argsort", "topk"}
+
+
+# Eigen- and singular vectors are unique only up to sign (PyTorch's docs):
+# entry -> {output: the axis along which one vector lies}; such an output
+# passes when each vector matches PyTorch's or its negation.
+SIGN_FREE = {"linalg.eigh": {1: -2}, "symeig": {1: -2}, "linalg.svd": {0: -2, 2: -1},
+             "svd": {0: -2, 2: -2}}
+
+
+# Functions with poles at the non-positive integers, where PyTorch's float32
+# result is rounding noise of a huge number (polygamma(1, -9) is 1.9e15 in
+# float32 and 8.1e30 in float64: neither is the true +inf): elements whose
+# argument (input 0) is at a pole are not compared.
+POLES = ("polygamma.", "special.polygamma.")
+
+
+def pole_mask(c, want):
+    if not c.entry.startswith(POLES):
+        return None
+    x = np.load(os.path.join(c.dir, "input0.npy"))
+    if x.shape != want.shape:
+        return None
+    return (x <= 0) & (np.floor(x) == x)
+
+
+def same_up_to_sign(got, want, axis, rtol, atol):
+    if got.ndim < 2 or got.size == 0:
+        return False
+    signs = np.where(np.sum(got * want, axis=axis, keepdims=True) < 0, -1.0, 1.0).astype(got.dtype)
+    return np.allclose(got * signs, want, rtol=rtol, atol=atol)
 
 
 def same_elements_at(x, got, want, distinct):

@@ -207,6 +207,23 @@ def define_act():
 
 def define_math():
     x = randn(3, 4, scale=2)
+    # The runtime's special functions, float64 and float32.
+    SP = "cuvil.math.special {{a0}} {{{{function = \"{f}\"}}}} : {{T0}}"
+    pos = positive(3, 4)
+    for f, fn, gen in [("digamma", torch.special.digamma, x), ("erfinv", torch.special.erfinv, np.tanh(x)),
+                       ("i0e", torch.special.i0e, x), ("ndtri", torch.special.ndtri, np.abs(np.tanh(x))),
+                       ("bessel_j0", torch.special.bessel_j0, x), ("bessel_y1", torch.special.bessel_y1, pos),
+                       ("modified_bessel_k0", torch.special.modified_bessel_k0, pos),
+                       ("airy_ai", torch.special.airy_ai, x), ("erfcx", torch.special.erfcx, x)]:
+        for dt in (np.float64, np.float32):
+            case("math", f"special_{f}_{np.dtype(dt).name}", SP.format(f=f), [gen.astype(dt)], fn)
+    SP2 = "cuvil.math.special2 {{a0}}, {{a1}} {{{{function = \"{f}\"}}}} : {{T0}}, {{T1}} -> {{R}}"
+    for f, fn, a, b in [("zeta", torch.special.zeta, pos + 1, pos),
+                        ("igamma", torch.igamma, pos, pos * 2),
+                        ("chebyshev_polynomial_t", torch.special.chebyshev_polynomial_t, np.tanh(x),
+                         np.floor(pos * 3)),
+                        ("laguerre_polynomial_l", torch.special.laguerre_polynomial_l, x, np.floor(pos * 3))]:
+        case("math", f"special2_{f}", SP2.format(f=f), [a.astype(np.float64), b.astype(np.float64)], fn)
     for name, fn in [("neg", torch.neg), ("abs", torch.abs), ("sign", torch.sign)]:
         unary("math", name, f"cuvil.math.{name}", fn, [with_specials(x)])
         unary("math", f"{name}_i32", f"cuvil.math.{name}", fn,

@@ -1,5 +1,6 @@
 //===- GemmOps.cpp - cuvil.gemm.* -----------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/LinalgKernels.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -173,4 +174,10 @@ LogicalResult AddmmOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
                        << formatShape(mn);
   types.push_back(RankedTensorType::get(mn, m1.getElementType()));
   return success();
+}
+
+LogicalResult LinalgKernelOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                               SmallVectorImpl<Type> &types) {
+  return inferLinalgKernelTypes(adaptor.getKernel(), adaptor.getFlags(),
+                                adaptor.getInputs().getTypes(), emitError, types);
 }

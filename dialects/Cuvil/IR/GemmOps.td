@@ -85,4 +85,38 @@ def Cuvil_AddmmOp : Cuvil_Op<"gemm.addmm", [Pure]> {
   }];
 }
 
+def Cuvil_LinalgKernelOp : Cuvil_Op<"linalg.kernel", [Pure]> {
+  let summary = "A dense factorisation or solve on batches of matrices.";
+  let description = [{
+    The decompositions torch.linalg is built from, on f32 or f64 matrices
+    batched over the leading dimensions (every operand has the same batch
+    dimensions; the importer broadcasts). `kernel` names one, `flags` are
+    its options in order:
+
+    | kernel | operands | results | flags |
+    |---|---|---|---|
+    | `lu` | a [..,m,n] | lu [..,m,n], pivots [..,min(m,n)] i32 (1-based), info [..] i32 | |
+    | `cholesky` | a [..,n,n] | L or U [..,n,n], info [..] i32 | upper |
+    | `triangular_solve` | a [..,n,n], b [..,n,k] (left) or [..,k,n] | x like b | upper, left, unitriangular |
+    | `geqrf` | a [..,m,n] | qr [..,m,n], tau [..,min(m,n)] | |
+    | `householder_product` | v [..,m,n], tau [..,k] (m >= n >= k) | q [..,m,n] | |
+    | `ormqr` | v [..,nq,c], tau [..,k], c [..,m,n] (nq = m if left else n) | [..,m,n] | left, transpose |
+    | `eigh` | a [..,n,n] | w [..,n] ascending, v [..,n,n] | upper |
+    | `svd` | a [..,m,n] | u [..,m,m or k], s [..,k] descending, vh [..,n or k,n] | full_matrices |
+
+    LU, Cholesky and QR follow LAPACK's conventions (pivots, reflector
+    signs); eigen- and singular vectors have their largest component
+    positive (LAPACK leaves the sign free). The code generator calls the
+    runtime's kernels (runtime/src/linalg.h); the evaluator runs the same.
+
+    ```mlir
+    %lu, %piv, %info = cuvil.linalg.kernel "lu" (%a) : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)
+    ```
+  }];
+  let arguments = (ins Variadic<Cuvil_FloatTensor>:$inputs, StrAttr:$kernel,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$flags);
+  let results = (outs Variadic<Cuvil_Tensor>:$results);
+  let assemblyFormat = "$kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)";
+}
+
 #endif // CUVIL_DIALECT_CUVIL_IR_GEMMOPS_TD

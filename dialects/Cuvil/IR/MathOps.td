@@ -52,6 +52,26 @@ def Cuvil_Log2Op : Cuvil_MathUnaryOp<"log2", "Float", "base-2 logarithm log2(x)"
 def Cuvil_Log10Op : Cuvil_MathUnaryOp<"log10", "Float", "base-10 logarithm log10(x)">;
 def Cuvil_Exp2Op : Cuvil_MathUnaryOp<"exp2", "Float", "2^x">;
 def Cuvil_ErfcOp : Cuvil_MathUnaryOp<"erfc", "Float", "complementary error function 1 - erf(x)">;
+
+def Cuvil_SpecialOp : Cuvil_UnaryOp<"math.special", "Float", (ins StrAttr:$function), [], [{
+      if (!::mlir::cuvil::isSpecialFunction(getFunction(), 1))
+        return emitOpError() << "'" << getFunction() << "' is not a one-argument special function";
+  }]> {
+  let summary = "Element-wise special function of torch.special (digamma, Bessel, ...).";
+  let description = [{
+    `function` names one of the runtime's special functions of one argument
+    (dialects/Cuvil/IR/SpecialFunctions.h: digamma, erfinv, erfcx, ndtr,
+    ndtri, log_ndtr, entr, i0, i0e, i1, i1e, the Bessel functions j0, j1,
+    y0, y1, the modified ones i0, i1, k0, k1 and scaled k0, k1,
+    spherical_bessel_j0, airy_ai), computed in double precision with
+    PyTorch's algorithms and rounded to the element type.
+
+    ```mlir
+    %y = cuvil.math.special %x {function = "digamma"} : tensor<4xf32>
+    ```
+  }];
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
 def Cuvil_LgammaOp : Cuvil_MathUnaryOp<"lgamma", "Float", "log |Gamma(x)|">;
 def Cuvil_TruncOp : Cuvil_MathUnaryOp<"trunc", "Float", "x rounded toward zero">;
 def Cuvil_BitwiseNotOp : Cuvil_MathUnaryOp<"bitwise_not", "IntegerOrBool",
@@ -133,6 +153,25 @@ def Cuvil_HypotOp : Cuvil_MathBinaryOp<"hypot", "sqrt(lhs^2 + rhs^2) without ove
 def Cuvil_CopysignOp : Cuvil_MathBinaryOp<"copysign", "|lhs| with the sign of rhs", "Float">;
 def Cuvil_NextafterOp : Cuvil_MathBinaryOp<"nextafter",
     "the next float after lhs toward rhs", "Float">;
+def Cuvil_Special2Op : Cuvil_MathBinaryOp<"special2",
+    "a two-argument special function of torch.special", "Float", (ins StrAttr:$function)> {
+  let description = [{
+    `function` names one of the runtime's special functions of two
+    arguments, in torch.special's order (polygamma(n, x), zeta(x, q),
+    igamma(a, x), igammac(a, x), mvlgamma(x, p), and the orthogonal
+    polynomials chebyshev_polynomial_t/u/v/w(x, n), their shifted forms,
+    hermite_polynomial_h/he, laguerre_polynomial_l, legendre_polynomial_p),
+    in double precision with PyTorch's algorithms. Shapes broadcast.
+
+    ```mlir
+    %y = cuvil.math.special2 %n, %x {function = "polygamma"} : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
+    ```
+  }];
+  let cuvilVerifyExtra = [{
+      if (!::mlir::cuvil::isSpecialFunction(getFunction(), 2))
+        return emitOpError() << "'" << getFunction() << "' is not a two-argument special function";
+  }];
+}
 def Cuvil_FmaxOp : Cuvil_MathBinaryOp<"fmax", "max(lhs, rhs), ignoring a NaN operand">;
 def Cuvil_FminOp : Cuvil_MathBinaryOp<"fmin", "min(lhs, rhs), ignoring a NaN operand">;
 def Cuvil_BitwiseAndOp : Cuvil_MathBinaryOp<"bitwise_and", "lhs & rhs", "IntegerOrBool">;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
+#include "runtime/src/special.h"
 
 #include <cmath>
 #include <cstring>
@@ -209,9 +210,81 @@ FailureOr<Tensor> softmax(Operation *op, const Tensor &x, int64_t dim, bool log)
   return r;
 }
 
+// The special functions by name (runtime/src/special.h).
+using Special1 = double (*)(double);
+using Special2 = double (*)(double, double);
+Special1 specialFunction1(llvm::StringRef name) {
+  static const std::pair<llvm::StringRef, Special1> table[] = {
+      {"digamma", cuvil_special_digamma},
+      {"erfinv", cuvil_special_erfinv},
+      {"erfcx", cuvil_special_erfcx},
+      {"ndtr", cuvil_special_ndtr},
+      {"ndtri", cuvil_special_ndtri},
+      {"log_ndtr", cuvil_special_log_ndtr},
+      {"entr", cuvil_special_entr},
+      {"i0", cuvil_special_i0},
+      {"i0e", cuvil_special_i0e},
+      {"i1", cuvil_special_i1},
+      {"i1e", cuvil_special_i1e},
+      {"bessel_j0", cuvil_special_bessel_j0},
+      {"bessel_j1", cuvil_special_bessel_j1},
+      {"bessel_y0", cuvil_special_bessel_y0},
+      {"bessel_y1", cuvil_special_bessel_y1},
+      {"modified_bessel_i0", cuvil_special_modified_bessel_i0},
+      {"modified_bessel_i1", cuvil_special_modified_bessel_i1},
+      {"modified_bessel_k0", cuvil_special_modified_bessel_k0},
+      {"modified_bessel_k1", cuvil_special_modified_bessel_k1},
+      {"scaled_modified_bessel_k0", cuvil_special_scaled_modified_bessel_k0},
+      {"scaled_modified_bessel_k1", cuvil_special_scaled_modified_bessel_k1},
+      {"spherical_bessel_j0", cuvil_special_spherical_bessel_j0},
+      {"airy_ai", cuvil_special_airy_ai},
+};
+  for (auto &[n, f] : table)
+    if (n == name)
+      return f;
+  return nullptr;
+}
+Special2 specialFunction2(llvm::StringRef name) {
+  static const std::pair<llvm::StringRef, Special2> table[] = {
+      {"polygamma", cuvil_special_polygamma},
+      {"zeta", cuvil_special_zeta},
+      {"igamma", cuvil_special_igamma},
+      {"igammac", cuvil_special_igammac},
+      {"mvlgamma", cuvil_special_mvlgamma},
+      {"chebyshev_polynomial_t", cuvil_special_chebyshev_polynomial_t},
+      {"chebyshev_polynomial_u", cuvil_special_chebyshev_polynomial_u},
+      {"chebyshev_polynomial_v", cuvil_special_chebyshev_polynomial_v},
+      {"chebyshev_polynomial_w", cuvil_special_chebyshev_polynomial_w},
+      {"shifted_chebyshev_polynomial_t", cuvil_special_shifted_chebyshev_polynomial_t},
+      {"shifted_chebyshev_polynomial_u", cuvil_special_shifted_chebyshev_polynomial_u},
+      {"shifted_chebyshev_polynomial_v", cuvil_special_shifted_chebyshev_polynomial_v},
+      {"shifted_chebyshev_polynomial_w", cuvil_special_shifted_chebyshev_polynomial_w},
+      {"hermite_polynomial_h", cuvil_special_hermite_polynomial_h},
+      {"hermite_polynomial_he", cuvil_special_hermite_polynomial_he},
+      {"laguerre_polynomial_l", cuvil_special_laguerre_polynomial_l},
+      {"legendre_polynomial_p", cuvil_special_legendre_polynomial_p},
+};
+  for (auto &[n, f] : table)
+    if (n == name)
+      return f;
+  return nullptr;
+}
+
 } // namespace
 
 void registerElementwiseEvaluators(OpEvaluators &e) {
+  e.add<SpecialOp>([](SpecialOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    Special1 f = specialFunction1(op.getFunction());
+    if (!f)
+      return op.emitOpError() << "has no evaluator for '" << op.getFunction() << "'";
+    return mapUnary(op, a[0], f);
+  });
+  e.add<Special2Op>([](Special2Op op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    Special2 f = specialFunction2(op.getFunction());
+    if (!f)
+      return op.emitOpError() << "has no evaluator for '" << op.getFunction() << "'";
+    return arith(op, a, f, [](int64_t, int64_t) -> FailureOr<int64_t> { return 0; });
+  });
   //===--------------------------------------------------------------------===//
   // Activations
   //===--------------------------------------------------------------------===//

@@ -7,6 +7,9 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
 
+#include "dialects/Cuvil/IR/LinalgKernels.h"
+#include "runtime/src/linalg.h"
+
 namespace mlir::cuvil::reference {
 namespace {
 
@@ -344,9 +347,58 @@ ConvParams convTransposeParams(OpTy op) {
   return p;
 }
 
+/// The factorisations: the runtime's own kernels (runtime/src/linalg.h) on
+/// the evaluator's buffers, so that both agree by construction; the kernels
+/// are checked against PyTorch/LAPACK in test/runtime/LinalgTest.cpp.
+FailureOr<SmallVector<Tensor>> evalLinalgKernel(LinalgKernelOp op, ArrayRef<Tensor> a) {
+  LinalgKernelCall call =
+      describeLinalgKernelCall(op.getKernel(), op.getFlags(), op.getInputs().getTypes());
+  SmallVector<Tensor> results;
+  for (Type t : op.getResultTypes()) {
+    auto r = llvm::cast<RankedTensorType>(t);
+    results.emplace_back(*toDType(r.getElementType()),
+                         std::vector<int64_t>(r.getShape().begin(), r.getShape().end()));
+  }
+  std::vector<double> scratch(std::max<int64_t>(call.scratchDoubles, 1));
+  const int64_t *q = call.params.data();
+  double *w = scratch.data();
+  auto in = [&](size_t i) { return static_cast<const void *>(a[i].data()); };
+  auto out = [&](size_t i) { return static_cast<void *>(results[i].data()); };
+  bool f32 = llvm::cast<RankedTensorType>(op.getInputs()[0].getType()).getElementType().isF32();
+  StringRef k = op.getKernel();
+  auto fin = [&](size_t i) { return static_cast<const float *>(in(i)); };
+  auto fout = [&](size_t i) { return static_cast<float *>(out(i)); };
+  auto din = [&](size_t i) { return static_cast<const double *>(in(i)); };
+  auto dout = [&](size_t i) { return static_cast<double *>(out(i)); };
+  auto i32 = [&](size_t i) { return static_cast<int32_t *>(out(i)); };
+  if (k == "lu")
+    f32 ? cuvil_rt_lu_f32(q, fin(0), fout(0), i32(1), i32(2), w)
+        : cuvil_rt_lu_f64(q, din(0), dout(0), i32(1), i32(2), w);
+  else if (k == "cholesky")
+    f32 ? cuvil_rt_cholesky_f32(q, fin(0), fout(0), i32(1), w) : cuvil_rt_cholesky_f64(q, din(0), dout(0), i32(1), w);
+  else if (k == "triangular_solve")
+    f32 ? cuvil_rt_triangular_solve_f32(q, fin(0), fin(1), fout(0), w)
+        : cuvil_rt_triangular_solve_f64(q, din(0), din(1), dout(0), w);
+  else if (k == "geqrf")
+    f32 ? cuvil_rt_geqrf_f32(q, fin(0), fout(0), fout(1), w) : cuvil_rt_geqrf_f64(q, din(0), dout(0), dout(1), w);
+  else if (k == "householder_product")
+    f32 ? cuvil_rt_householder_product_f32(q, fin(0), fin(1), fout(0), w)
+        : cuvil_rt_householder_product_f64(q, din(0), din(1), dout(0), w);
+  else if (k == "ormqr")
+    f32 ? cuvil_rt_ormqr_f32(q, fin(0), fin(1), fin(2), fout(0), w)
+        : cuvil_rt_ormqr_f64(q, din(0), din(1), din(2), dout(0), w);
+  else if (k == "eigh")
+    f32 ? cuvil_rt_eigh_f32(q, fin(0), fout(0), fout(1), w) : cuvil_rt_eigh_f64(q, din(0), dout(0), dout(1), w);
+  else
+    f32 ? cuvil_rt_svd_f32(q, fin(0), fout(0), fout(1), fout(2), w)
+        : cuvil_rt_svd_f64(q, din(0), dout(0), dout(1), dout(2), w);
+  return results;
+}
+
 } // namespace
 
 void registerLinalgEvaluators(OpEvaluators &e) {
+  e.addMulti<LinalgKernelOp>(evalLinalgKernel);
   e.add<LinearOp>(evalLinear);
   e.add<MatmulOp>(evalMatmul);
   e.add<BatchMatmulOp>([](BatchMatmulOp op, ArrayRef<Tensor> a) {

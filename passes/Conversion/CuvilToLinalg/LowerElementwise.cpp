@@ -111,6 +111,24 @@ Value libmCall(OpBuilder &b, Location l, Operation *op, StringRef name, ValueRan
   });
 }
 
+/// cuvil_special_<name> (runtime/src/special.h): double in, double out,
+/// whatever the element type.
+Value specialCall(OpBuilder &b, Location l, Operation *op, StringRef name, ValueRange xs) {
+  Type t = xs[0].getType(), f64 = b.getF64Type();
+  SmallVector<Value> wide;
+  for (Value x : xs)
+    wide.push_back(t.isF64() ? x : b.create<arith::ExtFOp>(l, f64, x).getResult());
+  std::string symbol = ("cuvil_special_" + name).str();
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(symbol)) {
+    OpBuilder top(module.getBodyRegion());
+    SmallVector<Type> types(xs.size(), f64);
+    top.create<func::FuncOp>(l, symbol, top.getFunctionType(types, {f64})).setPrivate();
+  }
+  Value r = b.create<func::CallOp>(l, symbol, TypeRange{f64}, wide).getResult(0);
+  return t.isF64() ? r : b.create<arith::TruncFOp>(l, t, r).getResult();
+}
+
 /// A math-dialect op on f32/f64 (see viaF32).
 template <typename MathOp> Value mathOp(OpBuilder &b, Location l, ValueRange xs) {
   return viaF32(b, l, xs, [](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -300,6 +318,9 @@ void populateElementwiseLowering(const TypeConverter &tc, RewritePatternSet &pat
   r.addFloat<Exp2Op>([](B &b, L l, Value x, C) { return mathOp<math::Exp2Op>(b, l, x); });
   r.addFloat<TruncOp>([](B &b, L l, Value x, C) -> Value { return b.create<math::TruncOp>(l, x); });
   r.addFloat<ErfcOp>([](B &b, L l, Value x, C c) { return libmCall(b, l, c.op, "erfc", x); });
+  r.addFloat<SpecialOp>([](B &b, L l, Value x, C c) {
+    return specialCall(b, l, c.op, llvm::cast<SpecialOp>(c.op).getFunction(), x);
+  });
   r.addFloat<LgammaOp>([](B &b, L l, Value x, C c) { return libmCall(b, l, c.op, "lgamma", x); });
   r.add<BitwiseNotOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) -> Value {
     return b.create<arith::XOrIOp>(l, a[0], c.compute.isBool() ? cst(b, l, c, 1.0)
@@ -448,6 +469,9 @@ void populateElementwiseLowering(const TypeConverter &tc, RewritePatternSet &pat
   });
   r.add<Atan2Op>(ComputeIn::Result, [](B &b, L l, ValueRange a, C) {
     return mathOp<math::Atan2Op>(b, l, a);
+  });
+  r.add<Special2Op>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) {
+    return specialCall(b, l, c.op, llvm::cast<Special2Op>(c.op).getFunction(), a);
   });
   r.add<HypotOp>(ComputeIn::Result, [](B &b, L l, ValueRange a, C c) {
     return libmCall(b, l, c.op, "hypot", a);

@@ -8,11 +8,13 @@
 // declaration per kernel and element type serves every shape.
 //
 //   cuvil.tensor.sort -> cuvil_rt_sort_<elem>(params, input, values, indices, scratch)
+//   cuvil.linalg.kernel "k" -> cuvil_rt_k_<f32|f64>(params, inputs..., results..., scratch)
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/LinalgKernels.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 #include "runtime/include/cuvil/kernel_abi.h"
 
@@ -123,10 +125,35 @@ struct SortLowering final : OpConversionPattern<SortOp> {
   }
 };
 
+struct LinalgKernelLowering final : OpConversionPattern<LinalgKernelOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LinalgKernelOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    LinalgKernelCall call =
+        describeLinalgKernelCall(op.getKernel(), op.getFlags(), op.getInputs().getTypes());
+    RuntimeCall c(rewriter, op.getLoc());
+    c.params(call.params);
+    for (Value v : adaptor.getInputs())
+      c.input(v);
+    SmallVector<Value> buffers;
+    for (Type t : op.getResultTypes()) {
+      auto r = llvm::cast<RankedTensorType>(t);
+      buffers.push_back(c.output(r.getShape(), r.getElementType()));
+    }
+    c.output({std::max<int64_t>(call.scratchDoubles, 1)}, rewriter.getF64Type());
+    c.call(op->getParentOfType<ModuleOp>(), call.symbol);
+    SmallVector<Value> results;
+    for (auto [m, t] : llvm::zip(buffers, op.getResultTypes()))
+      results.push_back(c.result(m, llvm::cast<RankedTensorType>(t)));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateRuntimeCallLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<SortLowering>(tc, patterns.getContext());
+  patterns.add<SortLowering, LinalgKernelLowering>(tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

@@ -21,4 +21,107 @@ enum {
   CUVIL_SORT_PARAMS = 5
 };
 
+/* Dense linear algebra (runtime/src/linalg.h, which gives the buffers'
+ * shapes and the scratch sizes), each as cuvil_rt_<kernel>_{f32,f64}.
+ * cuvil_rt_lu(params, a, lu, pivots, info, scratch): getrf. */
+enum {
+  CUVIL_LU_BATCH = 0,
+  CUVIL_LU_M = 1,
+  CUVIL_LU_N = 2,
+  CUVIL_LU_PARAMS = 3
+};
+
+/* cuvil_rt_cholesky(params, a, out, info, scratch): potrf. */
+enum {
+  CUVIL_CHOLESKY_BATCH = 0,
+  CUVIL_CHOLESKY_N = 1,
+  CUVIL_CHOLESKY_UPPER = 2,
+  CUVIL_CHOLESKY_PARAMS = 3
+};
+
+/* cuvil_rt_triangular_solve(params, a, b, x, scratch): A X = B (left) or
+ * X A = B, A n x n, X n x k (left) or k x n. */
+enum {
+  CUVIL_TRIANGULAR_SOLVE_BATCH = 0,
+  CUVIL_TRIANGULAR_SOLVE_N = 1,
+  CUVIL_TRIANGULAR_SOLVE_K = 2,
+  CUVIL_TRIANGULAR_SOLVE_UPPER = 3,
+  CUVIL_TRIANGULAR_SOLVE_LEFT = 4,
+  CUVIL_TRIANGULAR_SOLVE_UNITRIANGULAR = 5,
+  CUVIL_TRIANGULAR_SOLVE_PARAMS = 6
+};
+
+/* cuvil_rt_geqrf(params, a, qr, tau, scratch). */
+enum {
+  CUVIL_GEQRF_BATCH = 0,
+  CUVIL_GEQRF_M = 1,
+  CUVIL_GEQRF_N = 2,
+  CUVIL_GEQRF_PARAMS = 3
+};
+
+/* cuvil_rt_householder_product(params, v, tau, q, scratch): orgqr, m x n
+ * from k reflectors. */
+enum {
+  CUVIL_HOUSEHOLDER_PRODUCT_BATCH = 0,
+  CUVIL_HOUSEHOLDER_PRODUCT_M = 1,
+  CUVIL_HOUSEHOLDER_PRODUCT_N = 2,
+  CUVIL_HOUSEHOLDER_PRODUCT_K = 3,
+  CUVIL_HOUSEHOLDER_PRODUCT_PARAMS = 4
+};
+
+/* cuvil_rt_ormqr(params, v, tau, c, out, scratch): C m x n; v has v_cols
+ * columns of which the first k are the reflectors. */
+enum {
+  CUVIL_ORMQR_BATCH = 0,
+  CUVIL_ORMQR_M = 1,
+  CUVIL_ORMQR_N = 2,
+  CUVIL_ORMQR_K = 3,
+  CUVIL_ORMQR_LEFT = 4,
+  CUVIL_ORMQR_TRANSPOSE = 5,
+  CUVIL_ORMQR_V_COLS = 6,
+  CUVIL_ORMQR_PARAMS = 7
+};
+
+/* cuvil_rt_eigh(params, a, w, v, scratch). */
+enum {
+  CUVIL_EIGH_BATCH = 0,
+  CUVIL_EIGH_N = 1,
+  CUVIL_EIGH_UPPER = 2,
+  CUVIL_EIGH_VECTORS = 3,
+  CUVIL_EIGH_PARAMS = 4
+};
+
+/* cuvil_rt_svd(params, a, u, s, vh, scratch). */
+enum {
+  CUVIL_SVD_BATCH = 0,
+  CUVIL_SVD_M = 1,
+  CUVIL_SVD_N = 2,
+  CUVIL_SVD_FULL_MATRICES = 3,
+  CUVIL_SVD_COMPUTE_UV = 4,
+  CUVIL_SVD_PARAMS = 5
+};
+
+
+/* Scratch sizes, in doubles, of the linear-algebra kernels (linalg.h):
+ * the compiler allocates them, the kernels rely on them. */
+#include <stdint.h>
+#define CUVIL_LINALG_MIN(a, b) ((int64_t)(a) < (int64_t)(b) ? (int64_t)(a) : (int64_t)(b))
+#define CUVIL_LINALG_MAX(a, b) ((int64_t)(a) > (int64_t)(b) ? (int64_t)(a) : (int64_t)(b))
+#define CUVIL_LU_SCRATCH(m, n) ((int64_t)(m) * (int64_t)(n))
+#define CUVIL_CHOLESKY_SCRATCH(n) ((int64_t)(n) * (int64_t)(n))
+#define CUVIL_TRIANGULAR_SOLVE_SCRATCH(n, k)                                                    \
+  ((int64_t)(n) * (int64_t)(n) + (int64_t)(n) * (int64_t)(k))
+#define CUVIL_GEQRF_SCRATCH(m, n)                                                               \
+  ((int64_t)(m) * (int64_t)(n) + (int64_t)(n) + CUVIL_LINALG_MIN(m, n))
+#define CUVIL_HOUSEHOLDER_PRODUCT_SCRATCH(m, n) ((int64_t)(m) * (int64_t)(n) + (int64_t)(n))
+#define CUVIL_ORMQR_SCRATCH(m, n, k, left)                                                      \
+  ((int64_t)(m) * (int64_t)(n) + ((left) ? (int64_t)(m) : (int64_t)(n)) * (int64_t)(k) +      \
+   CUVIL_LINALG_MAX(m, n))
+#define CUVIL_EIGH_SCRATCH(n) (2 * (int64_t)(n) * (int64_t)(n) + (int64_t)(n))
+#define CUVIL_SVD_SCRATCH(m, n, full_matrices)                                                  \
+  (CUVIL_LINALG_MIN(m, n) * (CUVIL_LINALG_MAX(m, n) + CUVIL_LINALG_MIN(m, n) + 2) +             \
+   ((full_matrices) ? CUVIL_LINALG_MAX(m, n) : CUVIL_LINALG_MIN(m, n)) *                        \
+       (CUVIL_LINALG_MAX(m, n) + 1) +                                                           \
+   CUVIL_LINALG_MAX(m, n))
+
 #endif /* CUVIL_KERNEL_ABI_H */

@@ -89,3 +89,21 @@ func.func @shifts(%x: tensor<4xi32>, %s: tensor<4xi32>) -> (tensor<4xi32>, tenso
   %1 = cuvil.math.shift_right %x, %s : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
   return %0, %1 : tensor<4xi32>, tensor<4xi32>
 }
+
+// -----
+
+// Special functions are calls of the runtime's double-precision
+// cuvil_special_<name>, f32 widened and narrowed around them.
+//       CHECK: func.func private @cuvil_special_digamma(f64) -> f64
+//       CHECK: func.func private @cuvil_special_zeta(f64, f64) -> f64
+// CHECK-LABEL: func.func @special
+//       CHECK: arith.extf %{{.*}} : f32 to f64
+//       CHECK: call @cuvil_special_zeta(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+//       CHECK: arith.truncf %{{.*}} : f64 to f32
+//   CHECK-NOT: arith.extf
+//       CHECK: call @cuvil_special_digamma(%{{.*}}) : (f64) -> f64
+func.func @special(%x: tensor<4xf32>, %q: tensor<4xf32>, %d: tensor<3xf64>) -> (tensor<4xf32>, tensor<3xf64>) {
+  %0 = cuvil.math.special2 %x, %q {function = "zeta"} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %1 = cuvil.math.special %d {function = "digamma"} : tensor<3xf64>
+  return %0, %1 : tensor<4xf32>, tensor<3xf64>
+}

@@ -42,3 +42,19 @@ func.func @sort_0d(%x: tensor<i1>) -> tensor<i64> {
   %v, %i = cuvil.tensor.sort %x {dim = 0 : i64} : tensor<i1> -> tensor<i1>, tensor<i64>
   return %i : tensor<i64>
 }
+
+// -----
+
+// A factorisation calls its runtime kernel with every result as a buffer
+// and the scratch doubles CUVIL_LU_SCRATCH(m, n) = m * n.
+// CHECK-LABEL: func.func @lu
+//       CHECK: arith.constant dense<[2, 3, 4]> : tensor<3xi64>
+//       CHECK: memref.alloc() {alignment = 64 : i64} : memref<2x3x4xf64>
+//       CHECK: memref.alloc() {alignment = 64 : i64} : memref<2x3xi32>
+//       CHECK: memref.alloc() {alignment = 64 : i64} : memref<2xi32>
+//       CHECK: memref.alloc() {alignment = 64 : i64} : memref<12xf64>
+//       CHECK: call @cuvil_rt_lu_f64({{.*}}) : (memref<1xi64>, memref<1xf64>, memref<1xf64>, memref<1xi32>, memref<1xi32>, memref<1xf64>) -> ()
+func.func @lu(%a: tensor<2x3x4xf64>) -> tensor<2xi32> {
+  %lu:3 = cuvil.linalg.kernel "lu" (%a) : (tensor<2x3x4xf64>) -> (tensor<2x3x4xf64>, tensor<2x3xi32>, tensor<2xi32>)
+  return %lu#2 : tensor<2xi32>
+}

@@ -1385,3 +1385,51 @@ func.func @sort_index_type(%x: tensor<4x6xf32>) {
   %0:2 = cuvil.tensor.sort %x {dim = 0 : i64} : tensor<4x6xf32> -> tensor<4x6xf32>, tensor<4x6xi32>
   return
 }
+
+// -----
+
+func.func @linalg_unknown(%a: tensor<3x3xf32>) {
+  // expected-error @+1 {{'cuvil.linalg.kernel' op unknown kernel 'qz'}}
+  %0 = cuvil.linalg.kernel "qz" (%a) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @linalg_not_square(%a: tensor<3x4xf32>) {
+  // expected-error @+1 {{'cuvil.linalg.kernel' op kernel 'cholesky' needs square matrices, got 'tensor<3x4xf32>'}}
+  %0:2 = cuvil.linalg.kernel "cholesky" (%a) {flags = array<i64: 0>} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<i32>)
+  return
+}
+
+// -----
+
+func.func @linalg_batch(%a: tensor<2x3x3xf32>, %b: tensor<3x3x4xf32>) {
+  // expected-error @+1 {{'cuvil.linalg.kernel' op b must have the batch dimensions of the first input}}
+  %0 = cuvil.linalg.kernel "triangular_solve" (%a, %b) {flags = array<i64: 0, 1, 0>} : (tensor<2x3x3xf32>, tensor<3x3x4xf32>) -> tensor<3x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @linalg_flags(%a: tensor<3x3xf32>) {
+  // expected-error @+1 {{'cuvil.linalg.kernel' op kernel 'eigh' takes 1 input(s) and 1 flag(s), got 1 and 0}}
+  %0:2 = cuvil.linalg.kernel "eigh" (%a) : (tensor<3x3xf32>) -> (tensor<3xf32>, tensor<3x3xf32>)
+  return
+}
+
+// -----
+
+func.func @special_unknown(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.math.special' op 'gamma' is not a one-argument special function}}
+  %0 = cuvil.math.special %x {function = "gamma"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @special_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'cuvil.math.special' op operand}}
+  %0 = cuvil.math.special %x {function = "digamma"} : tensor<4xi32>
+  return
+}

@@ -400,3 +400,25 @@ func.func @runtime_shapes(%x: tensor<?x4x8xf32>, %s: tensor<2xi64>) -> (tensor<i
   %y = cuvil.shape.reshape_dynamic %x, %s : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x?xf32>
   return %n, %y : tensor<i64>, tensor<?x?xf32>
 }
+
+// CHECK-LABEL: func.func @linalg_kernels
+func.func @linalg_kernels(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>, %w: tensor<5x3xf64>) {
+  // CHECK: cuvil.linalg.kernel "lu"(%{{.*}}) : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)
+  %lu:3 = cuvil.linalg.kernel "lu" (%a) : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)
+  // CHECK: cuvil.linalg.kernel "triangular_solve"(%{{.*}}, %{{.*}}) {flags = array<i64: 1, 1, 0>}
+  %x = cuvil.linalg.kernel "triangular_solve" (%a, %b) {flags = array<i64: 1, 1, 0>} : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: cuvil.linalg.kernel "svd"(%{{.*}}) {flags = array<i64: 0>} : (tensor<5x3xf64>) -> (tensor<5x3xf64>, tensor<3xf64>, tensor<3x3xf64>)
+  %s:3 = cuvil.linalg.kernel "svd" (%w) {flags = array<i64: 0>} : (tensor<5x3xf64>) -> (tensor<5x3xf64>, tensor<3xf64>, tensor<3x3xf64>)
+  // CHECK: cuvil.linalg.kernel "eigh"(%{{.*}}) {flags = array<i64: 0>} : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3x3xf32>)
+  %e:2 = cuvil.linalg.kernel "eigh" (%a) {flags = array<i64: 0>} : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3x3xf32>)
+  return
+}
+
+// CHECK-LABEL: func.func @special_functions
+func.func @special_functions(%x: tensor<4xf32>, %n: tensor<f32>) {
+  // CHECK: cuvil.math.special %{{.*}} {function = "bessel_j0"} : tensor<4xf32>
+  %0 = cuvil.math.special %x {function = "bessel_j0"} : tensor<4xf32>
+  // CHECK: cuvil.math.special2 %{{.*}}, %{{.*}} {function = "polygamma"} : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
+  %1 = cuvil.math.special2 %n, %x {function = "polygamma"} : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
