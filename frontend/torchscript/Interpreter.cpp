@@ -122,6 +122,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerSortHandlers(t);
     registerLossHandlers(t);
     registerLinalgOpHandlers(t);
+    registerFormulaOpHandlers(t);
     return t;
   }();
   return table;
