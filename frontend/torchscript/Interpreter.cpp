@@ -123,6 +123,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerLossHandlers(t);
     registerLinalgOpHandlers(t);
     registerFormulaOpHandlers(t);
+    registerPoolWindowOpHandlers(t);
     return t;
   }();
   return table;

@@ -73,6 +73,7 @@ void registerSortHandlers(std::map<std::string, OpHandler> &table);
 void registerLossHandlers(std::map<std::string, OpHandler> &table);
 void registerLinalgOpHandlers(std::map<std::string, OpHandler> &table);
 void registerFormulaOpHandlers(std::map<std::string, OpHandler> &table);
+void registerPoolWindowOpHandlers(std::map<std::string, OpHandler> &table);
 
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).

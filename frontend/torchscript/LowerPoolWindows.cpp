@@ -1,0 +1,301 @@
+//===- LowerPoolWindows.cpp - Pooling by gathered windows -----------------===//
+//
+// The pooling forms the dedicated pool ops do not cover: max pooling that
+// also returns indices, adaptive max pooling, 3-D max/avg/adaptive-avg
+// pooling, and max_unpool. Each window's positions in the flattened spatial
+// plane are tabulated at import time (positions outside the input point at
+// one padding element appended to the plane: -inf for max, 0 for sums), the
+// windows are gathered with one index_select, and reduced over the window
+// axis; max pooling's indices are the table entries at the argmax, i.e.
+// PyTorch's flat positions within each plane.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/torchscript/LowerHelpers.h"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace cuvil::torchscript {
+namespace {
+
+using namespace lower;
+
+int64_t product(const std::vector<int64_t> &v) {
+  return std::accumulate(v.begin(), v.end(), int64_t(1), std::multiplies<int64_t>());
+}
+
+/// Per axis: for each output position, the input positions of its window
+/// (-1 where the window is shorter or leaves the input).
+struct Axis {
+  int64_t in = 0, out = 0, width = 0;
+  std::vector<std::vector<int64_t>> windows;
+  std::vector<int64_t> padded; ///< per output: the window's size counting padding (avg pool)
+};
+
+/// PyTorch's pooling output size.
+int64_t pooledSize(int64_t L, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil) {
+  int64_t span = L + 2 * p - d * (k - 1) - 1;
+  int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
+  if (ceil && (out - 1) * s >= L + p)
+    --out;
+  return out;
+}
+
+Axis slidingAxis(Interpreter &in, int64_t L, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil) {
+  Axis a;
+  a.in = L;
+  a.out = pooledSize(L, k, s, p, d, ceil);
+  if (a.out <= 0)
+    in.fail("CUVIL-E-IMPORT-RAISE", "pooling: the output size is too small (" + std::to_string(a.out) + ")");
+  a.width = k;
+  for (int64_t o = 0; o < a.out; ++o) {
+    std::vector<int64_t> w;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t pos = o * s - p + j * d;
+      w.push_back(pos >= 0 && pos < L ? pos : -1);
+    }
+    a.windows.push_back(w);
+    int64_t start = o * s - p, end = std::min(start + k, L + p);
+    a.padded.push_back(end - start);
+  }
+  return a;
+}
+
+Axis adaptiveAxis(int64_t L, int64_t out) {
+  Axis a;
+  a.in = L;
+  a.out = out;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = (o * L) / out, end = ((o + 1) * L + out - 1) / out;
+    a.width = std::max(a.width, end - start);
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = (o * L) / out, end = ((o + 1) * L + out - 1) / out;
+    std::vector<int64_t> w;
+    for (int64_t j = 0; j < a.width; ++j)
+      w.push_back(start + j < end ? start + j : -1);
+    a.windows.push_back(w);
+    a.padded.push_back(end - start);
+  }
+  return a;
+}
+
+struct WindowTable {
+  std::vector<int64_t> outShape, positions; ///< [O][W]: flat plane positions, `pad` outside
+  std::vector<double> valid, padded;        ///< per output: valid count, count with padding
+  int64_t windows = 0, width = 0, plane = 0;
+};
+
+WindowTable tabulate(const std::vector<Axis> &axes) {
+  WindowTable t;
+  t.plane = 1;
+  t.width = 1;
+  for (const Axis &a : axes) {
+    t.outShape.push_back(a.out);
+    t.plane *= a.in;
+    t.width *= a.width;
+  }
+  t.windows = product(t.outShape);
+  size_t S = axes.size();
+  std::vector<int64_t> o(S, 0);
+  for (int64_t n = 0; n < t.windows; ++n) {
+    std::vector<int64_t> j(S, 0);
+    double valid = 0, padded = 1;
+    for (size_t d = 0; d < S; ++d)
+      padded *= double(axes[d].padded[o[d]]);
+    for (int64_t w = 0; w < t.width; ++w) {
+      int64_t pos = 0;
+      bool inside = true;
+      for (size_t d = 0; d < S; ++d) {
+        int64_t p = axes[d].windows[o[d]][j[d]];
+        inside &= p >= 0;
+        pos = pos * axes[d].in + std::max<int64_t>(p, 0);
+      }
+      t.positions.push_back(inside ? pos : t.plane);
+      valid += inside;
+      for (int64_t d = int64_t(S) - 1; d >= 0; --d) {
+        if (++j[d] < axes[d].width)
+          break;
+        j[d] = 0;
+      }
+    }
+    t.valid.push_back(valid);
+    t.padded.push_back(padded);
+    for (int64_t d = int64_t(S) - 1; d >= 0; --d) {
+      if (++o[d] < axes[d].out)
+        break;
+      o[d] = 0;
+    }
+  }
+  return t;
+}
+
+/// x [B, C, *spatial] gathered into windows: [B, C, O, W], positions
+/// outside the input reading `fill`.
+Value gatherWindows(Interpreter &in, Value x, const WindowTable &t, double fill) {
+  std::vector<int64_t> s = shapeOf(x);
+  int64_t b = s[0], c = s[1];
+  Value flat = reshape(in, x, {b, c, t.plane});
+  Value pad = splat(in, {b, c, 1}, dtypeOf(x), IValue::floating(fill));
+  if (!isFloat(dtypeOf(x)))
+    pad = splat(in, {b, c, 1}, dtypeOf(x), IValue::integer(fill < 0 ? std::numeric_limits<int64_t>::min() : 0));
+  Value ext = in.build<cir::ConcatOp>(mlir::ValueRange{flat, pad}, i64(in, 2));
+  Value g = in.build<cir::IndexSelectOp>(ext, constantI64(in, t.positions), i64(in, 2));
+  return reshape(in, g, {b, c, t.windows, t.width});
+}
+
+/// Runs `fn` on x with a batch dimension (PyTorch's unbatched [C, ...]
+/// inputs gain one and lose it again).
+template <typename Fn> IValue batched(Interpreter &in, Value x, int64_t spatial, Fn fn) {
+  if (rankOf(x) != spatial + 1 && rankOf(x) != spatial + 2)
+    in.fail("CUVIL-E-IMPORT-RAISE", "pooling over " + std::to_string(spatial) + " dimension(s) expects a rank-" +
+                                        std::to_string(spatial + 1) + " or rank-" + std::to_string(spatial + 2) +
+                                        " input");
+  bool unbatched = rankOf(x) == spatial + 1;
+  if (unbatched) {
+    std::vector<int64_t> s = shapeOf(x);
+    s.insert(s.begin(), 1);
+    x = reshape(in, x, s);
+  }
+  std::vector<Value> outs = fn(x);
+  IValueList items;
+  for (Value v : outs) {
+    if (unbatched) {
+      std::vector<int64_t> s = shapeOf(v);
+      s.erase(s.begin());
+      v = reshape(in, v, s);
+    }
+    items.push_back(ret(v));
+  }
+  return items.size() == 1 ? items[0] : IValue::makeTuple(items);
+}
+
+/// Max over the windows, with PyTorch's indices.
+std::vector<Value> maxOverWindows(Interpreter &in, Value x, const WindowTable &t, bool withIndices) {
+  std::vector<int64_t> s = shapeOf(x);
+  int64_t b = s[0], c = s[1];
+  Value w = gatherWindows(in, x, t, -std::numeric_limits<double>::infinity());
+  std::vector<int64_t> outShape{b, c};
+  outShape.insert(outShape.end(), t.outShape.begin(), t.outShape.end());
+  Value m = reshape(in, in.build<cir::MaxOp>(w, i64s(in, {3}), mlir::UnitAttr()), outShape);
+  if (!withIndices)
+    return {m};
+  Value k = in.build<cir::ArgmaxOp>(w, i64(in, 3), in.builder().getUnitAttr()); // [b, c, O, 1]
+  Value table = expandTo(in, constantI64(in, t.positions, {1, 1, t.windows, t.width}), {b, c, t.windows, t.width});
+  Value idx = reshape(in, in.build<cir::GatherOp>(table, k, i64(in, 3)), outShape);
+  return {m, idx};
+}
+
+void registerPoolWindowHandlers(Table &t) {
+  for (int64_t spatial : {1, 2, 3}) {
+    auto maxPool = [spatial](bool withIndices) {
+      return [spatial, withIndices](Interpreter &in, const BoundArgs &b) {
+        Args a{in, b};
+        std::vector<int64_t> k = fitSpatial(in, a.ints("kernel_size"), spatial, "kernel_size");
+        std::vector<int64_t> s = fitSpatial(in, a.ints("stride"), spatial, "stride", k);
+        std::vector<int64_t> p = fitSpatial(in, a.ints("padding"), spatial, "padding");
+        std::vector<int64_t> d = fitSpatial(in, a.ints("dilation"), spatial, "dilation");
+        bool ceil = a.b("ceil_mode");
+        return batched(in, a.t("self"), spatial, [&](Value x) {
+          std::vector<Axis> axes;
+          for (int64_t i = 0; i < spatial; ++i) {
+            if (p[i] * 2 > k[i])
+              in.fail("CUVIL-E-IMPORT-RAISE", "pad should be at most half of effective kernel size");
+            axes.push_back(slidingAxis(in, shapeOf(x)[2 + i], k[i], s[i], p[i], d[i], ceil));
+          }
+          return maxOverWindows(in, x, tabulate(axes), withIndices);
+        });
+      };
+    };
+    std::string n = std::to_string(spatial);
+    t["aten::max_pool" + n + "d_with_indices"] = maxPool(true);
+    if (spatial == 3)
+      t["aten::max_pool3d"] = maxPool(false);
+    t["aten::adaptive_max_pool" + n + "d"] = [spatial](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      std::vector<int64_t> out = fitSpatial(in, a.ints("output_size"), spatial, "output_size");
+      return batched(in, a.t("self"), spatial, [&](Value x) {
+        std::vector<Axis> axes;
+        for (int64_t i = 0; i < spatial; ++i)
+          axes.push_back(adaptiveAxis(shapeOf(x)[2 + i], out[i]));
+        return maxOverWindows(in, x, tabulate(axes), true);
+      });
+    };
+  }
+  // 3-D average pools (1-D and 2-D have their own ops).
+  auto averageOver = [](Interpreter &in, Value x, const WindowTable &t, const std::vector<double> &divisor) {
+    DType d = dtypeOf(x);
+    Value xf = isFloat(d) ? x : cast(in, x, DType::Float64);
+    std::vector<int64_t> s = shapeOf(x);
+    Value w = gatherWindows(in, xf, t, 0.0);
+    Value sum = in.build<cir::SumOp>(w, i64s(in, {3}), mlir::UnitAttr()); // [b, c, O]
+    Value div = constantFrom(in, Tensor::fromDoubles(dtypeOf(xf), {t.windows}, divisor));
+    Value avg = in.build<cir::DivOp>(sum, div, cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None));
+    std::vector<int64_t> outShape{s[0], s[1]};
+    outShape.insert(outShape.end(), t.outShape.begin(), t.outShape.end());
+    avg = reshape(in, avg, outShape);
+    return std::vector<Value>{isFloat(d) ? avg : cast(in, avg, d)};
+  };
+  t["aten::avg_pool3d"] = [averageOver](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::vector<int64_t> k = fitSpatial(in, a.ints("kernel_size"), 3, "kernel_size");
+    std::vector<int64_t> s = fitSpatial(in, a.ints("stride"), 3, "stride", k);
+    std::vector<int64_t> p = fitSpatial(in, a.ints("padding"), 3, "padding");
+    bool ceil = a.b("ceil_mode"), includePad = a.b("count_include_pad");
+    std::optional<int64_t> divisor;
+    if (!a.none("divisor_override"))
+      divisor = a.i("divisor_override");
+    return batched(in, a.t("self"), 3, [&](Value x) {
+      std::vector<Axis> axes;
+      for (int64_t i = 0; i < 3; ++i)
+        axes.push_back(slidingAxis(in, shapeOf(x)[2 + i], k[i], s[i], p[i], 1, ceil));
+      WindowTable tab = tabulate(axes);
+      std::vector<double> div(tab.windows);
+      for (int64_t o = 0; o < tab.windows; ++o)
+        div[o] = divisor ? double(*divisor) : includePad ? tab.padded[o] : tab.valid[o];
+      return averageOver(in, x, tab, div);
+    });
+  };
+  t["aten::adaptive_avg_pool3d"] = [averageOver](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::vector<int64_t> out = fitSpatial(in, a.ints("output_size"), 3, "output_size");
+    return batched(in, a.t("self"), 3, [&](Value x) {
+      std::vector<Axis> axes;
+      for (int64_t i = 0; i < 3; ++i)
+        axes.push_back(adaptiveAxis(shapeOf(x)[2 + i], out[i]));
+      WindowTable tab = tabulate(axes);
+      return averageOver(in, x, tab, tab.valid);
+    });
+  };
+  // max_unpool: the values scattered to their flat positions in each plane.
+  auto unpool = [](Interpreter &in, Value x, Value indices, std::vector<int64_t> size, int64_t spatial) {
+    return batched(in, x, spatial, [&](Value bx) {
+      std::vector<int64_t> s = shapeOf(bx);
+      int64_t b = s[0], c = s[1], plane = product(size), n = product(shapeOf(bx)) / (b * c);
+      Value idx = cast(in, indices, DType::Int64);
+      idx = reshape(in, idx, {b, c, n});
+      Value zeros = splat(in, {b, c, plane}, dtypeOf(bx), IValue::integer(0));
+      Value out = in.build<cir::ScatterOp>(zeros, idx, reshape(in, bx, {b, c, n}), i64(in, 2),
+                                           cir::ScatterReduceAttr::get(in.context(), cir::ScatterReduce::None),
+                                           in.builder().getBoolAttr(true));
+      std::vector<int64_t> os{b, c};
+      os.insert(os.end(), size.begin(), size.end());
+      return std::vector<Value>{reshape(in, out, os)};
+    });
+  };
+  t["aten::max_unpool2d"] = [unpool](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return unpool(in, a.t("self"), a.t("indices"), fitSpatial(in, a.ints("output_size"), 2, "output_size"), 2);
+  };
+  t["aten::max_unpool3d"] = [unpool](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return unpool(in, a.t("self"), a.t("indices"), fitSpatial(in, a.ints("output_size"), 3, "output_size"), 3);
+  };
+}
+
+} // namespace
+
+void registerPoolWindowOpHandlers(std::map<std::string, OpHandler> &table) { registerPoolWindowHandlers(table); }
+
+} // namespace cuvil::torchscript
