@@ -279,6 +279,9 @@ void registerElementwise(Table &t) {
 Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
                   std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
                   std::vector<int64_t> outputPadding, int64_t groups);
+Value convolution3d(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
+                    std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+                    std::vector<int64_t> outputPadding, int64_t groups);
 
 /// The convolution of `x`, which may lack the batch dimension ([C, L] or
 /// [C, H, W]: PyTorch's unbatched input, one dimension less than weight).
@@ -290,6 +293,100 @@ Value convolutionMaybeUnbatched(Interpreter &in, Value x, Value w, Value bias,
     return convolution(in, batched, w, bias, stride, padding, dilation, transposed, outputPadding,
                        groups);
   });
+}
+
+Value pad3(Interpreter &in, Value x, const std::vector<int64_t> &lo, const std::vector<int64_t> &hi) {
+  std::vector<int64_t> pads;
+  for (int64_t d = int64_t(lo.size()) - 1; d >= 0; --d) {
+    pads.push_back(lo[d]);
+    pads.push_back(hi[d]);
+  }
+  bool any = false;
+  for (int64_t p : pads)
+    any |= p != 0;
+  if (!any)
+    return x;
+  return in.build<cir::PadOp>(x, i64s(in, pads), cir::PadModeAttr::get(in.context(), cir::PadMode::Constant),
+                              f64(in, 0.0));
+}
+
+/// A 3-D convolution as a sum over the depth taps of 2-D convolutions (the
+/// output depth folded into the batch); a transposed one as the
+/// convolution of the zero-interleaved input with the flipped, transposed
+/// kernel.
+Value convolution3d(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
+                    std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+                    std::vector<int64_t> outputPadding, int64_t groups) {
+  auto fit = [&](std::vector<int64_t> v, const char *what) { return fitSpatial(in, v, 3, what); };
+  stride = fit(stride, "stride");
+  padding = fit(padding, "padding");
+  dilation = fit(dilation, "dilation");
+  std::vector<int64_t> ws = shapeOf(w);
+  if (transposed) {
+    outputPadding = fit(outputPadding.empty() ? std::vector<int64_t>{0} : outputPadding, "output_padding");
+    std::vector<int64_t> xs = shapeOf(x);
+    int64_t n = xs[0], c = xs[1];
+    // Zero-interleave each spatial dim: [.., L, ..] -> [.., (L-1)*s+1, ..].
+    for (int64_t d = 0; d < 3; ++d) {
+      int64_t s = stride[d];
+      if (s == 1)
+        continue;
+      std::vector<int64_t> cur = shapeOf(x);
+      int64_t axis = 2 + d, len = cur[axis];
+      std::vector<int64_t> withNew = cur;
+      withNew.insert(withNew.begin() + axis + 1, 1);
+      Value xe = lower::reshape(in, x, withNew);
+      std::vector<int64_t> zs = withNew;
+      zs[axis + 1] = s - 1;
+      Value zeros = splat(in, zs, dtypeOf(x), IValue::integer(0));
+      Value inter = in.build<cir::ConcatOp>(mlir::ValueRange{xe, zeros}, i64(in, axis + 1));
+      std::vector<int64_t> merged = cur;
+      merged[axis] = len * s;
+      inter = lower::reshape(in, inter, merged);
+      x = in.build<cir::SliceOp>(inter, i64(in, axis), i64(in, 0), i64(in, (len - 1) * s + 1), i64(in, 1));
+    }
+    std::vector<int64_t> lo(3), hi(3);
+    for (int64_t d = 0; d < 3; ++d) {
+      int64_t k = dilation[d] * (ws[2 + d] - 1);
+      lo[d] = k - padding[d];
+      hi[d] = k - padding[d] + outputPadding[d];
+    }
+    x = pad3(in, x, lo, hi);
+    // w [Cin, Cout/g, k...] -> flipped, [Cout, Cin/g, k...].
+    Value wf = in.callOperator("aten::flip", {ret(w), IValue::makeList({IValue::integer(2), IValue::integer(3), IValue::integer(4)})}, {}).tensor->value;
+    int64_t cin = ws[0], coutG = ws[1];
+    Value wg = lower::reshape(in, wf, {groups, cin / groups, coutG, ws[2], ws[3], ws[4]});
+    wg = in.build<cir::PermuteOp>(wg, i64s(in, {0, 2, 1, 3, 4, 5}));
+    Value wt = lower::reshape(in, wg, {groups * coutG, cin / groups, ws[2], ws[3], ws[4]});
+    (void)n;
+    (void)c;
+    return convolution3d(in, x, wt, bias, {1, 1, 1}, {0, 0, 0}, dilation, false, {}, groups);
+  }
+  x = pad3(in, x, {padding[0], 0, 0}, {padding[0], 0, 0});
+  std::vector<int64_t> xs = shapeOf(x);
+  int64_t n = xs[0], c = xs[1], depth = xs[2], h = xs[3], wd = xs[4], kd = ws[2], cout = ws[0];
+  int64_t od = (depth - dilation[0] * (kd - 1) - 1) / stride[0] + 1;
+  if (od <= 0)
+    in.fail("CUVIL-E-IMPORT-RAISE", "conv3d: the kernel is larger than the padded input depth");
+  Value sum;
+  for (int64_t k = 0; k < kd; ++k) {
+    int64_t start = k * dilation[0];
+    Value taps = in.build<cir::SliceOp>(x, i64(in, 2), i64(in, start), i64(in, start + (od - 1) * stride[0] + 1),
+                                        i64(in, stride[0])); // [n, c, od, h, w]
+    taps = in.build<cir::PermuteOp>(taps, i64s(in, {0, 2, 1, 3, 4}));
+    taps = lower::reshape(in, taps, {n * od, c, h, wd});
+    Value wk = in.build<cir::SliceOp>(w, i64(in, 2), i64(in, k), i64(in, k + 1), i64(in, 1));
+    wk = lower::reshape(in, wk, {cout, ws[1], ws[3], ws[4]});
+    Value y = convolution(in, taps, wk, Value(), {stride[1], stride[2]}, {padding[1], padding[2]},
+                          {dilation[1], dilation[2]}, false, {}, groups);
+    sum = sum ? in.build<cir::AddOp>(sum, y) : y;
+  }
+  std::vector<int64_t> ys = shapeOf(sum); // [n*od, cout, oh, ow]
+  Value out = lower::reshape(in, sum, {n, od, cout, ys[2], ys[3]});
+  out = in.build<cir::PermuteOp>(out, i64s(in, {0, 2, 1, 3, 4}));
+  if (bias)
+    out = in.build<cir::AddOp>(out, lower::reshape(in, bias, {1, cout, 1, 1, 1}));
+  return out;
 }
 
 /// `fn` on float64 copies of integer operands, its result truncated back
@@ -316,6 +413,8 @@ Value convolution(Interpreter &in, Value x, Value w, Value bias, std::vector<int
       return convolution(in, v[0], v[1], v[2], stride, padding, dilation, transposed, outputPadding, groups);
     });
   int64_t spatial = rankOf(x) - 2;
+  if (spatial == 3)
+    return convolution3d(in, x, w, bias, stride, padding, dilation, transposed, outputPadding, groups);
   if (spatial != 1 && spatial != 2) {
     in.unsupported("aten::convolution with " + std::to_string(spatial) + " spatial dimensions");
     return Value();
@@ -444,6 +543,15 @@ void registerLinalg(Table &t) {
   };
   t["aten::conv_transpose1d"] = convT;
   t["aten::conv_transpose2d"] = convT;
+  t["aten::conv_transpose3d"] = convT;
+  t["aten::conv3d"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (a["padding"].is(K::Str))
+      return in.unsupported("conv3d with padding='" + a.s("padding") + "'");
+    Value v = convolutionMaybeUnbatched(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),
+                          a.ints("padding"), a.ints("dilation"), false, {}, a.i("groups"));
+    return v ? ret(v) : IValue::poison();
+  };
   auto genericConv = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value v = convolutionMaybeUnbatched(in, a.t("input"), a.t("weight"), a.optT("bias"), a.ints("stride"),

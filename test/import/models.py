@@ -384,6 +384,7 @@ def _zoo():
     import torchvision.models as tvm
     from torchvision.models import segmentation as seg
     from torchvision.models.convnext import CNBlockConfig
+    import torchvision.models.video as tvvideo
     return {
         "shufflenet_v2": (lambda: tvm.shufflenet_v2_x0_5(), (1, 3, 64, 64)),
         "swin": (lambda: tvm.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
@@ -409,6 +410,8 @@ def _zoo():
         "unet": (lambda: UNet(), (1, 3, 32, 32)),
         "transformer_block": (lambda: TransformerBlock(), (2, 12, 32)),
         "ranking_heads": (lambda: RankingHeads(), (2, 3, 16, 16)),
+        # Video: 3-D convolutions, 3-D batch norm and pooling.
+        "r3d_18": (lambda: tvvideo.r3d_18(), (1, 3, 4, 32, 32)),
     }
 
 
@@ -427,7 +430,7 @@ ZOO_MODELS = ["shufflenet_v2_traced", "shufflenet_v2_scripted", "swin_traced", "
               "googlenet_scripted", "inception_v3_traced", "inception_v3_scripted", "mnasnet_traced",
               "mnasnet_scripted", "resnext_traced", "resnext_scripted", "fcn_scripted",
               "deeplabv3_scripted", "unet_traced", "unet_scripted", "transformer_block_traced",
-              "transformer_block_scripted", "ranking_heads_traced", "ranking_heads_scripted"]
+              "transformer_block_scripted", "ranking_heads_traced", "ranking_heads_scripted", "r3d_18_scripted"]
 
 
 def to_torchscript(module, inputs, how):
