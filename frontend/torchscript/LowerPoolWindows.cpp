@@ -268,6 +268,48 @@ void registerPoolWindowHandlers(Table &t) {
       return averageOver(in, x, tab, tab.valid);
     });
   };
+  // im2col (F.unfold) and col2im (F.fold): the windows as columns
+  // [N, C*kh*kw, L], and their sum back into the planes.
+  auto windows2d = [](Interpreter &in, const Args &a, int64_t h, int64_t w) {
+    std::vector<int64_t> k = fitSpatial(in, a.ints("kernel_size"), 2, "kernel_size");
+    std::vector<int64_t> d = fitSpatial(in, a.ints("dilation"), 2, "dilation");
+    std::vector<int64_t> p = fitSpatial(in, a.ints("padding"), 2, "padding");
+    std::vector<int64_t> s = fitSpatial(in, a.ints("stride"), 2, "stride");
+    return tabulate({slidingAxis(in, h, k[0], s[0], p[0], d[0], false), slidingAxis(in, w, k[1], s[1], p[1], d[1], false)});
+  };
+  t["aten::im2col"] = [windows2d](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    return batched(in, a.t("self"), 2, [&](Value x) {
+      std::vector<int64_t> xs = shapeOf(x);
+      WindowTable tab = windows2d(in, a, xs[2], xs[3]);
+      Value g = gatherWindows(in, x, tab, 0.0); // [n, c, L, k]
+      g = in.build<cir::PermuteOp>(g, i64s(in, {0, 1, 3, 2}));
+      return std::vector<Value>{reshape(in, g, {xs[0], xs[1] * tab.width, tab.windows})};
+    });
+  };
+  t["aten::col2im"] = [windows2d](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    std::vector<int64_t> out = fitSpatial(in, a.ints("output_size"), 2, "output_size");
+    Value x = a.t("self");
+    bool unbatched = rankOf(x) == 2;
+    if (unbatched)
+      x = reshape(in, x, {1, shapeOf(x)[0], shapeOf(x)[1]});
+    WindowTable tab = windows2d(in, a, out[0], out[1]);
+    std::vector<int64_t> xs = shapeOf(x);
+    int64_t n = xs[0], c = xs[1] / tab.width;
+    if (xs[1] % tab.width || xs[2] != tab.windows)
+      in.fail("CUVIL-E-IMPORT-RAISE", "col2im: the input's shape does not match the kernel and output size");
+    Value cols = in.build<cir::PermuteOp>(reshape(in, x, {n, c, tab.width, tab.windows}), i64s(in, {0, 1, 3, 2}));
+    cols = reshape(in, cols, {n, c, tab.windows * tab.width});
+    Value idx = expandTo(in, constantI64(in, tab.positions, {1, 1, tab.windows * tab.width}), {n, c, tab.windows * tab.width});
+    Value zeros = splat(in, {n, c, tab.plane + 1}, dtypeOf(x), IValue::integer(0));
+    Value sum = in.build<cir::ScatterOp>(zeros, idx, cols, i64(in, 2),
+                                         cir::ScatterReduceAttr::get(in.context(), cir::ScatterReduce::Sum),
+                                         in.builder().getBoolAttr(true));
+    sum = in.build<cir::SliceOp>(sum, i64(in, 2), i64(in, 0), i64(in, tab.plane), i64(in, 1));
+    Value r = reshape(in, sum, {n, c, out[0], out[1]});
+    return ret(unbatched ? reshape(in, r, {c, out[0], out[1]}) : r);
+  };
   // max_unpool: the values scattered to their flat positions in each plane.
   auto unpool = [](Interpreter &in, Value x, Value indices, std::vector<int64_t> size, int64_t spatial) {
     return batched(in, x, spatial, [&](Value bx) {

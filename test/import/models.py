@@ -167,7 +167,12 @@ class ConvPoolVariants(nn.Module):
         d = F.avg_pool2d(y, 2, stride=1, padding=1, divisor_override=3)
         g = F.adaptive_avg_pool2d(y, (5, 3))
         h = F.adaptive_avg_pool1d(a, 4)
-        return m, v, d, g, h
+        # Windows gathered by table: indices, adaptive max, unfold/fold.
+        mi, idx = F.max_pool2d(y, (2, 3), stride=(2, 1), padding=(1, 1), return_indices=True)
+        am, ai = F.adaptive_max_pool2d(y, (3, 4), return_indices=True)
+        cols = F.unfold(y, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+        back = F.fold(cols, y.shape[-2:], (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+        return m, v, d, g, h, mi, idx, am, ai, back
 
 
 class Indexing(nn.Module):
