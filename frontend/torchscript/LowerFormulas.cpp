@@ -178,6 +178,53 @@ Value covariance(Interpreter &in, Value x, int64_t correction, Value fw, Value a
 }
 
 void registerFormulaHandlers(Table &t) {
+  t["aten::embedding_renorm_"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value w = a.t("self"), idx = cast(in, a.t("indices"), DType::Int64);
+    int64_t v = shapeOf(w)[0];
+    Value norm = in.callOperator("aten::linalg_vector_norm",
+                                 {ret(w), IValue::floating(a.f("norm_type")), IValue::makeList({IValue::integer(1)}),
+                                  IValue::boolean(true)},
+                                 {})
+                     .tensor->value; // [V, 1]
+    Value maxNorm = num(in, norm, a.f("max_norm"));
+    Value scale = in.build<cir::WhereOp>(in.build<cir::GtOp>(norm, maxNorm),
+                                         div(in, maxNorm, add(in, norm, num(in, norm, 1e-7))), num(in, norm, 1.0));
+    // Only the rows the indices name are renormalised.
+    Value flatIdx = rankOf(idx) ? flat(in, idx) : reshape(in, idx, {1});
+    Value named = in.build<cir::AnyOp>(in.build<cir::EqOp>(constantI64(in, iota(v), {v, 1}), flatIdx), i64s(in, {1}),
+                                       in.builder().getUnitAttr()); // [V, 1]
+    scale = in.build<cir::WhereOp>(named, scale, num(in, scale, 1.0));
+    return inplace(in, a["self"], mul(in, w, scale));
+  };
+  t["aten::repeat_interleave"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    if (!b.has("self") || !a["repeats"].is(K::Int))
+      return in.unsupported("repeat_interleave with repeats in a tensor (the output size comes from the data)");
+    Value x = a.t("self");
+    int64_t reps = a.i("repeats");
+    if (reps < 0)
+      in.fail("CUVIL-E-IMPORT-RAISE", "repeat_interleave: repeats can not be negative");
+    int64_t dim = 0;
+    if (a.none("dim")) {
+      x = rankOf(x) ? flat(in, x) : reshape(in, x, {1});
+    } else {
+      dim = wrapDim(in, a.i("dim"), rankOf(x));
+      if (rankOf(x) == 0)
+        x = reshape(in, x, {1});
+    }
+    int64_t n = shapeOf(x)[dim];
+    std::vector<int64_t> pos;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t r = 0; r < reps; ++r)
+        pos.push_back(i);
+    if (pos.empty()) {
+      std::vector<int64_t> s = shapeOf(x);
+      s[dim] = 0;
+      return ret(splat(in, s, dtypeOf(x), IValue::integer(0)));
+    }
+    return ret(in.build<cir::IndexSelectOp>(x, constantI64(in, pos), i64(in, dim)));
+  };
   // Writes into a view of a copy.
   t["aten::slice_scatter"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};

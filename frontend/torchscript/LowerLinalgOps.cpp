@@ -362,7 +362,116 @@ Value choleskySolve(Interpreter &in, Value b, Value l, bool upper) {
   return kernel(in, "triangular_solve", {transposeLast(in, lower), y}, {1, 1, 0}, 1)[0];
 }
 
+Value matrixPower(Interpreter &in, Value a, int64_t n) {
+  int64_t k = shapeOf(a).back();
+  if (shapeOf(a)[rankOf(a) - 2] != k)
+    in.fail("CUVIL-E-IMPORT-RAISE", "linalg.matrix_power: A must be batches of square matrices");
+  if (n == 0)
+    return expandTo(in, eye(in, k, k, dtypeOf(a)), shapeOf(a));
+  if (n < 0) {
+    a = inverse(in, matrix(in, a, "linalg.matrix_power"));
+    n = -n;
+  }
+  Value result, base = a; // binary powering
+  while (n) {
+    if (n & 1)
+      result = result ? in.build<cir::MatmulOp>(result, base) : base;
+    n >>= 1;
+    if (n)
+      base = in.build<cir::MatmulOp>(base, base);
+  }
+  return result;
+}
+
 void registerLinalgHandlers(Table &t) {
+  for (const char *name : {"aten::linalg_matrix_power", "aten::matrix_power"})
+    t[name] = [](Interpreter &in, const BoundArgs &b) {
+      Args a{in, b};
+      Value m = a.t("self");
+      if (rankOf(m) < 2)
+        in.fail("CUVIL-E-IMPORT-RAISE", "linalg.matrix_power: the input must have at least 2 dimensions");
+      return ret(matrixPower(in, m, a.i("n")));
+    };
+  t["aten::linalg_vander"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("x");
+    if (rankOf(x) < 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "linalg.vander: x must have at least one dimension");
+    int64_t n = a.none("N") ? shapeOf(x).back() : a.i("N");
+    if (n <= 1 && a.none("N") == false && n < 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "N must be greater than 1");
+    // x^0, x^1, ...: a running product, as PyTorch's cumprod does.
+    std::vector<int64_t> s = shapeOf(x);
+    s.push_back(1);
+    Value col = reshape(in, x, s);
+    if (!isFloat(dtypeOf(col)) && dtypeOf(col) != DType::Int64)
+      col = cast(in, col, DType::Int64);
+    std::vector<Value> cols{splat(in, s, dtypeOf(col), IValue::integer(1))};
+    for (int64_t k = 1; k < n; ++k)
+      cols.push_back(in.build<cir::MulOp>(cols.back(), col));
+    return ret(cols.size() == 1 ? cols[0] : in.build<cir::ConcatOp>(mlir::ValueRange(cols), i64(in, rankOf(col) - 1)));
+  };
+  t["aten::linalg_tensorinv"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    int64_t ind = a.i("ind");
+    std::vector<int64_t> s = shapeOf(x);
+    if (ind <= 0 || ind > int64_t(s.size()))
+      in.fail("CUVIL-E-IMPORT-RAISE", "linalg.tensorinv: expected a strictly positive integer for 'ind'");
+    std::vector<int64_t> front(s.begin(), s.begin() + ind), back(s.begin() + ind, s.end());
+    int64_t p = std::accumulate(front.begin(), front.end(), int64_t(1), std::multiplies<int64_t>());
+    int64_t q = std::accumulate(back.begin(), back.end(), int64_t(1), std::multiplies<int64_t>());
+    if (p != q)
+      in.fail("CUVIL-E-IMPORT-RAISE", "linalg.tensorinv: the product of the first 'ind' dims must equal the rest");
+    Value inv = inverse(in, matrix(in, reshape(in, x, {p, q}), "linalg.tensorinv"));
+    std::vector<int64_t> out = back;
+    out.insert(out.end(), front.begin(), front.end());
+    return ret(reshape(in, inv, out));
+  };
+  t["aten::linalg_tensorsolve"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self"), rhs = a.t("other");
+    int64_t r = rankOf(x);
+    if (!a.none("dims")) { // move `dims` to the end
+      std::vector<int64_t> dims = a.ints("dims"), order;
+      for (int64_t &d : dims)
+        d = wrapDim(in, d, r);
+      for (int64_t d = 0; d < r; ++d)
+        if (std::find(dims.begin(), dims.end(), d) == dims.end())
+          order.push_back(d);
+      order.insert(order.end(), dims.begin(), dims.end());
+      x = in.build<cir::PermuteOp>(x, i64s(in, order));
+    }
+    std::vector<int64_t> s = shapeOf(x), bs = shapeOf(rhs);
+    int64_t rows = std::accumulate(bs.begin(), bs.end(), int64_t(1), std::multiplies<int64_t>());
+    int64_t total = std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<int64_t>());
+    std::vector<int64_t> rest(s.begin() + rankOf(rhs), s.end());
+    if (rows * rows != total)
+      in.fail("CUVIL-E-IMPORT-RAISE", "linalg.tensorsolve: the shapes do not form a square system");
+    Value m = matrix(in, reshape(in, x, {rows, rows}), "linalg.tensorsolve");
+    Value sol = solve(in, m, cast(in, reshape(in, rhs, {rows}), dtypeOf(m)), true);
+    return ret(reshape(in, sol, rest));
+  };
+  t["aten::linalg_cond"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value m = matrix(in, a.t("self"), "linalg.cond");
+    const IValue &p = a["p"];
+    bool spectral = p.isNone() || (!p.is(K::Str) && std::fabs(p.is(K::Int) ? double(p.i) : p.f) == 2);
+    if (spectral) {
+      Value sv = svd(in, m, false).s;
+      int64_t k = shapeOf(sv).back();
+      Value hi = sliceDim(in, sv, rankOf(sv) - 1, 0, 1), lo = sliceDim(in, sv, rankOf(sv) - 1, k - 1, k);
+      bool minus = !p.isNone() && (p.is(K::Int) ? p.i : p.f) < 0;
+      Value c = minus ? in.build<cir::DivOp>(lo, hi, cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None))
+                      : in.build<cir::DivOp>(hi, lo, cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None));
+      std::vector<int64_t> bs = batchOf(m, 2);
+      return ret(reshape(in, c, bs));
+    }
+    Value n1 = matrixNorm(in, m, p, {-2, -1}, false);
+    Value n2 = matrixNorm(in, inverse(in, m), p, {-2, -1}, false);
+    return ret(in.build<cir::MulOp>(n1, n2));
+  };
+
   auto luFactor = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     if (b.has("pivot") && !a.b("pivot"))
