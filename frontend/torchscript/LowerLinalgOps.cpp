@@ -395,11 +395,11 @@ void registerLinalgHandlers(Table &t) {
   t["aten::linalg_vander"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value x = a.t("x");
-    if (rankOf(x) < 1)
-      in.fail("CUVIL-E-IMPORT-RAISE", "linalg.vander: x must have at least one dimension");
+    if (rankOf(x) == 0) // a 0-d x is one point
+      x = reshape(in, x, {1});
     int64_t n = a.none("N") ? shapeOf(x).back() : a.i("N");
-    if (n <= 1 && a.none("N") == false && n < 1)
-      in.fail("CUVIL-E-IMPORT-RAISE", "N must be greater than 1");
+    if (n <= 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "N must be greater than 1.");
     // x^0, x^1, ...: a running product, as PyTorch's cumprod does.
     std::vector<int64_t> s = shapeOf(x);
     s.push_back(1);
