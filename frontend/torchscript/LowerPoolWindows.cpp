@@ -310,6 +310,67 @@ void registerPoolWindowHandlers(Table &t) {
     Value r = reshape(in, sum, {n, c, out[0], out[1]});
     return ret(unbatched ? reshape(in, r, {c, out[0], out[1]}) : r);
   };
+  // grid_sample (4-D): each output reads the input at a grid point, by
+  // its nearest pixel or the bilinear blend of the four around it; reads
+  // outside the input give 0 (padding 'zeros') or are clamped ('border').
+  auto gridSample = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("input"), grid = cast(in, a.t("grid"), dtypeOf(a.t("input")));
+    int64_t mode = a.i("interpolation_mode"), padding = a.i("padding_mode");
+    bool align = a.b("align_corners");
+    if (rankOf(x) != 4 || rankOf(grid) != 4 || shapeOf(grid)[3] != 2)
+      return in.unsupported("grid_sample other than 4-D input with an [N, H, W, 2] grid");
+    if (mode > 1 || padding > 1)
+      return in.unsupported("grid_sample with bicubic interpolation or reflection padding");
+    if (!isFloat(dtypeOf(x)))
+      in.fail("CUVIL-E-IMPORT-RAISE", "grid_sampler(): expected a floating point input");
+    std::vector<int64_t> xs = shapeOf(x), gs = shapeOf(grid);
+    int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], l = gs[1] * gs[2];
+    auto num = [&](double v) { return in.scalarConstant(IValue::floating(v), dtypeOf(x)); };
+    auto coord = [&](int64_t k, int64_t size) { // unnormalised, [n, l]
+      Value g = reshape(in, in.build<cir::SliceOp>(grid, i64(in, 3), i64(in, k), i64(in, k + 1), i64(in, 1)), {n, l});
+      Value one = num(1.0);
+      Value u = align ? in.build<cir::MulOp>(in.build<cir::DivOp>(in.build<cir::AddOp>(g, one), num(2.0),
+                                                                cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None)),
+                                             num(double(size - 1)))
+                      : in.build<cir::DivOp>(in.build<cir::SubOp>(in.build<cir::MulOp>(in.build<cir::AddOp>(g, one), num(double(size))), one),
+                                             num(2.0), cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None));
+      if (padding == 1) // border: clamp into the input
+        u = in.build<cir::MinimumOp>(in.build<cir::MaximumOp>(u, num(0.0)), num(double(size - 1)));
+      return u;
+    };
+    Value ix = coord(0, w), iy = coord(1, h);
+    Value flat = reshape(in, x, {n, c, h * w});
+    Value ext = in.build<cir::ConcatOp>(mlir::ValueRange{flat, splat(in, {n, c, 1}, dtypeOf(x), IValue::floating(0.0))},
+                                        i64(in, 2));
+    // The input at integer (px, py) ([n, l], float), 0 outside.
+    auto at = [&](Value px, Value py) {
+      Value inside = in.build<cir::LogicalAndOp>(
+          in.build<cir::LogicalAndOp>(in.build<cir::GeOp>(px, num(0.0)), in.build<cir::LeOp>(px, num(double(w - 1)))),
+          in.build<cir::LogicalAndOp>(in.build<cir::GeOp>(py, num(0.0)), in.build<cir::LeOp>(py, num(double(h - 1)))));
+      Value pos = cast(in, in.build<cir::AddOp>(in.build<cir::MulOp>(py, num(double(w))), px), DType::Int64);
+      pos = in.build<cir::WhereOp>(inside, pos, in.scalarConstant(IValue::integer(h * w), DType::Int64));
+      Value idx = expandTo(in, reshape(in, pos, {n, 1, l}), {n, c, l});
+      return Value(in.build<cir::GatherOp>(ext, idx, i64(in, 2)));
+    };
+    Value out;
+    if (mode == 1) {
+      out = at(in.build<cir::RoundOp>(ix), in.build<cir::RoundOp>(iy));
+    } else {
+      Value x0 = in.build<cir::FloorOp>(ix), y0 = in.build<cir::FloorOp>(iy);
+      Value x1 = in.build<cir::AddOp>(x0, num(1.0)), y1 = in.build<cir::AddOp>(y0, num(1.0));
+      auto weight = [&](Value wx, Value wy) { return reshape(in, in.build<cir::MulOp>(wx, wy), {n, 1, l}); };
+      Value ex = in.build<cir::SubOp>(x1, ix), wxr = in.build<cir::SubOp>(ix, x0);
+      Value ey = in.build<cir::SubOp>(y1, iy), wyr = in.build<cir::SubOp>(iy, y0);
+      out = in.build<cir::MulOp>(at(x0, y0), weight(ex, ey));
+      out = in.build<cir::AddOp>(out, in.build<cir::MulOp>(at(x1, y0), weight(wxr, ey)));
+      out = in.build<cir::AddOp>(out, in.build<cir::MulOp>(at(x0, y1), weight(ex, wyr)));
+      out = in.build<cir::AddOp>(out, in.build<cir::MulOp>(at(x1, y1), weight(wxr, wyr)));
+    }
+    return ret(reshape(in, out, {n, c, gs[1], gs[2]}));
+  };
+  t["aten::grid_sampler"] = gridSample;
+  t["aten::grid_sampler_2d"] = gridSample;
   // max_unpool: the values scattered to their flat positions in each plane.
   auto unpool = [](Interpreter &in, Value x, Value indices, std::vector<int64_t> size, int64_t spatial) {
     return batched(in, x, spatial, [&](Value bx) {
