@@ -22,16 +22,6 @@ namespace {
 
 using namespace lower;
 
-int64_t numel(const std::vector<int64_t> &s) {
-  return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<int64_t>());
-}
-
-std::vector<int64_t> iota(int64_t n, int64_t start = 0) {
-  std::vector<int64_t> v(n);
-  std::iota(v.begin(), v.end(), start);
-  return v;
-}
-
 /// Row-major strides of `shape`.
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> st(shape.size(), 1);
@@ -93,9 +83,6 @@ Value sumDims(Interpreter &in, Value x, std::vector<int64_t> dims, bool keep = f
   if (rankOf(x) == 0)
     return x;
   return in.build<cir::SumOp>(x, i64s(in, dims), keep ? in.builder().getUnitAttr() : mlir::UnitAttr());
-}
-Value slice(Interpreter &in, Value x, int64_t dim, int64_t start, int64_t end) {
-  return in.build<cir::SliceOp>(x, i64(in, dim), i64(in, start), i64(in, end), i64(in, 1));
 }
 Value unsqueezeLast(Interpreter &in, Value x) {
   std::vector<int64_t> s = shapeOf(x);
@@ -264,29 +251,24 @@ void registerFormulaHandlers(Table &t) {
                                                  wrapDim(in, a.i("dim2"), r), size);
     return ret(scatterFlat(in, self, pos, a.t("src")));
   };
-  auto stridedArgs = [](const Args &a, const BoundArgs &b) {
-    return std::make_tuple(a.ints("size"), a.ints("stride"),
-                           b.has("storage_offset") && !a.none("storage_offset") ? a.i("storage_offset") : int64_t(0));
-  };
-  t["aten::as_strided"] = [stridedArgs](Interpreter &in, const BoundArgs &b) {
-    Args a{in, b};
-    auto [size, stride, offset] = stridedArgs(a, b);
-    Value self = a.t("self");
-    std::vector<int64_t> pos = viewPositions(size, stride, offset);
+  // The flat positions of as_strided's view, checked against the storage.
+  auto stridedView = [](Interpreter &in, const Args &a, const BoundArgs &b, Value self, const char *fn) {
+    int64_t offset = b.has("storage_offset") && !a.none("storage_offset") ? a.i("storage_offset") : 0;
+    std::vector<int64_t> pos = viewPositions(a.ints("size"), a.ints("stride"), offset);
     for (int64_t p : pos)
       if (p < 0 || p >= numel(shapeOf(self)))
-        in.fail("CUVIL-E-IMPORT-RAISE", "as_strided: the view reaches outside the tensor's storage");
-    return ret(gatherFlat(in, self, pos, size));
+        in.fail("CUVIL-E-IMPORT-RAISE", std::string(fn) + ": the view reaches outside the tensor's storage");
+    return pos;
   };
-  t["aten::as_strided_scatter"] = [stridedArgs](Interpreter &in, const BoundArgs &b) {
+  t["aten::as_strided"] = [stridedView](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
-    auto [size, stride, offset] = stridedArgs(a, b);
     Value self = a.t("self");
-    std::vector<int64_t> pos = viewPositions(size, stride, offset);
-    for (int64_t p : pos)
-      if (p < 0 || p >= numel(shapeOf(self)))
-        in.fail("CUVIL-E-IMPORT-RAISE", "as_strided_scatter: the view reaches outside the tensor's storage");
-    return ret(scatterFlat(in, self, pos, a.t("src")));
+    return ret(gatherFlat(in, self, stridedView(in, a, b, self, "as_strided"), a.ints("size")));
+  };
+  t["aten::as_strided_scatter"] = [stridedView](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value self = a.t("self");
+    return ret(scatterFlat(in, self, stridedView(in, a, b, self, "as_strided_scatter"), a.t("src")));
   };
   // Builders.
   t["aten::block_diag"] = [](Interpreter &in, const BoundArgs &b) {

@@ -22,6 +22,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <functional>
+#include <numeric>
 #include <map>
 #include <string>
 #include <vector>
@@ -376,6 +377,28 @@ inline Value splat(Interpreter &in, const std::vector<int64_t> &shape, DType d, 
   mlir::DenseElementsAttr attr = mlir::DenseElementsAttr::get(type, dense.getSplatValue<mlir::Attribute>());
   scalarOp->erase();
   return in.builder().create<cir::ConstantOp>(in.location(), type, attr);
+}
+
+inline int64_t numel(const std::vector<int64_t> &shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t(1), std::multiplies<int64_t>());
+}
+
+/// start, start + 1, ..., start + n - 1.
+inline std::vector<int64_t> iota(int64_t n, int64_t start = 0) {
+  std::vector<int64_t> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+inline Value slice(Interpreter &in, Value x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
+  return in.build<cir::SliceOp>(x, i64(in, dim), i64(in, start), i64(in, end), i64(in, step));
+}
+
+/// x permuted (itself for the identity order).
+inline Value permute(Interpreter &in, Value x, const std::vector<int64_t> &order) {
+  if (order == iota(static_cast<int64_t>(order.size())))
+    return x;
+  return in.build<cir::PermuteOp>(x, i64s(in, order));
 }
 
 inline std::vector<int64_t> shapeOf(Value v) {

@@ -21,10 +21,6 @@ namespace {
 
 using namespace lower;
 
-int64_t product(const std::vector<int64_t> &v) {
-  return std::accumulate(v.begin(), v.end(), int64_t(1), std::multiplies<int64_t>());
-}
-
 /// Per axis: for each output position, the input positions of its window
 /// (-1 where the window is shorter or leaves the input).
 struct Axis {
@@ -96,7 +92,7 @@ WindowTable tabulate(const std::vector<Axis> &axes) {
     t.plane *= a.in;
     t.width *= a.width;
   }
-  t.windows = product(t.outShape);
+  t.windows = numel(t.outShape);
   size_t S = axes.size();
   std::vector<int64_t> o(S, 0);
   for (int64_t n = 0; n < t.windows; ++n) {
@@ -375,7 +371,7 @@ void registerPoolWindowHandlers(Table &t) {
   auto unpool = [](Interpreter &in, Value x, Value indices, std::vector<int64_t> size, int64_t spatial) {
     return batched(in, x, spatial, [&](Value bx) {
       std::vector<int64_t> s = shapeOf(bx);
-      int64_t b = s[0], c = s[1], plane = product(size), n = product(shapeOf(bx)) / (b * c);
+      int64_t b = s[0], c = s[1], plane = numel(size), n = numel(shapeOf(bx)) / (b * c);
       Value idx = cast(in, indices, DType::Int64);
       idx = reshape(in, idx, {b, c, n});
       Value zeros = splat(in, {b, c, plane}, dtypeOf(bx), IValue::integer(0));

@@ -34,10 +34,6 @@ int64_t dimArg(Interpreter &in, const Args &a, const BoundArgs &b, Value x, cons
   return wrapDim(in, b.has(name) && !a.none(name) ? a.i(name) : -1, rankOf(x));
 }
 
-Value slice(Interpreter &in, Value x, int64_t dim, int64_t start, int64_t end) {
-  return in.build<cir::SliceOp>(x, i64(in, dim), i64(in, start), i64(in, end), i64(in, 1));
-}
-
 /// x without its (size-1) dimension `dim`, unless `keep`.
 Value dropDim(Interpreter &in, Value x, int64_t dim, bool keep) {
   if (keep || rankOf(x) == 0)
@@ -101,12 +97,6 @@ std::vector<int64_t> moveLast(int64_t rank, int64_t dim) {
       order.push_back(d);
   order.push_back(dim);
   return order;
-}
-
-Value permute(Interpreter &in, Value x, const std::vector<int64_t> &order) {
-  std::vector<int64_t> id(order.size());
-  std::iota(id.begin(), id.end(), 0);
-  return order == id ? x : in.build<cir::PermuteOp>(x, i64s(in, order));
 }
 
 /// torch.quantile / nanquantile (PyTorch's algorithm: sort, rank = q *

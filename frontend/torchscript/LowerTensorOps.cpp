@@ -23,30 +23,10 @@ namespace {
 
 using namespace lower;
 
-int64_t numel(const std::vector<int64_t> &s) {
-  return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<int64_t>());
-}
-
-std::vector<int64_t> iota(int64_t n, int64_t start = 0) {
-  std::vector<int64_t> v(n);
-  std::iota(v.begin(), v.end(), start);
-  return v;
-}
-
-Value slice(Interpreter &in, Value x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
-  return in.build<cir::SliceOp>(x, i64(in, dim), i64(in, start), i64(in, end), i64(in, step));
-}
-
 Value concat(Interpreter &in, const std::vector<Value> &parts, int64_t dim) {
   if (parts.size() == 1)
     return parts[0];
   return in.build<cir::ConcatOp>(mlir::ValueRange(parts), i64(in, dim));
-}
-
-Value permute(Interpreter &in, Value x, const std::vector<int64_t> &order) {
-  if (order == iota(static_cast<int64_t>(order.size())))
-    return x;
-  return in.build<cir::PermuteOp>(x, i64s(in, order));
 }
 
 /// x with its elements along `dim` picked at the constant `positions`.
