@@ -152,7 +152,9 @@ int main(int argc, char **argv) {
                  "Output: .mlir (text) or .mlirbc (bytecode); stdout when absent");
   app.add_option("--input-shape", opt.inputShapes,
                  "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE, e.g. 0=1x3x224x224xf32 or "
-                 "x=f32 (0-d); '?' marks a dynamic dimension. Repeat per input.");
+                 "x=f32 (0-d); '?' marks a dynamic dimension. DTYPE: f32 f64 f16 bf16 i1 i8 "
+                 "ui8 i16 i32 i64, or complex64 / complex128 (the C API's c64 / c128: "
+                 "(real, imaginary) pairs). Repeat per input.");
   app.add_option("--unsupported-report", opt.unsupportedReport,
                  "Write the unsupported operators (with locations) as JSON here");
   app.add_option("--method", opt.method, "The method to import (default: forward)");

@@ -24,6 +24,8 @@ std::optional<DType> fromC(cuvil_dtype d) {
   case CUVIL_DTYPE_I32: return DType::Int32;
   case CUVIL_DTYPE_I64: return DType::Int64;
   case CUVIL_DTYPE_BOOL: return DType::Bool;
+  case CUVIL_DTYPE_C64: return DType::Complex64;
+  case CUVIL_DTYPE_C128: return DType::Complex128;
   }
   return std::nullopt;
 }
@@ -40,6 +42,8 @@ cuvil_dtype toC(DType d) {
   case DType::Int32: return CUVIL_DTYPE_I32;
   case DType::Int64: return CUVIL_DTYPE_I64;
   case DType::Bool: return CUVIL_DTYPE_BOOL;
+  case DType::Complex64: return CUVIL_DTYPE_C64;
+  case DType::Complex128: return CUVIL_DTYPE_C128;
   }
   return CUVIL_DTYPE_F32;
 }

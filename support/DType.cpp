@@ -18,7 +18,10 @@ size_t dtypeSize(DType t) {
     return 4;
   case DType::Int64:
   case DType::Float64:
+  case DType::Complex64:
     return 8;
+  case DType::Complex128:
+    return 16;
   }
   return 0;
 }
@@ -35,6 +38,8 @@ std::string_view dtypeName(DType t) {
   case DType::BFloat16: return "bf16";
   case DType::Float32: return "f32";
   case DType::Float64: return "f64";
+  case DType::Complex64: return "complex64";
+  case DType::Complex128: return "complex128";
   }
   return "?";
 }
@@ -42,7 +47,7 @@ std::string_view dtypeName(DType t) {
 std::optional<DType> parseDType(std::string_view name) {
   for (DType t : {DType::Bool, DType::UInt8, DType::Int8, DType::Int16,
                   DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
-                  DType::Float32, DType::Float64})
+                  DType::Float32, DType::Float64, DType::Complex64, DType::Complex128})
     if (dtypeName(t) == name)
       return t;
   return std::nullopt;
@@ -60,6 +65,8 @@ std::string_view dtypeNumpyDescr(DType t) {
   case DType::BFloat16: return "";
   case DType::Float32: return "<f4";
   case DType::Float64: return "<f8";
+  case DType::Complex64: return "<c8";
+  case DType::Complex128: return "<c16";
   }
   return "";
 }
@@ -84,6 +91,8 @@ std::optional<DType> parseNumpyDescr(std::string_view d) {
   if (kind == "f2") return DType::Float16;
   if (kind == "f4") return DType::Float32;
   if (kind == "f8") return DType::Float64;
+  if (kind == "c8") return DType::Complex64;
+  if (kind == "c16") return DType::Complex128;
   return std::nullopt;
 }
 

@@ -28,11 +28,17 @@ enum class DType : uint8_t {
   BFloat16,
   Float32,
   Float64,
+  /// Pairs of f32 / f64 (real, imaginary), as NumPy's complex64 and
+  /// complex128. Inside the compiler a complex tensor of shape S is a float
+  /// tensor of shape S x 2, the same bytes (torch.view_as_real).
+  Complex64,
+  Complex128,
 };
 
 /// Size of one element in bytes.
 size_t dtypeSize(DType t);
-/// MLIR element type spelling: i1 ui8 i8 i16 i32 i64 f16 bf16 f32 f64.
+/// MLIR element type spelling: i1 ui8 i8 i16 i32 i64 f16 bf16 f32 f64, and
+/// complex64 / complex128 (NumPy's names: MLIR's complex<f32> holds an 'x').
 std::string_view dtypeName(DType t);
 /// Parses an MLIR element type spelling; nullopt when unknown.
 std::optional<DType> parseDType(std::string_view name);
@@ -45,7 +51,12 @@ inline bool isFloat(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 ||
          t == DType::Float64;
 }
-inline bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
+inline bool isComplex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
+inline bool isIntegral(DType t) { return !isFloat(t) && !isComplex(t) && t != DType::Bool; }
+/// The float type of a complex type's parts (the type itself otherwise).
+inline DType complexPart(DType t) {
+  return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t;
+}
 
 } // namespace cuvil
 

@@ -195,6 +195,9 @@ double Tensor::getDouble(int64_t i) const {
   case DType::BFloat16: return bf16ToFloat(load<uint16_t>(p, i));
   case DType::Float32: return load<float>(p, i);
   case DType::Float64: return load<double>(p, i);
+  // A complex element as a number: its real part.
+  case DType::Complex64: return load<float>(p, 2 * i);
+  case DType::Complex128: return load<double>(p, 2 * i);
   }
   return 0;
 }
@@ -220,6 +223,8 @@ void Tensor::setDouble(int64_t i, double v) {
   case DType::BFloat16: store<uint16_t>(p, i, floatToBf16(static_cast<float>(v))); return;
   case DType::Float32: store<float>(p, i, static_cast<float>(v)); return;
   case DType::Float64: store<double>(p, i, v); return;
+  case DType::Complex64: store<float>(p, 2 * i, static_cast<float>(v)); store<float>(p, 2 * i + 1, 0.0f); return;
+  case DType::Complex128: store<double>(p, 2 * i, v); store<double>(p, 2 * i + 1, 0.0); return;
   default: setInt(i, floatToInt64(v)); return;
   }
 }
@@ -271,7 +276,17 @@ Tensor Tensor::cast(DType to) const {
   if (to == dtype_)
     return *this;
   Tensor t(to, shape_);
-  bool intPath = !isFloat(dtype_) && !isFloat(to);
+  if (isComplex(dtype_) && isComplex(to)) {
+    for (int64_t i = 0; i < 2 * numel_; ++i) {
+      double v = dtype_ == DType::Complex64 ? load<float>(bytes_.data(), i) : load<double>(bytes_.data(), i);
+      if (to == DType::Complex64)
+        store<float>(t.data(), i, static_cast<float>(v));
+      else
+        store<double>(t.data(), i, v);
+    }
+    return t;
+  }
+  bool intPath = !isFloat(dtype_) && !isFloat(to) && !isComplex(dtype_) && !isComplex(to);
   for (int64_t i = 0; i < numel_; ++i) {
     if (intPath)
       t.setInt(i, getInt(i));
@@ -283,12 +298,37 @@ Tensor Tensor::cast(DType to) const {
   return t;
 }
 
+Result<Tensor> Tensor::complexAsPairs() const {
+  if (!isComplex(dtype_))
+    return inputError("expected a complex tensor, got " + describe());
+  Tensor t = *this;
+  t.dtype_ = complexPart(dtype_);
+  t.shape_.push_back(2);
+  t.numel_ = numel_ * 2;
+  return t;
+}
+
+Result<Tensor> Tensor::pairsAsComplex() const {
+  if ((dtype_ != DType::Float32 && dtype_ != DType::Float64) || shape_.empty() || shape_.back() != 2)
+    return inputError("expected f32 or f64 (real, imaginary) pairs (last dimension 2), got " +
+                      describe());
+  Tensor t = *this;
+  t.dtype_ = dtype_ == DType::Float32 ? DType::Complex64 : DType::Complex128;
+  t.shape_.pop_back();
+  t.numel_ = numel_ / 2;
+  return t;
+}
+
 std::string Tensor::preview(int count) const {
   std::string s = describe() + " [";
   int64_t n = std::min<int64_t>(numElements(), count);
   for (int64_t i = 0; i < n; ++i) {
     char buf[32];
-    if (isFloat(dtype_))
+    if (isComplex(dtype_)) {
+      double im = dtype_ == DType::Complex64 ? load<float>(bytes_.data(), 2 * i + 1)
+                                             : load<double>(bytes_.data(), 2 * i + 1);
+      std::snprintf(buf, sizeof(buf), "%.6g%+.6gj", getDouble(i), im);
+    } else if (isFloat(dtype_))
       std::snprintf(buf, sizeof(buf), "%.6g", getDouble(i));
     else
       std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(getInt(i)));

@@ -83,6 +83,10 @@ public:
   Tensor reshaped(std::vector<int64_t> shape) const;
   /// Element-wise conversion to another dtype.
   Tensor cast(DType to) const;
+  /// A complex tensor of shape S as its float pairs, shape S x 2 (the same
+  /// bytes), and back. Fail on other dtypes / a last dimension other than 2.
+  Result<Tensor> complexAsPairs() const;
+  Result<Tensor> pairsAsComplex() const;
 
   std::string describe() const { return formatShape(shape_, dtype_); }
   /// "1x10xf32 [0.1, -2.5, ...]": the shape and the first `count` values.

@@ -126,8 +126,17 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
 
   // Cuvil's own attributes (names, memory plan) have no LLVM meaning.
   module.walk([](LLVM::LLVMFuncOp f) {
+    auto ownOf = [](DictionaryAttr attrs) {
+      SmallVector<StringAttr> names;
+      if (attrs)
+        for (NamedAttribute a : attrs)
+          if (a.getName().strref().starts_with("cuvil."))
+            names.push_back(a.getName());
+      return names;
+    };
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      f.removeArgAttr(i, StringAttr::get(f.getContext(), "cuvil.name"));
+      for (StringAttr name : ownOf(f.getArgAttrDict(i)))
+        f.removeArgAttr(i, name);
     SmallVector<StringAttr> own;
     for (NamedAttribute a : f->getDiscardableAttrs())
       if (a.getName().strref().starts_with("cuvil."))

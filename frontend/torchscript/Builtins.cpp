@@ -117,6 +117,14 @@ IValue symbolicInt(mlir::Value v) {
   return r;
 }
 bool isSymbolicInt(const IValue &v) { return v.isTensor() && v.tensor->symbolicInt; }
+/// A run-time Python float: `v` is a 0-d f64 tensor.
+IValue symbolicFloat(mlir::Value v) {
+  IValue r = IValue::ofTensor(v);
+  r.tensor->symbolicFloat = true;
+  return r;
+}
+bool isSymbolicFloat(const IValue &v) { return v.isTensor() && v.tensor->symbolicFloat; }
+bool isSymbolicNumber(const IValue &v) { return isSymbolicInt(v) || isSymbolicFloat(v); }
 
 bool anyTensorOrPoison(const std::vector<IValue> &args,
                        const std::vector<std::pair<std::string, IValue>> &kwargs) {
@@ -148,6 +156,34 @@ IValue Interpreter::binaryOp(const std::string &op, const IValue &a, const IValu
     if (it == tensorOps.end())
       fail("CUVIL-E-IMPORT-TYPE", "unsupported operator " + op + " on tensors");
     IValue r;
+    bool numberOperands = (isSymbolicNumber(a) || isNum(a)) && (isSymbolicNumber(b) || isNum(b));
+    bool floatOperands = numberOperands && (isSymbolicFloat(a) || isSymbolicFloat(b) ||
+                                            a.is(K::Float) || b.is(K::Float) || op == "/");
+    if (floatOperands) {
+      // Python float arithmetic is double precision: both operands as f64.
+      auto f64 = mlir::RankedTensorType::get({}, builder().getF64Type());
+      auto asF64 = [&](const IValue &v) {
+        mlir::Value t = v.isTensor() ? v.tensor->value : scalarConstant(v, DType::Float64);
+        if (t.getType() != f64)
+          t = builder().create<mlir::cuvil::CastOp>(location(), f64, t);
+        return IValue::ofTensor(t);
+      };
+      r = op == "//" || op == "%" || op == "**" || op == "/" || op == "-" || op == "+" || op == "*"
+              ? callOperator(op == "**"   ? "aten::pow"
+                             : op == "//" ? "aten::floor_divide"
+                             : op == "%"  ? "aten::remainder"
+                             : op == "/"  ? "aten::div"
+                             : op == "-"  ? "aten::sub"
+                             : op == "+"  ? "aten::add"
+                                          : "aten::mul",
+                             {asF64(a), asF64(b)}, {})
+              : IValue::poison();
+      if (r.is(K::Poison))
+        fail("CUVIL-E-IMPORT-TYPE", "unsupported operator " + op + " on Python floats");
+      if (r.isTensor())
+        r.tensor->symbolicFloat = true;
+      return r;
+    }
     if (!a.isTensor()) { // scalar op tensor: reverse where it matters
       if (op == "+" || op == "*")
         r = callOperator(it->second, {b, a}, {});
@@ -508,7 +544,10 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     }
   // int(t) / t.item() of an integer tensor: a run-time int (sizes may use it).
   if ((name == "builtin::int" || name == "aten::Int" || name == "aten::item") && n == 1 &&
-      arg(0).isTensor()) {
+      arg(0).isTensor() &&
+      (name != "aten::item" ||
+       !llvm::isa<mlir::FloatType>(
+           llvm::cast<mlir::RankedTensorType>(arg(0).tensor->value.getType()).getElementType()))) {
     if (isSymbolicInt(arg(0)))
       return arg(0);
     mlir::Value t = arg(0).tensor->value;
@@ -516,7 +555,7 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     bool isIntTensor = type.getElementType().isInteger(64) || type.getElementType().isInteger(32) ||
                        type.getElementType().isInteger(16) || type.getElementType().isInteger(8);
     if (name == "aten::item" && !isIntTensor)
-      return in.unsupported("a floating-point number read from tensor data (t.item())");
+      return in.unsupported("a Python bool read from tensor data (t.item())");
     if (!type.hasStaticShape() || type.getNumElements() != 1)
       in.fail("CUVIL-E-IMPORT-RAISE", "only a tensor with one element can be converted to a Python number");
     if (type.getRank() > 0)
@@ -526,8 +565,49 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
       t = in.builder().create<mlir::cuvil::CastOp>(in.location(), i64, t); // toward zero, as int()
     return symbolicInt(t);
   }
-  if ((name == "builtin::float" || name == "aten::Float") && n == 1 && arg(0).isTensor())
-    return in.unsupported("a floating-point number read from tensor data (float(t))");
+  // float(t) / t.item() of a float tensor: a run-time Python float, kept
+  // dynamic (a 0-d f64 tensor) for the tensor ops that use it.
+  if ((name == "builtin::float" || name == "aten::Float" ||
+       ((name == "aten::item" || name == "aten::ScalarImplicit") && arg(0).isTensor() &&
+        llvm::isa<mlir::FloatType>(
+            llvm::cast<mlir::RankedTensorType>(arg(0).tensor->value.getType()).getElementType()))) &&
+      n == 1 && arg(0).isTensor()) {
+    if (isSymbolicFloat(arg(0)))
+      return arg(0);
+    mlir::Value t = arg(0).tensor->value;
+    auto type = llvm::cast<mlir::RankedTensorType>(t.getType());
+    if (!type.hasStaticShape() || type.getNumElements() != 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "only a tensor with one element can be converted to a Python number");
+    if (type.getRank() > 0)
+      t = in.build<mlir::cuvil::ReshapeOp>(t, in.builder().getDenseI64ArrayAttr({}));
+    auto f64 = mlir::RankedTensorType::get({}, in.builder().getF64Type());
+    if (llvm::cast<mlir::RankedTensorType>(t.getType()) != f64)
+      t = in.builder().create<mlir::cuvil::CastOp>(in.location(), f64, t);
+    return symbolicFloat(t);
+  }
+  // math.floor/ceil of a run-time float: a run-time int.
+  if ((name == "aten::floor" || name == "aten::ceil") && n == 1 && isSymbolicFloat(arg(0))) {
+    mlir::Value r = in.callOperator(name, {IValue::ofTensor(arg(0).tensor->value)}, {}).tensor->value;
+    auto i64 = mlir::RankedTensorType::get({}, in.builder().getI64Type());
+    return symbolicInt(in.builder().create<mlir::cuvil::CastOp>(in.location(), i64, r));
+  }
+  // math functions of a run-time number: a run-time float.
+  if (n == 1 && isSymbolicNumber(arg(0)) &&
+      (name == "aten::sqrt" || name == "aten::exp" || name == "aten::log" || name == "aten::sin" ||
+       name == "aten::cos" || name == "aten::tanh" || name == "aten::log10" || name == "aten::log1p" ||
+       name == "aten::abs" || name == "aten::neg")) {
+    IValue x = arg(0);
+    if (isSymbolicInt(x) && name != "aten::abs" && name != "aten::neg") {
+      auto f64 = mlir::RankedTensorType::get({}, in.builder().getF64Type());
+      x = IValue::ofTensor(in.builder().create<mlir::cuvil::CastOp>(in.location(), f64, x.tensor->value));
+    }
+    IValue r = in.callOperator(name, {IValue::ofTensor(x.tensor->value)}, {});
+    if (r.isTensor()) {
+      r.tensor->symbolicFloat = !isSymbolicInt(x);
+      r.tensor->symbolicInt = isSymbolicInt(x);
+    }
+    return r;
+  }
 
   // view/reshape with sizes known only at run time.
   if ((name == "aten::view" || name == "aten::reshape") && n == 2 && arg(0).isTensor() &&

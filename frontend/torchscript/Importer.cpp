@@ -43,6 +43,15 @@ Result<InputSpec> parseInputShape(const std::string &spec) {
   InputSpec out;
   out.key = spec.substr(0, eq);
   std::string rest = spec.substr(eq + 1);
+  // "complex64" holds an 'x' itself: take it off before splitting.
+  std::optional<DType> complexType;
+  for (DType c : {DType::Complex64, DType::Complex128}) {
+    std::string tail(dtypeName(c));
+    if (rest.size() >= tail.size() && rest.compare(rest.size() - tail.size(), tail.size(), tail) == 0) {
+      complexType = c;
+      rest = rest.substr(0, rest.size() - tail.size()) + "c";
+    }
+  }
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -52,9 +61,10 @@ Result<InputSpec> parseInputShape(const std::string &spec) {
       break;
     start = x + 1;
   }
-  std::optional<DType> dtype = parseDType(parts.back());
+  std::optional<DType> dtype = complexType ? complexType : parseDType(parts.back());
   if (!dtype)
-    return bad("unknown element type '" + parts.back() + "' (use f32 f64 f16 bf16 i1 i8 ui8 i16 i32 i64)");
+    return bad("unknown element type '" + parts.back() +
+               "' (use f32 f64 f16 bf16 i1 i8 ui8 i16 i32 i64 complex64 complex128)");
   out.dtype = *dtype;
   parts.pop_back();
   for (const std::string &p : parts) {
@@ -124,6 +134,10 @@ mlir::Type elementType(mlir::MLIRContext *ctx, DType d) {
   case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
   case DType::Float32: return mlir::Float32Type::get(ctx);
   case DType::Float64: return mlir::Float64Type::get(ctx);
+  // Complex tensors are float pairs inside the compiler (CuvilDialect.h).
+  case DType::Complex64:
+  case DType::Complex128:
+    return {};
   }
   return {};
 }
@@ -141,16 +155,18 @@ std::string typeText(const Expr *e) {
 /// dict keys or NamedTuple fields are named after the path ("out",
 /// "aux.logits"); the others stay unnamed (outputN).
 void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &out,
-                    std::vector<std::string> &names, const std::string &name, int depth) {
+                    std::vector<std::string> &names, std::vector<bool> &complex,
+                    const std::string &name, int depth) {
   if (depth > 64)
     in.fail("CUVIL-E-IMPORT-OUTPUT", "the returned value nests too deeply");
-  auto push = [&](mlir::Value x) {
+  auto push = [&](mlir::Value x, bool isComplex = false) {
     out.push_back(x);
     names.push_back(name);
+    complex.push_back(isComplex);
   };
   switch (v.kind) {
   case IValue::Kind::Tensor:
-    push(v.tensor->value);
+    push(v.tensor->value, v.tensor->complex);
     return;
   case IValue::Kind::Tuple:
   case IValue::Kind::List:
@@ -161,14 +177,14 @@ void flattenOutputs(Interpreter &in, const IValue &v, std::vector<mlir::Value> &
       if (x.isNone())
         continue;
       std::string field = v.fields ? (*v.fields)[i] : "";
-      flattenOutputs(in, x, out, names,
+      flattenOutputs(in, x, out, names, complex,
                      field.empty() ? name : name.empty() ? field : name + "." + field, depth + 1);
     }
     return;
   case IValue::Kind::Dict:
     for (auto &[key, value] : *v.dict) {
       std::string k = key.is(IValue::Kind::Str) ? key.s : key.repr();
-      flattenOutputs(in, value, out, names, name.empty() ? k : name + "." + k, depth + 1);
+      flattenOutputs(in, value, out, names, complex, name.empty() ? k : name + "." + k, depth + 1);
     }
     return;
   case IValue::Kind::Int:
@@ -252,6 +268,7 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::FileLineColLoc::get(&context, path, 0, 0));
   llvm::SmallVector<mlir::Type> argTypes;
+  std::vector<size_t> complexArgs;
   std::vector<int> argOfParam(params.size(), -1);
   for (size_t k = 0; k < params.size(); ++k) {
     const InputSpec *spec = nullptr;
@@ -277,7 +294,11 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
     for (int64_t d : spec->shape)
       shape.push_back(d < 0 ? mlir::ShapedType::kDynamic : d);
     argOfParam[k] = static_cast<int>(argTypes.size());
-    argTypes.push_back(mlir::RankedTensorType::get(shape, elementType(&context, spec->dtype)));
+    if (isComplex(spec->dtype)) { // (real, imaginary) pairs inside
+      shape.push_back(2);
+      complexArgs.push_back(argTypes.size());
+    }
+    argTypes.push_back(mlir::RankedTensorType::get(shape, elementType(&context, complexPart(spec->dtype))));
   }
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(mlir::FileLineColLoc::get(&context, path, 0, 0),
@@ -286,20 +307,26 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
   for (size_t k = 0; k < params.size(); ++k)
     if (argOfParam[k] >= 0)
       func.setArgAttr(argOfParam[k], "cuvil.name", b.getStringAttr(params[k]->name));
+  for (size_t i : complexArgs)
+    func.setArgAttr(i, cir::kComplexAttrName, b.getUnitAttr());
 
   ImportResult result;
   Interpreter in(archive, context, func);
   try {
     std::vector<std::pair<std::string, IValue>> kwargs;
     for (size_t k = 0; k < params.size(); ++k)
-      if (argOfParam[k] >= 0)
-        kwargs.emplace_back(params[k]->name, IValue::ofTensor(entry->getArgument(argOfParam[k])));
+      if (argOfParam[k] >= 0) {
+        IValue arg = IValue::ofTensor(entry->getArgument(argOfParam[k]));
+        arg.tensor->complex = llvm::is_contained(complexArgs, static_cast<size_t>(argOfParam[k]));
+        kwargs.emplace_back(params[k]->name, arg);
+      }
     IValue forward = in.getAttr(in.rootModule(), options.method);
     IValue out = in.call(forward, {}, kwargs);
     if (in.unsupportedItems().empty()) {
       std::vector<mlir::Value> outputs;
       std::vector<std::string> outputNames;
-      flattenOutputs(in, out, outputs, outputNames, "", 0);
+      std::vector<bool> complexOutputs;
+      flattenOutputs(in, out, outputs, outputNames, complexOutputs, "", 0);
       if (outputs.empty())
         in.fail("CUVIL-E-IMPORT-OUTPUT", "the model returns no tensors");
       in.builder().create<mlir::func::ReturnOp>(func.getLoc(), outputs);
@@ -307,9 +334,12 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
       for (mlir::Value v : outputs)
         resultTypes.push_back(v.getType());
       func.setType(b.getFunctionType(argTypes, resultTypes));
-      for (size_t k = 0; k < outputNames.size(); ++k)
+      for (size_t k = 0; k < outputNames.size(); ++k) {
         if (!outputNames[k].empty())
           func.setResultAttr(k, "cuvil.name", b.getStringAttr(outputNames[k]));
+        if (complexOutputs[k])
+          func.setResultAttr(k, cir::kComplexAttrName, b.getUnitAttr());
+      }
     }
   } catch (const ImportError &e) {
     return inputError(path + ": " + e.what());

@@ -124,6 +124,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerLinalgOpHandlers(t);
     registerFormulaOpHandlers(t);
     registerPoolWindowOpHandlers(t);
+    registerSignalHandlers(t);
     return t;
   }();
   return table;
@@ -157,6 +158,8 @@ int64_t scalarTypeFromDType(DType d) {
   case DType::Float64: return 7;
   case DType::Bool: return 11;
   case DType::BFloat16: return 15;
+  case DType::Complex64: return 9;
+  case DType::Complex128: return 10;
   }
   return 6;
 }
@@ -611,6 +614,8 @@ IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
       return callOperator("aten::size", {base}, {});
     if (name == "dtype")
       return callOperator("prim::dtype", {base}, {});
+    if (name == "real" || name == "imag")
+      return callOperator("aten::" + name, {base}, {});
     if (name == "device")
       return IValue::device("cpu");
     if (name == "ndim")
@@ -825,8 +830,69 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
       if (containsPoison(kv.second))
         return IValue::poison();
   }
+  // A run-time Python float next to integer or bool tensors only: the
+  // default float, as PyTorch's wrapped numbers (a 0-d f64 tensor would
+  // make the result f64).
+  {
+    bool floatTensor = false, otherTensor = false, symbolicFloat = false;
+    auto scan = [&](const IValue &v) {
+      if (!v.isTensor())
+        return;
+      if (v.tensor->symbolicFloat) {
+        symbolicFloat = true;
+        return;
+      }
+      if (v.tensor->symbolicInt)
+        return;
+      otherTensor = true;
+      floatTensor |= llvm::isa<mlir::FloatType>(
+          llvm::cast<mlir::RankedTensorType>(v.tensor->value.getType()).getElementType());
+    };
+    for (const IValue &a : args)
+      scan(a);
+    for (auto &kv : kwargs)
+      scan(kv.second);
+    if (symbolicFloat && otherTensor && !floatTensor) {
+      auto f32 = mlir::RankedTensorType::get({}, builder().getF32Type());
+      auto demote = [&](IValue &v) {
+        if (v.isTensor() && v.tensor->symbolicFloat)
+          v = IValue::ofTensor(builder().create<mlir::cuvil::CastOp>(location(), f32, v.tensor->value));
+      };
+      for (IValue &a : args)
+        demote(a);
+      for (auto &kv : kwargs)
+        demote(kv.second);
+    }
+  }
+  // Complex tensors: their dtype; their sizes are those of a part; no
+  // other builtin of the interpreter knows them (the schema path does).
+  bool complexArg = false;
+  for (const IValue &a : args)
+    complexArg |= a.isTensor() && a.tensor->complex;
+  for (auto &kv : kwargs)
+    complexArg |= kv.second.isTensor() && kv.second.tensor->complex;
+  bool rawBuiltins = true;
+  if (complexArg) {
+    if ((name == "prim::dtype" || name == "aten::dtype") && args.size() == 1)
+      return IValue::integer(
+          llvm::cast<mlir::RankedTensorType>(args[0].tensor->value.getType()).getElementType().isF64() ? 10 : 9);
+    static const std::set<std::string> sizeQueries = {"aten::size", "aten::dim", "aten::numel", "aten::len",
+                                                      "aten::__len__", "prim::shape"};
+    static const std::set<std::string> dataReads = {
+        "builtin::int", "aten::Int", "aten::item", "builtin::float", "aten::Float", "aten::ScalarImplicit",
+        "builtin::bool", "aten::Bool", "aten::view", "aten::reshape"};
+    if (name == "aten::is_floating_point")
+      return IValue::boolean(false);
+    if (sizeQueries.count(name)) {
+      for (IValue &a : args)
+        if (a.isTensor() && a.tensor->complex)
+          a = callOperator("aten::real", {a}, {});
+    } else if (dataReads.count(name)) {
+      rawBuiltins = false;
+    }
+  }
   bool handled = false;
-  IValue raw = callRawBuiltin(*this, name, args, kwargs, handled);
+  IValue raw = rawBuiltins ? callRawBuiltin(*this, name, args, kwargs, handled) : IValue();
   if (handled)
     return raw;
   std::vector<const Schema *> candidates = SchemaTable::get().overloads(name);
@@ -844,7 +910,7 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
     // into tensors by prim::NumToTensor): those known at import time are
     // taken as the numbers they hold.
     auto asNumber = [&](IValue &v) {
-      if (!v.isTensor() || v.tensor->symbolicInt ||
+      if (!v.isTensor() || v.tensor->symbolicInt || v.tensor->symbolicFloat ||
           llvm::cast<mlir::RankedTensorType>(v.tensor->value.getType()).getRank() != 0)
         return false;
       std::optional<Tensor> c = foldToConstant(v.tensor->value);
@@ -872,10 +938,10 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
   if (!match) {
     auto symbolic = [](const IValue &v) {
       if (v.isTensor())
-        return v.tensor->symbolicInt;
+        return v.tensor->symbolicInt || v.tensor->symbolicFloat;
       if (v.isSequence())
         for (const IValue &x : *v.list)
-          if (x.isTensor() && x.tensor->symbolicInt)
+          if (x.isTensor() && (x.tensor->symbolicInt || x.tensor->symbolicFloat))
             return true;
       return false;
     };
@@ -896,6 +962,8 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
     fail("CUVIL-E-IMPORT-SCHEMA",
          "no overload of " + name + " takes (" + got + "); candidates:" + options);
   }
+  if (needsComplexLowering(name, bound))
+    return lowerComplexOperator(*this, name, bound);
   auto &table = opHandlers();
   auto it = table.find(name);
   if (it == table.end())

@@ -74,6 +74,7 @@ void registerLossHandlers(std::map<std::string, OpHandler> &table);
 void registerLinalgOpHandlers(std::map<std::string, OpHandler> &table);
 void registerFormulaOpHandlers(std::map<std::string, OpHandler> &table);
 void registerPoolWindowOpHandlers(std::map<std::string, OpHandler> &table);
+void registerSignalHandlers(std::map<std::string, OpHandler> &table);
 
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).
@@ -188,6 +189,11 @@ private:
 /// Dtype codes of TorchScript's ScalarType ints.
 std::optional<DType> dtypeFromScalarType(int64_t code);
 int64_t scalarTypeFromDType(DType d);
+
+/// Complex tensors (LowerComplex.cpp): whether a bound call makes or takes
+/// one, and its translation.
+bool needsComplexLowering(const std::string &name, const BoundArgs &b);
+IValue lowerComplexOperator(Interpreter &in, const std::string &name, const BoundArgs &b);
 
 } // namespace cuvil::torchscript
 

@@ -72,6 +72,10 @@ inline mlir::Type elementType(mlir::MLIRContext *ctx, DType d) {
   case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
   case DType::Float32: return mlir::Float32Type::get(ctx);
   case DType::Float64: return mlir::Float64Type::get(ctx);
+  // Complex tensors are float pairs inside the compiler (CuvilDialect.h).
+  case DType::Complex64:
+  case DType::Complex128:
+    return {};
   }
   return {};
 }

@@ -36,6 +36,13 @@ struct TensorBox {
   /// A Python int known only at run time (a '?' dimension's size, int(t)):
   /// a 0-d i64 tensor that sizes (view/reshape) may use.
   bool symbolicInt = false;
+  /// A Python float known only at run time (float(t), t.item()): a 0-d f64
+  /// tensor. In a tensor op it acts as a wrapped number: it never widens a
+  /// float tensor, and next to integer tensors it is the default float.
+  bool symbolicFloat = false;
+  /// A complex tensor: `value` is its (real, imaginary) pairs, a float
+  /// tensor with one more dimension of 2 (LowerComplex.cpp).
+  bool complex = false;
 
   TensorBox() = default;
   TensorBox(const TensorBox &) = delete;

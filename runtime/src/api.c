@@ -47,7 +47,10 @@ static size_t dtype_size(int32_t dtype) {
   switch (dtype) {
   case CUVIL_DTYPE_F64:
   case CUVIL_DTYPE_I64:
+  case CUVIL_DTYPE_C64:
     return 8;
+  case CUVIL_DTYPE_C128:
+    return 16;
   case CUVIL_DTYPE_F32:
   case CUVIL_DTYPE_I32:
     return 4;
@@ -77,6 +80,8 @@ static const char *dtype_name(int32_t dtype, char scratch[24]) {
   case CUVIL_DTYPE_I32: return "i32";
   case CUVIL_DTYPE_I64: return "i64";
   case CUVIL_DTYPE_BOOL: return "bool";
+  case CUVIL_DTYPE_C64: return "c64";
+  case CUVIL_DTYPE_C128: return "c128";
   }
   snprintf(scratch, 24, "dtype(%d)", (int)dtype);
   return scratch;

@@ -1,7 +1,9 @@
 //===- ModelInterface.cpp - The descriptor of a compiled model ------------===//
 #include "targets/CPU/ModelInterface.h"
 
+#include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+#include "runtime/include/cuvil/runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/IR/Constants.h"
@@ -27,7 +29,9 @@ FailureOr<ModelInterface> readModelInterface(func::FuncOp func, llvm::StringRef 
   ModelInterface m;
   m.modelName = modelName.str();
   FunctionType type = func.getFunctionType();
-  auto read = [&](Type t, std::string name, std::vector<TensorSignature> &into) -> LogicalResult {
+  auto read = [&](Type t, DictionaryAttr attrs, std::string fallback,
+                  std::vector<TensorSignature> &into) -> LogicalResult {
+    std::string name = nameAttr(attrs, fallback);
     auto tensor = llvm::dyn_cast<RankedTensorType>(t);
     std::optional<int32_t> code = tensor ? dtypeCode(tensor.getElementType()) : std::nullopt;
     if (!code)
@@ -36,18 +40,27 @@ FailureOr<ModelInterface> readModelInterface(func::FuncOp func, llvm::StringRef 
     TensorSignature s;
     s.name = std::move(name);
     s.dtype = *code;
-    for (int64_t d : tensor.getShape())
+    ArrayRef<int64_t> shape = tensor.getShape();
+    if (attrs && attrs.get(kComplexAttrName)) {
+      // (real, imaginary) pairs: the last dimension is the pair.
+      if (shape.empty() || shape.back() != 2 || (*code != CUVIL_DTYPE_F32 && *code != CUVIL_DTYPE_F64))
+        return func.emitError() << "'" << s.name << "' is marked complex but has type " << t
+                                << " (expected f32 or f64 with a last dimension of 2)";
+      s.dtype = *code == CUVIL_DTYPE_F32 ? CUVIL_DTYPE_C64 : CUVIL_DTYPE_C128;
+      shape = shape.drop_back();
+    }
+    for (int64_t d : shape)
       s.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
     into.push_back(std::move(s));
     return success();
   };
   for (unsigned i = 0; i < type.getNumInputs(); ++i)
-    if (failed(read(type.getInput(i), nameAttr(func.getArgAttrDict(i), "input" + std::to_string(i)),
+    if (failed(read(type.getInput(i), func.getArgAttrDict(i), "input" + std::to_string(i),
                     m.inputs)))
       return failure();
   for (unsigned i = 0; i < type.getNumResults(); ++i)
-    if (failed(read(type.getResult(i),
-                    nameAttr(func.getResultAttrDict(i), "output" + std::to_string(i)), m.outputs)))
+    if (failed(read(type.getResult(i), func.getResultAttrDict(i), "output" + std::to_string(i),
+                    m.outputs)))
       return failure();
   return m;
 }

@@ -2,7 +2,7 @@
 """PyTorch's own operator database (OpInfo) as Cuvil's coverage measure.
 
 For every OpInfo entry and dtype (float32; int64, int32, uint8 and bool where
-the entry lists them), each sample input becomes a small TorchScript module
+the entry lists them; complex64 for the complex and Fourier entries), each sample input becomes a small TorchScript module
 whose tensors are the model's inputs and whose other arguments are constants
 in the source. The module is scripted (or, where TorchScript cannot script the
 call, traced), saved, compiled by `cuvil-export` for the host, run by
@@ -17,7 +17,7 @@ Each sample ends as one of
   crash        a signal, an exit status other than 0-3, an "internal error",
                a hang, or a library that failed at run time              (bug)
   skipped      not testable here: eager PyTorch raised, nondeterministic
-               output, complex or unsupported input dtypes, not scriptable
+               output, unsupported input dtypes, not scriptable
                or traceable
 An entry passes when every sample it tested passes.
 
@@ -63,10 +63,16 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 warnings.filterwarnings("ignore")
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64, "i32": torch.int32,
-          "ui8": torch.uint8, "i8": torch.int8, "i16": torch.int16, "bool": torch.bool}
+          "ui8": torch.uint8, "i8": torch.int8, "i16": torch.int16, "bool": torch.bool,
+          "c64": torch.complex64}
 MLIR_NAMES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
               torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
-              torch.int8: "i8", torch.uint8: "ui8", torch.bool: "i1"}
+              torch.int8: "i8", torch.uint8: "ui8", torch.bool: "i1",
+              torch.complex64: "complex64", torch.complex128: "complex128"}
+# complex64 samples are tested for the entries about complex numbers and
+# Fourier transforms (for the others, complex support is not a goal yet).
+COMPLEX_ENTRIES = {"view_as_real", "real", "imag", "conj", "conj_physical", "resolve_conj",
+                   "resolve_neg", "abs", "angle", "sgn", "istft", "stft"}
 
 
 def entry_name(op):
@@ -215,7 +221,7 @@ def same_outputs(a, b):
 
 
 def to_numpy(t):
-    t = t.detach().contiguous()
+    t = t.detach().resolve_conj().resolve_neg().contiguous()
     return t.numpy()
 
 
@@ -261,8 +267,8 @@ def prepare(op, dtype_name, index, sample, root, serial):
     if not same_outputs(outs, outs2):
         c.status, c.reason = "skipped", "nondeterministic output"
         return c
-    if any(o.is_complex() or o.dtype not in MLIR_NAMES for o in outs):
-        c.status, c.reason = "skipped", "complex or unsupported output dtype"
+    if any(o.dtype not in MLIR_NAMES or o.dtype in (torch.float16, torch.bfloat16) for o in outs):
+        c.status, c.reason = "skipped", "unsupported output dtype"
         return c
     module.save(os.path.join(c.dir, "model.pt"))
     for i, t in enumerate(tensors):
@@ -302,8 +308,8 @@ def compare(c, out_dir):
             return f"output {i}: dtype {got.dtype}, PyTorch {want.dtype}"
         if c.entry.split(".")[0] in UNINITIALISED:
             continue
-        if want.dtype.kind == "f":
-            rtol, atol = (1e-3, 1e-4) if want.dtype == np.float32 else (1e-7, 1e-9)
+        if want.dtype.kind in "fc":  # complex: |got - want| against |want|
+            rtol, atol = (1e-3, 1e-4) if want.dtype in (np.float32, np.complex64) else (1e-7, 1e-9)
             poles = pole_mask(c, want)
             if poles is not None:
                 got, want = np.where(poles, 0, got), np.where(poles, 0, want)
@@ -386,7 +392,8 @@ def supported_dtypes(op, wanted):
         listed = op.supported_dtypes("cpu")
     except Exception:
         listed = op.dtypes
-    return [n for n in wanted if DTYPES[n] in listed]
+    complex_ok = entry_name(op) in COMPLEX_ENTRIES or entry_name(op).startswith("fft.")
+    return [n for n in wanted if DTYPES[n] in listed and (n != "c64" or complex_ok)]
 
 
 def samples_of(op, dtype, limit):
@@ -554,7 +561,7 @@ def main():
     ap.add_argument("--ops", default="", help="comma-separated entries (name or name.variant)")
     ap.add_argument("--subset", choices=["all", "fast"], default="all",
                     help="fast: the entries in fast_subset.txt, each of which must pass")
-    ap.add_argument("--dtypes", default="f32,i64,i32,ui8,bool")
+    ap.add_argument("--dtypes", default="f32,i64,i32,ui8,bool,c64")
     ap.add_argument("--max-samples", type=int, default=6, help="per entry and dtype")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=int, default=120, help="seconds per export or run")

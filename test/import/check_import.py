@@ -52,11 +52,12 @@ def compare(d, out_dir, what, rtol=1e-4, atol=1e-5):
                   f"{want.shape} {want.dtype}")
             ok = False
             continue
-        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        wide = np.complex128 if want.dtype.kind == "c" else np.float64
+        err = np.abs(got.astype(wide) - want.astype(wide))
         # atol is relative to the output's scale (deep networks with outputs
         # in the tens differ from PyTorch's float32 by more than 1e-5 in
         # absolute terms near zero).
-        scale = max(1.0, float(np.abs(want).max())) if want.size and want.dtype.kind == "f" else 1.0
+        scale = max(1.0, float(np.abs(want).max())) if want.size and want.dtype.kind in "fc" else 1.0
         close = np.allclose(got, want, rtol=rtol, atol=atol * scale)
         print(f"{what}: output {i}: {want.shape} {want.dtype} max abs error "
               f"{err.max() if err.size else 0:.3g} -> {'ok' if close else 'MISMATCH'}")

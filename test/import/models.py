@@ -316,6 +316,34 @@ class RankingHeads(nn.Module):
         return top_p, top_i, ranked, item_s, item_i, med, quart
 
 
+class AudioFrontend(nn.Module):
+    """An audio classifier as speech and sound models begin: a Hann-windowed
+    STFT, the power spectrum, a mel-style filter bank, log compression
+    relative to the clip's own peak (a Python float read from tensor data at
+    run time), a small 1-D CNN. Also returned: the complex spectrum itself,
+    the signal rebuilt from it by istft, and rfft band magnitudes."""
+
+    def __init__(self, n_fft=64, hop=16, mels=12, classes=5):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.register_buffer("fb", torch.rand(n_fft // 2 + 1, mels))
+        self.conv = nn.Conv1d(mels, 8, 3, padding=1)
+        self.fc = nn.Linear(8, classes)
+
+    def forward(self, wav):
+        spec = torch.stft(wav, self.n_fft, hop_length=self.hop, window=self.window, return_complex=True)
+        power = spec.abs().pow(2)
+        mel = torch.matmul(power.transpose(1, 2), self.fb).transpose(1, 2)
+        logmel = torch.log10(mel.clamp(min=1e-10))
+        logmel = logmel - float(logmel.max())
+        h = torch.relu(self.conv(logmel)).mean(-1)
+        rebuilt = torch.istft(spec, self.n_fft, hop_length=self.hop, window=self.window,
+                              length=wav.shape[-1])
+        bands = torch.fft.rfft(wav, norm="ortho").abs()[:, :16]
+        return self.fc(h), spec, rebuilt, bands
+
+
 def bn_randomize(model):
     # Non-trivial running statistics, so BatchNorm is really exercised.
     g = torch.Generator().manual_seed(1)
@@ -415,6 +443,7 @@ def _zoo():
         "unet": (lambda: UNet(), (1, 3, 32, 32)),
         "transformer_block": (lambda: TransformerBlock(), (2, 12, 32)),
         "ranking_heads": (lambda: RankingHeads(), (2, 3, 16, 16)),
+        "audio_frontend": (lambda: AudioFrontend(), (2, 400)),
         # Video: 3-D convolutions, 3-D batch norm and pooling.
         "r3d_18": (lambda: tvvideo.r3d_18(), (1, 3, 4, 32, 32)),
     }
@@ -435,7 +464,8 @@ ZOO_MODELS = ["shufflenet_v2_traced", "shufflenet_v2_scripted", "swin_traced", "
               "googlenet_scripted", "inception_v3_traced", "inception_v3_scripted", "mnasnet_traced",
               "mnasnet_scripted", "resnext_traced", "resnext_scripted", "fcn_scripted",
               "deeplabv3_scripted", "unet_traced", "unet_scripted", "transformer_block_traced",
-              "transformer_block_scripted", "ranking_heads_traced", "ranking_heads_scripted", "r3d_18_scripted"]
+              "transformer_block_scripted", "ranking_heads_traced", "ranking_heads_scripted", "r3d_18_scripted",
+              "audio_frontend_traced", "audio_frontend_scripted"]
 
 
 def to_torchscript(module, inputs, how):
@@ -459,7 +489,8 @@ MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen"
           "causal_decoder_scripted", "handwritten_norms_scripted",
           "conv_pool_variants_scripted", "indexing_scripted"] + ZOO_MODELS
 
-DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1"}
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1",
+          torch.complex64: "complex64"}
 
 
 def write(name, out):

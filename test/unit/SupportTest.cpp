@@ -60,14 +60,18 @@ std::string npyHeader(const std::string &dict, size_t dataBytes) {
 TEST_CASE("dtype names round-trip", "[support][dtype]") {
   for (DType t : {DType::Bool, DType::UInt8, DType::Int8, DType::Int16,
                   DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
-                  DType::Float32, DType::Float64}) {
+                  DType::Float32, DType::Float64, DType::Complex64, DType::Complex128}) {
     CHECK(parseDType(dtypeName(t)) == t);
     if (t != DType::BFloat16)
       CHECK(parseNumpyDescr(dtypeNumpyDescr(t)) == t);
   }
   CHECK_FALSE(parseDType("f8"));
   CHECK_FALSE(parseNumpyDescr(">f4")); // big-endian is rejected
-  CHECK_FALSE(parseNumpyDescr("<c8")); // complex
+  CHECK(parseNumpyDescr("<c8") == DType::Complex64);
+  CHECK(dtypeSize(DType::Complex128) == 16);
+  CHECK(complexPart(DType::Complex64) == DType::Float32);
+  CHECK_FALSE(isIntegral(DType::Complex64));
+  CHECK_FALSE(parseNumpyDescr(">c8"));
   CHECK(parseNumpyDescr("=i8") == DType::Int64);
 }
 

@@ -30,6 +30,12 @@ class CuvilElementwise : public OpTrait::TraitBase<ConcreteType, CuvilElementwis
 /// prints resource keys as they are and parses them as identifiers, so a
 /// weight named "block1-0.conv" would not read back.
 std::string resourceKey(llvm::StringRef name);
+
+/// On a model function's argument or result: its f32 (f64) tensor of shape
+/// S x 2 is a complex tensor of shape S, (real, imaginary) pairs, the C
+/// API's c64 (c128). Complex numbers exist only at the model's boundary:
+/// inside, ops work on the pairs.
+inline constexpr llvm::StringLiteral kComplexAttrName = "cuvil.complex";
 } // namespace mlir::cuvil
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H

@@ -86,9 +86,10 @@ def Cuvil_AddmmOp : Cuvil_Op<"gemm.addmm", [Pure]> {
 }
 
 def Cuvil_LinalgKernelOp : Cuvil_Op<"linalg.kernel", [Pure]> {
-  let summary = "A dense factorisation or solve on batches of matrices.";
+  let summary = "A dense factorisation, solve or DFT on batches of matrices.";
   let description = [{
-    The decompositions torch.linalg is built from, on f32 or f64 matrices
+    The decompositions torch.linalg is built from (and the DFT torch.fft is
+    built from), on f32 or f64 matrices
     batched over the leading dimensions (every operand has the same batch
     dimensions; the importer broadcasts). `kernel` names one, `flags` are
     its options in order:
@@ -103,6 +104,7 @@ def Cuvil_LinalgKernelOp : Cuvil_Op<"linalg.kernel", [Pure]> {
     | `ormqr` | v [..,nq,c], tau [..,k], c [..,m,n] (nq = m if left else n) | [..,m,n] | left, transpose |
     | `eigh` | a [..,n,n] | w [..,n] ascending, v [..,n,n] | upper |
     | `svd` | a [..,m,n] | u [..,m,m or k], s [..,k] descending, vh [..,n or k,n] | full_matrices |
+    | `dft` | x [..,n,2] (real, imaginary) | [..,n,2], unnormalised | inverse |
 
     LU, Cholesky and QR follow LAPACK's conventions (pivots, reflector
     signs); eigen- and singular vectors have their largest component

@@ -48,7 +48,8 @@ struct Kernel {
 const Kernel kKernels[] = {{"lu", 1, 0},          {"cholesky", 1, 1},
                            {"triangular_solve", 2, 3}, {"geqrf", 1, 0},
                            {"householder_product", 2, 0}, {"ormqr", 3, 2},
-                           {"eigh", 1, 1},        {"svd", 1, 1}};
+                           {"eigh", 1, 1},        {"svd", 1, 1},
+                           {"dft", 1, 1}};
 
 } // namespace
 
@@ -61,7 +62,7 @@ LogicalResult inferLinalgKernelTypes(StringRef kernel, ArrayRef<int64_t> flags, 
   if (!k)
     return emitError() << "unknown kernel '" << kernel
                        << "' (lu, cholesky, triangular_solve, geqrf, householder_product, ormqr, "
-                          "eigh, svd)";
+                          "eigh, svd, dft)";
   if (inputs.size() != k->inputs || flags.size() != k->flags)
     return emitError() << "kernel '" << kernel << "' takes " << k->inputs << " input(s) and "
                        << k->flags << " flag(s), got " << inputs.size() << " and " << flags.size();
@@ -119,6 +120,10 @@ LogicalResult inferLinalgKernelTypes(StringRef kernel, ArrayRef<int64_t> flags, 
     if (m != nq || tau->cols > std::min(nq, n))
       return emitError() << "ormqr: v must have " << nq << " rows and at least k columns, got " << inputs;
     results.push_back(inputs[2]);
+  } else if (kernel == "dft") {
+    if (n != 2)
+      return emitError() << "kernel 'dft' needs (real, imaginary) pairs [.., n, 2], got " << inputs[0];
+    results.push_back(inputs[0]);
   } else { // svd
     bool full = flags[0];
     results.push_back(make(a->batch, {m, full ? m : kmin}, a->element));
@@ -159,6 +164,9 @@ LinalgKernelCall describeLinalgKernelCall(StringRef kernel, ArrayRef<int64_t> fl
   } else if (kernel == "eigh") {
     c.params = {b, n, flags[0], 1};
     c.scratchDoubles = CUVIL_EIGH_SCRATCH(n);
+  } else if (kernel == "dft") {
+    c.params = {b, m, flags[0]};
+    c.scratchDoubles = cuvil_dft_scratch(m);
   } else {
     c.params = {b, m, n, flags[0], 1};
     c.scratchDoubles = CUVIL_SVD_SCRATCH(m, n, flags[0]);

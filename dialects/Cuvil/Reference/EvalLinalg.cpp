@@ -8,6 +8,7 @@
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
 
 #include "dialects/Cuvil/IR/LinalgKernels.h"
+#include "runtime/src/fft.h"
 #include "runtime/src/linalg.h"
 
 namespace mlir::cuvil::reference {
@@ -387,6 +388,8 @@ FailureOr<SmallVector<Tensor>> evalLinalgKernel(LinalgKernelOp op, ArrayRef<Tens
   else if (k == "ormqr")
     f32 ? cuvil_rt_ormqr_f32(q, fin(0), fin(1), fin(2), fout(0), w)
         : cuvil_rt_ormqr_f64(q, din(0), din(1), din(2), dout(0), w);
+  else if (k == "dft")
+    f32 ? cuvil_rt_dft_f32(q, fin(0), fout(0), w) : cuvil_rt_dft_f64(q, din(0), dout(0), w);
   else if (k == "eigh")
     f32 ? cuvil_rt_eigh_f32(q, fin(0), fout(0), fout(1), w) : cuvil_rt_eigh_f64(q, din(0), dout(0), dout(1), w);
   else

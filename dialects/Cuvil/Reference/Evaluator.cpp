@@ -56,6 +56,10 @@ Type toElementType(MLIRContext *ctx, DType d) {
   case DType::BFloat16: return BFloat16Type::get(ctx);
   case DType::Float32: return Float32Type::get(ctx);
   case DType::Float64: return Float64Type::get(ctx);
+  // Complex tensors are float pairs inside the compiler (CuvilDialect.h).
+  case DType::Complex64:
+  case DType::Complex128:
+    return {};
   }
   return {};
 }

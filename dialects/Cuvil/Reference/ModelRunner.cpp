@@ -116,13 +116,32 @@ size_t ModelRunner::numInputs() const {
 
 Result<std::vector<::cuvil::Tensor>>
 ModelRunner::run(const std::vector<::cuvil::Tensor> &inputs) const {
+  // Complex inputs and outputs are (real, imaginary) pairs inside.
+  std::vector<::cuvil::Tensor> args = inputs;
+  for (size_t i = 0; i < args.size() && i < impl->entry.getNumArguments(); ++i)
+    if (impl->entry.getArgAttr(i, kComplexAttrName)) {
+      Result<::cuvil::Tensor> pairs = args[i].complexAsPairs();
+      if (!pairs)
+        return ::cuvil::inputError("input " + std::to_string(i) + " of '" +
+                                   impl->entry.getSymName().str() + "' is complex: " +
+                                   pairs.error().message);
+      args[i] = std::move(*pairs);
+    }
   FailureOr<SmallVector<Tensor>> results =
-      evaluateFunction(impl->entry, inputs);
+      evaluateFunction(impl->entry, args);
   if (failed(results))
     return ::cuvil::inputError("evaluation of '" +
                                impl->entry.getSymName().str() + "' in '" +
                                impl->path + "' failed (see above)");
-  return std::vector<::cuvil::Tensor>(results->begin(), results->end());
+  std::vector<::cuvil::Tensor> outputs(results->begin(), results->end());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (impl->entry.getResultAttr(i, kComplexAttrName)) {
+      Result<::cuvil::Tensor> complex = outputs[i].pairsAsComplex();
+      if (!complex)
+        return complex.error();
+      outputs[i] = std::move(*complex);
+    }
+  return outputs;
 }
 
 } // namespace mlir::cuvil::reference

@@ -101,6 +101,13 @@ enum {
   CUVIL_SVD_PARAMS = 5
 };
 
+/* cuvil_rt_dft(params, x, out, scratch): a complex DFT along rows (fft.h). */
+enum {
+  CUVIL_DFT_BATCH = 0,
+  CUVIL_DFT_N = 1,
+  CUVIL_DFT_INVERSE = 2,
+  CUVIL_DFT_PARAMS = 3
+};
 
 /* Scratch sizes, in doubles, of the linear-algebra kernels (linalg.h):
  * the compiler allocates them, the kernels rely on them. */
@@ -123,5 +130,23 @@ enum {
    ((full_matrices) ? CUVIL_LINALG_MAX(m, n) : CUVIL_LINALG_MIN(m, n)) *                        \
        (CUVIL_LINALG_MAX(m, n) + 1) +                                                           \
    CUVIL_LINALG_MAX(m, n))
+
+/* The power of two at least n (n >= 1) that the DFT works on. */
+static inline int64_t cuvil_dft_pow2(int64_t n) {
+  int64_t m = 1;
+  while (m < n)
+    m <<= 1;
+  return m;
+}
+/* Scratch of cuvil_rt_dft, in doubles: a row and twiddles for a power of
+ * two; two work rows, twiddles and the chirp (Bluestein) otherwise. */
+static inline int64_t cuvil_dft_scratch(int64_t n) {
+  if (n <= 1)
+    return 1;
+  if (cuvil_dft_pow2(n) == n)
+    return 2 * n + n;
+  int64_t m = cuvil_dft_pow2(2 * n - 1);
+  return 4 * m + m + 2 * n;
+}
 
 #endif /* CUVIL_KERNEL_ABI_H */

@@ -47,7 +47,9 @@ typedef enum cuvil_dtype {
   CUVIL_DTYPE_I16 = 6,
   CUVIL_DTYPE_I32 = 7,
   CUVIL_DTYPE_I64 = 8,
-  CUVIL_DTYPE_BOOL = 9 /* one byte per element, 0 or 1 */
+  CUVIL_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  CUVIL_DTYPE_C64 = 10, /* complex: (real, imaginary) f32 pairs, as C's float _Complex */
+  CUVIL_DTYPE_C128 = 11 /* complex: f64 pairs */
 } cuvil_dtype;
 
 /* Options of an instance. Initialise with cuvil_options_init, then set

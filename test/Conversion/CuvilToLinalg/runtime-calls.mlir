@@ -58,3 +58,21 @@ func.func @lu(%a: tensor<2x3x4xf64>) -> tensor<2xi32> {
   %lu:3 = cuvil.linalg.kernel "lu" (%a) : (tensor<2x3x4xf64>) -> (tensor<2x3x4xf64>, tensor<2x3xi32>, tensor<2xi32>)
   return %lu#2 : tensor<2xi32>
 }
+
+// -----
+
+// The DFT: parameters {batch, n, inverse}; the scratch is a row and its
+// twiddles for a power of two (3n doubles), and Bluestein's work rows,
+// twiddles and chirp otherwise (n = 12: m = 32, 4m + m + 2n = 184).
+// CHECK-LABEL: func.func @dft
+//       CHECK: arith.constant dense<[3, 8, 0]> : tensor<3xi64>
+//       CHECK: memref.alloc() {alignment = 64 : i64} : memref<24xf64>
+//       CHECK: call @cuvil_rt_dft_f32
+//       CHECK: arith.constant dense<[3, 12, 1]> : tensor<3xi64>
+//       CHECK: memref.alloc() {alignment = 64 : i64} : memref<184xf64>
+//       CHECK: call @cuvil_rt_dft_f64
+func.func @dft(%a: tensor<3x8x2xf32>, %b: tensor<3x12x2xf64>) -> (tensor<3x8x2xf32>, tensor<3x12x2xf64>) {
+  %0 = cuvil.linalg.kernel "dft" (%a) {flags = array<i64: 0>} : (tensor<3x8x2xf32>) -> tensor<3x8x2xf32>
+  %1 = cuvil.linalg.kernel "dft" (%b) {flags = array<i64: 1>} : (tensor<3x12x2xf64>) -> tensor<3x12x2xf64>
+  return %0, %1 : tensor<3x8x2xf32>, tensor<3x12x2xf64>
+}

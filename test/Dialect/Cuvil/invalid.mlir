@@ -1412,6 +1412,14 @@ func.func @linalg_batch(%a: tensor<2x3x3xf32>, %b: tensor<3x3x4xf32>) {
 
 // -----
 
+func.func @linalg_dft_pairs(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{'cuvil.linalg.kernel' op kernel 'dft' needs (real, imaginary) pairs [.., n, 2], got 'tensor<4x3xf32>'}}
+  %0 = cuvil.linalg.kernel "dft" (%a) {flags = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
 func.func @linalg_flags(%a: tensor<3x3xf32>) {
   // expected-error @+1 {{'cuvil.linalg.kernel' op kernel 'eigh' takes 1 input(s) and 1 flag(s), got 1 and 0}}
   %0:2 = cuvil.linalg.kernel "eigh" (%a) : (tensor<3x3xf32>) -> (tensor<3xf32>, tensor<3x3xf32>)

@@ -402,7 +402,7 @@ func.func @runtime_shapes(%x: tensor<?x4x8xf32>, %s: tensor<2xi64>) -> (tensor<i
 }
 
 // CHECK-LABEL: func.func @linalg_kernels
-func.func @linalg_kernels(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>, %w: tensor<5x3xf64>) {
+func.func @linalg_kernels(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>, %w: tensor<5x3xf64>, %p: tensor<2x3x2xf32>) {
   // CHECK: cuvil.linalg.kernel "lu"(%{{.*}}) : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)
   %lu:3 = cuvil.linalg.kernel "lu" (%a) : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)
   // CHECK: cuvil.linalg.kernel "triangular_solve"(%{{.*}}, %{{.*}}) {flags = array<i64: 1, 1, 0>}
@@ -411,6 +411,8 @@ func.func @linalg_kernels(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>, %w: tens
   %s:3 = cuvil.linalg.kernel "svd" (%w) {flags = array<i64: 0>} : (tensor<5x3xf64>) -> (tensor<5x3xf64>, tensor<3xf64>, tensor<3x3xf64>)
   // CHECK: cuvil.linalg.kernel "eigh"(%{{.*}}) {flags = array<i64: 0>} : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3x3xf32>)
   %e:2 = cuvil.linalg.kernel "eigh" (%a) {flags = array<i64: 0>} : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3x3xf32>)
+  // CHECK: cuvil.linalg.kernel "dft"(%{{.*}}) {flags = array<i64: 1>} : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  %f = cuvil.linalg.kernel "dft" (%p) {flags = array<i64: 1>} : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
   return
 }
 
