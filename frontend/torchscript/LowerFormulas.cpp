@@ -7,7 +7,7 @@
 // searchsorted, isin, histc, mode), statistics (cov, corrcoef, the
 // trapezoid rules), the native_* normalisations with their saved
 // statistics, and smaller formulas (isclose, angle, frexp, one_hot, renorm,
-// pdist, bilinear, fftshift, sum_to_size).
+// pdist, bilinear, fftshift, sum_to_size), embedding_bag.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/torchscript/LowerHelpers.h"
@@ -757,6 +757,114 @@ void registerFormulaHandlers(Table &t) {
 
 } // namespace
 
-void registerFormulaOpHandlers(std::map<std::string, OpHandler> &table) { registerFormulaHandlers(table); }
+namespace {
+
+/// torch.embedding_bag (recommenders' EmbeddingBag): bags of rows of
+/// `weight` reduced by sum, mean or max. The bags' bounds are data
+/// (offsets), so each index's bag is computed at run time, bag[i] =
+/// #{b : offsets[b] <= i} - 1, and the reduction is a product with the
+/// [bags, indices] membership matrix (sum, mean) or a masked max. Indices
+/// equal to padding_idx belong to no bag. The other three results are
+/// PyTorch 1.13's CPU ones: offset2bag (empty for sum), bag sizes (zeros
+/// for sum), and max indices (the bag sizes for mean, zeros for sum).
+IValue embeddingBag(Interpreter &in, const Args &a) {
+  auto op = [&](const std::string &name, std::vector<IValue> args,
+                std::vector<std::pair<std::string, IValue>> kwargs = {}) -> Value {
+    IValue r = in.callOperator(name, std::move(args), std::move(kwargs));
+    if (!r.isTensor())
+      throw StopImport();
+    return r.tensor->value;
+  };
+  auto I = [](int64_t v) { return IValue::integer(v); };
+  auto T = [](Value v) { return IValue::ofTensor(v); };
+  Value weight = a.t("weight"), indices = a.t("indices"), offsets = a.t("offsets");
+  int64_t mode = a.i("mode");
+  if (mode < 0 || mode > 2)
+    in.fail("CUVIL-E-IMPORT-RAISE", "embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max)");
+  if (rankOf(weight) != 2 || rankOf(indices) != 1 || rankOf(offsets) != 1)
+    in.fail("CUVIL-E-IMPORT-RAISE", "embedding_bag: expected a 2-D weight and 1-D indices and offsets");
+  std::vector<int64_t> ws = staticShape(in, weight, "embedding_bag weight");
+  int64_t n = staticShape(in, indices, "embedding_bag indices")[0];
+  int64_t bags = staticShape(in, offsets, "embedding_bag offsets")[0];
+  bool lastOffset = a.b("include_last_offset");
+  if (lastOffset) {
+    if (bags < 1)
+      in.fail("CUVIL-E-IMPORT-RAISE", "embedding_bag: include_last_offset needs at least one offset");
+    --bags;
+  }
+  const IValue &psw = a["per_sample_weights"];
+  if (!psw.isNone() && mode != 0)
+    in.fail("CUVIL-E-IMPORT-RAISE", "embedding_bag: per_sample_weights was not None. per_sample_weights is "
+                                    "only supported for mode='sum' (got mode='" +
+                                        std::string(mode == 1 ? "mean" : "max") + "')");
+  int64_t padding = -1;
+  if (a.a.has("padding_idx") && !a["padding_idx"].isNone()) {
+    padding = a.i("padding_idx");
+    if (padding < -ws[0] || padding >= ws[0])
+      in.fail("CUVIL-E-IMPORT-RAISE", "embedding_bag: padding_idx must be within the number of embeddings");
+    if (padding < 0)
+      padding += ws[0];
+  }
+  Value idx = cast(in, indices, DType::Int64), off = cast(in, offsets, DType::Int64);
+  if (lastOffset)
+    off = op("aten::narrow", {T(off), I(0), I(0), I(bags)});
+  // bag[i] in [-1, bags): the last offset at or before position i.
+  Value positions = op("aten::arange", {I(n)}, {{"dtype", I(4)}});
+  Value starts = op("aten::le", {T(op("aten::unsqueeze", {T(off), I(0)})), T(op("aten::unsqueeze", {T(positions), I(1)}))});
+  Value bagOf = op("aten::sub", {T(op("aten::sum", {T(starts), IValue::makeList({I(1)})})), I(1)});
+  Value inBag = op("aten::ge", {T(bagOf), I(0)});
+  if (lastOffset) { // past the last offset: in no bag
+    Value end = op("aten::select", {T(cast(in, offsets, DType::Int64)), I(0), I(bags)});
+    inBag = op("aten::logical_and", {T(inBag), T(op("aten::lt", {T(positions), T(end)}))});
+  }
+  if (padding >= 0)
+    inBag = op("aten::logical_and", {T(inBag), T(op("aten::ne", {T(idx), I(padding)}))});
+  // member[b, i]: index i counts in bag b.
+  Value bagIds = op("aten::arange", {I(bags)}, {{"dtype", I(4)}});
+  Value member = op("aten::logical_and", {T(op("aten::eq", {T(op("aten::unsqueeze", {T(bagIds), I(1)})),
+                                                             T(op("aten::unsqueeze", {T(bagOf), I(0)}))})),
+                                          T(op("aten::unsqueeze", {T(inBag), I(0)}))});
+  Value rows = op("aten::embedding", {T(weight), T(idx)}); // [n, D]
+  Value counts = op("aten::sum", {T(member), IValue::makeList({I(1)})}); // [bags] i64
+  Value out;
+  if (mode == 2) {
+    // Masked max over [bags, n, D]; an empty bag is zeros.
+    Value m3 = op("aten::unsqueeze", {T(member), I(2)});
+    Value lowest = op("aten::full_like", {T(rows), IValue::floating(-INFINITY)});
+    Value masked = op("aten::where", {T(m3), T(op("aten::unsqueeze", {T(rows), I(0)})), T(op("aten::unsqueeze", {T(lowest), I(0)}))});
+    IValue mx = in.callOperator("aten::max", {T(masked), I(1)}, {});
+    if (!mx.is(IValue::Kind::Tuple))
+      throw StopImport();
+    Value values = (*mx.list)[0].tensor->value, argmax = (*mx.list)[1].tensor->value;
+    Value empty = op("aten::unsqueeze", {T(op("aten::eq", {T(counts), I(0)})), I(1)});
+    out = op("aten::where", {T(empty), T(op("aten::zeros_like", {T(values)})), T(values)});
+    // Max indices: the weight row of the winning index (0 for empty bags).
+    Value rowIds = op("aten::index_select", {T(idx), I(0), T(op("aten::flatten", {T(argmax)}))});
+    rowIds = reshape(in, rowIds, {bags, ws[1]});
+    Value maxIdx = op("aten::where", {T(empty), T(op("aten::zeros_like", {T(rowIds)})), T(rowIds)});
+    return IValue::makeTuple({T(out), T(op("aten::where", {T(op("aten::ge", {T(bagOf), I(0)})), T(bagOf), I(0)})),
+                              T(counts), T(maxIdx)});
+  }
+  Value weights = op("aten::to", {T(member)}, {{"dtype", I(scalarTypeFromDType(dtypeOf(weight)))}});
+  if (!psw.isNone())
+    rows = op("aten::mul", {T(rows), T(op("aten::unsqueeze", {T(cast(in, psw.tensor->value, dtypeOf(weight))), I(1)}))});
+  out = op("aten::matmul", {T(weights), T(rows)});
+  if (mode == 0)
+    return IValue::makeTuple({T(out), T(op("aten::zeros", {IValue::makeList({I(0)})}, {{"dtype", I(4)}})),
+                              T(op("aten::zeros", {IValue::makeList({I(bags)})}, {{"dtype", I(4)}})),
+                              T(op("aten::zeros", {IValue::makeList({I(bags)})}, {{"dtype", I(4)}}))});
+  Value denom = op("aten::clamp", {T(cast(in, counts, dtypeOf(weight))), IValue::floating(1.0)});
+  out = op("aten::div", {T(out), T(op("aten::unsqueeze", {T(denom), I(1)}))});
+  Value offset2bag = op("aten::where", {T(op("aten::ge", {T(bagOf), I(0)})), T(bagOf), I(0)});
+  return IValue::makeTuple({T(out), T(offset2bag), T(counts), T(counts)});
+}
+
+} // namespace
+
+void registerFormulaOpHandlers(std::map<std::string, OpHandler> &table) {
+  registerFormulaHandlers(table);
+  for (const char *name : {"aten::embedding_bag", "aten::_embedding_bag", "aten::_embedding_bag_forward_only"})
+    table[name] = [](Interpreter &in, const BoundArgs &b) { return embeddingBag(in, Args{in, b}); };
+}
 
 } // namespace cuvil::torchscript

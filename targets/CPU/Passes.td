@@ -42,7 +42,9 @@ def ProtectModelArgumentsPass : Pass<"cuvil-protect-model-arguments", "::mlir::M
     itself (an identity model, a no-op view of its input), the result is a
     `linalg.copy` of it instead: bufferization would otherwise find the
     result equivalent to the argument and drop it, and the output buffer
-    would never be written.
+    would never be written. A value returned at several positions
+    (`return y, y`) is copied for each repetition, for the same reason: each
+    output is a caller's buffer of its own.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::bufferization::BufferizationDialect"];

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_PROTECTMODELARGUMENTSPASS
@@ -30,11 +31,16 @@ struct ProtectModelArgumentsPass final
                           BoolAttr::get(&getContext(), false));
       func.walk([&](func::ReturnOp ret) {
         OpBuilder b(ret);
+        llvm::SmallPtrSet<Value, 8> returned;
         for (OpOperand &operand : ret->getOpOperands()) {
           Value v = operand.get();
           auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
-          if (!type || !llvm::isa<BlockArgument>(v) ||
-              llvm::cast<BlockArgument>(v).getOwner() != &func.getBody().front())
+          // An input, or a value already returned at another position
+          // (`return y, y`): each output needs a buffer of its own.
+          bool isInput = llvm::isa<BlockArgument>(v) &&
+                         llvm::cast<BlockArgument>(v).getOwner() == &func.getBody().front();
+          bool repeated = !returned.insert(v).second;
+          if (!type || (!isInput && !repeated))
             continue;
           Value empty = b.create<tensor::EmptyOp>(ret.getLoc(), type, ValueRange{});
           operand.set(b.create<linalg::CopyOp>(ret.getLoc(), v, empty).getResult(0));

@@ -344,6 +344,31 @@ class AudioFrontend(nn.Module):
         return self.fc(h), spec, rebuilt, bands
 
 
+class Recommender(nn.Module):
+    """A DLRM-style recommender: sparse features pooled by EmbeddingBag
+    tables (sum with per-sample weights, mean, max; bags given by offsets),
+    a bottom MLP on dense features, pairwise dot-product interactions, a top
+    MLP and the top-3 items."""
+
+    def __init__(self, dense=8, dim=16, rows=(40, 30, 20)):
+        super().__init__()
+        self.tables = nn.ModuleList([nn.EmbeddingBag(r, dim, mode=m) for r, m in zip(rows, ("sum", "mean", "max"))])
+        self.bottom = nn.Sequential(nn.Linear(dense, 32), nn.ReLU(), nn.Linear(32, dim), nn.ReLU())
+        n = len(rows) + 1
+        self.top = nn.Sequential(nn.Linear(dim + n * (n - 1) // 2, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, dense, idx, offsets, weights):
+        x = self.bottom(dense)
+        feats = [x]
+        for k, table in enumerate(self.tables):
+            feats.append(table(idx[k], offsets, per_sample_weights=weights if k == 0 else None))
+        z = torch.stack(feats, dim=1)
+        inter = torch.bmm(z, z.transpose(1, 2))
+        pairs = torch.tril_indices(z.shape[1], z.shape[1], offset=-1)
+        score = self.top(torch.cat([x, inter[:, pairs[0], pairs[1]]], dim=1)).squeeze(1)
+        return score.sigmoid(), score.topk(3).indices
+
+
 def bn_randomize(model):
     # Non-trivial running statistics, so BatchNorm is really exercised.
     g = torch.Generator().manual_seed(1)
@@ -401,6 +426,12 @@ def build(name):
         x = torch.randn(2, 6, 7)
         x[1, 2, 3] = x[1, 2, 5] = 9.0  # a tie: the first index wins
         return Indexing().eval(), [x, torch.randint(0, 10, (2, 5))], "script"
+    if name in ("recommender_traced", "recommender_scripted"):
+        batch, per_bag = 4, 3
+        idx = torch.stack([torch.randint(0, r, (batch * per_bag,)) for r in (20, 20, 20)])
+        offsets = torch.tensor([0, 3, 3, 7])  # bag 1 is empty, bag 3 is longer
+        return (Recommender().eval(), [torch.randn(batch, 8), idx, offsets, torch.rand(batch * per_bag)],
+                "trace" if name.endswith("traced") else "script")
     if name == "handwritten_norms_scripted":
         return HandwrittenNorms().eval(), [torch.randn(3, 7, 16)], "script"
     # Whole models of the families users bring (small configurations, so
@@ -465,7 +496,8 @@ ZOO_MODELS = ["shufflenet_v2_traced", "shufflenet_v2_scripted", "swin_traced", "
               "mnasnet_scripted", "resnext_traced", "resnext_scripted", "fcn_scripted",
               "deeplabv3_scripted", "unet_traced", "unet_scripted", "transformer_block_traced",
               "transformer_block_scripted", "ranking_heads_traced", "ranking_heads_scripted", "r3d_18_scripted",
-              "audio_frontend_traced", "audio_frontend_scripted"]
+              "audio_frontend_traced", "audio_frontend_scripted", "recommender_traced",
+              "recommender_scripted"]
 
 
 def to_torchscript(module, inputs, how):

@@ -35,3 +35,21 @@ func.func @computed(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A computed value returned twice: the first position keeps it, the
+// second gets a copy (bufferization would give both one buffer).
+// CHECK-LABEL: func @computed_twice
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[R]] : tensor<4xf32>)
+// CHECK: return %[[R]], %[[C]]
+func.func @computed_twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %r, %r : tensor<4xf32>, tensor<4xf32>
+}
