@@ -38,6 +38,62 @@ using mlir::RankedTensorType;
 using mlir::Value;
 using K = IValue::Kind;
 
+/// The [out, in] matrix of one axis of PyTorch's upsample_bicubic2d
+/// (UpSampleBicubic2d.cpp): source x = scale (o + 0.5) - 0.5 (or scale o
+/// aligned), unclamped; taps floor(x) - 1 .. + 2 clamped to the edge, with
+/// the cubic convolution weights of t = x - floor(x), in the opmath type.
+template <typename T>
+std::vector<double> bicubicMatrix(int64_t in, int64_t out, std::optional<double> scale, bool alignCorners) {
+  std::vector<double> m(static_cast<size_t>(in * out), 0.0);
+  if (in == out) {
+    for (int64_t o = 0; o < out; ++o)
+      m[o * in + o] = 1.0;
+    return m;
+  }
+  T ratio = alignCorners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                         : (scale && *scale > 0 ? static_cast<T>(1.0 / *scale)
+                                                : static_cast<T>(in) / static_cast<T>(out));
+  const T A = T(-0.75);
+  auto cc1 = [&](T x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
+  auto cc2 = [&](T x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
+  for (int64_t o = 0; o < out; ++o) {
+    T src = alignCorners ? ratio * static_cast<T>(o) : ratio * (static_cast<T>(o) + T(0.5)) - T(0.5);
+    int64_t i0 = static_cast<int64_t>(std::floor(src));
+    T t = src - static_cast<T>(i0);
+    T w[4] = {cc2(t + 1), cc1(t), cc1(1 - t), cc2(2 - t)};
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = std::min(std::max<int64_t>(i0 - 1 + k, 0), in - 1);
+      m[o * in + i] += static_cast<double>(w[k]);
+    }
+  }
+  return m;
+}
+
+Value bicubic(Interpreter &in, Value x, const std::vector<int64_t> &size, const std::vector<double> &scales,
+              bool alignCorners) {
+  x = floatOperand(in, x);
+  std::vector<int64_t> shape = staticShape(in, x, "bicubic upsampling");
+  DType d = dtypeOf(x);
+  auto matrix = [&](int64_t axis) {
+    std::optional<double> scale;
+    if (!scales.empty() && scales[axis] > 0)
+      scale = scales[axis];
+    int64_t inSize = shape[2 + axis], outSize = size[axis];
+    std::vector<double> m = d == DType::Float64 ? bicubicMatrix<double>(inSize, outSize, scale, alignCorners)
+                                                : bicubicMatrix<float>(inSize, outSize, scale, alignCorners);
+    return constantFrom(in, Tensor::fromDoubles(d, {outSize, inSize}, m));
+  };
+  Value ah = matrix(0), aw = matrix(1);
+  auto call = [&](const char *name, std::vector<IValue> args) {
+    IValue r = in.callOperator(name, std::move(args), {});
+    if (!r.isTensor())
+      throw StopImport();
+    return r.tensor->value;
+  };
+  Value rows = call("aten::matmul", {ret(ah), ret(x)}); // [N, C, Ho, W]
+  return call("aten::matmul", {ret(rows), ret(call("aten::t", {ret(aw)}))});
+}
+
 void registerElementwise(Table &t) {
   // Activations.
   unaryKeep<cir::ReluOp>(t, "aten::relu");
@@ -680,7 +736,10 @@ void registerLinalg(Table &t) {
   // F.interpolate. The .vec overloads take output_size or scale_factors
   // (exactly one); the others take output_size and optional per-dim scales
   // that only change how output positions map back to the input.
-  auto upsample = [](int64_t spatial, cir::ResizeMode mode) {
+  // mode: none for bicubic (2-D only), which is separable: Y = Ah X Aw^T
+  // with the [out, in] matrices of PyTorch's 4-tap cubic convolution
+  // (A = -0.75, clamped taps), built at import time.
+  auto upsample = [](int64_t spatial, std::optional<cir::ResizeMode> mode) {
     return [spatial, mode](Interpreter &in, const BoundArgs &b) {
       Args a{in, b};
       bool vec = b.has("scale_factors");
@@ -735,11 +794,13 @@ void registerLinalg(Table &t) {
         if (v < 1)
           in.fail("CUVIL-E-IMPORT-RAISE", "upsampling output sizes must be greater than 0");
       bool alignCorners = b.has("align_corners") && !a.none("align_corners") && a.b("align_corners");
+      if (!mode)
+        return ret(bicubic(in, x, size, scales, alignCorners));
       mlir::DenseF64ArrayAttr scalesAttr;
       if (!scales.empty() && !alignCorners)
         scalesAttr = in.builder().getDenseF64ArrayAttr(scales);
       Value v = in.build<cir::ResizeOp>(
-          x, cir::ResizeModeAttr::get(in.context(), mode), i64s(in, size), scalesAttr,
+          x, cir::ResizeModeAttr::get(in.context(), *mode), i64s(in, size), scalesAttr,
           alignCorners ? in.builder().getUnitAttr() : mlir::UnitAttr());
       return ret(v);
     };
@@ -752,6 +813,7 @@ void registerLinalg(Table &t) {
   t["aten::upsample_linear1d"] = upsample(1, cir::ResizeMode::Linear);
   t["aten::upsample_bilinear2d"] = upsample(2, cir::ResizeMode::Linear);
   t["aten::upsample_trilinear3d"] = upsample(3, cir::ResizeMode::Linear);
+  t["aten::upsample_bicubic2d"] = upsample(2, std::nullopt);
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/torchscript/LowerHelpers.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -307,8 +308,9 @@ void registerPoolWindowHandlers(Table &t) {
     return ret(unbatched ? reshape(in, r, {c, out[0], out[1]}) : r);
   };
   // grid_sample (4-D): each output reads the input at a grid point, by
-  // its nearest pixel or the bilinear blend of the four around it; reads
-  // outside the input give 0 (padding 'zeros') or are clamped ('border').
+  // its nearest pixel, the bilinear blend of the four around it or the
+  // bicubic one of sixteen; reads outside the input give 0 (padding
+  // 'zeros'), are clamped ('border') or mirrored ('reflection').
   auto gridSample = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value x = a.t("input"), grid = cast(in, a.t("grid"), dtypeOf(a.t("input")));
@@ -316,26 +318,46 @@ void registerPoolWindowHandlers(Table &t) {
     bool align = a.b("align_corners");
     if (rankOf(x) != 4 || rankOf(grid) != 4 || shapeOf(grid)[3] != 2)
       return in.unsupported("grid_sample other than 4-D input with an [N, H, W, 2] grid");
-    if (mode > 1 || padding > 1)
-      return in.unsupported("grid_sample with bicubic interpolation or reflection padding");
+    if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
+      in.fail("CUVIL-E-IMPORT-RAISE", "grid_sampler(): unknown interpolation or padding mode");
     if (!isFloat(dtypeOf(x)))
       in.fail("CUVIL-E-IMPORT-RAISE", "grid_sampler(): expected a floating point input");
     std::vector<int64_t> xs = shapeOf(x), gs = shapeOf(grid);
     int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], l = gs[1] * gs[2];
     auto num = [&](double v) { return in.scalarConstant(IValue::floating(v), dtypeOf(x)); };
-    auto coord = [&](int64_t k, int64_t size) { // unnormalised, [n, l]
+    auto divide = [&](Value p, Value q) {
+      return Value(in.build<cir::DivOp>(p, q, cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None)));
+    };
+    auto unnormalize = [&](int64_t k, int64_t size) { // [n, l]
       Value g = reshape(in, in.build<cir::SliceOp>(grid, i64(in, 3), i64(in, k), i64(in, k + 1), i64(in, 1)), {n, l});
       Value one = num(1.0);
-      Value u = align ? in.build<cir::MulOp>(in.build<cir::DivOp>(in.build<cir::AddOp>(g, one), num(2.0),
-                                                                cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None)),
-                                             num(double(size - 1)))
-                      : in.build<cir::DivOp>(in.build<cir::SubOp>(in.build<cir::MulOp>(in.build<cir::AddOp>(g, one), num(double(size))), one),
-                                             num(2.0), cir::RoundingModeAttr::get(in.context(), cir::RoundingMode::None));
-      if (padding == 1) // border: clamp into the input
-        u = in.build<cir::MinimumOp>(in.build<cir::MaximumOp>(u, num(0.0)), num(double(size - 1)));
-      return u;
+      return align ? Value(in.build<cir::MulOp>(divide(in.build<cir::AddOp>(g, one), num(2.0)), num(double(size - 1))))
+                   : divide(in.build<cir::SubOp>(in.build<cir::MulOp>(in.build<cir::AddOp>(g, one), num(double(size))), one),
+                            num(2.0));
     };
-    Value ix = coord(0, w), iy = coord(1, h);
+    auto clip = [&](Value u, int64_t size) {
+      return Value(in.build<cir::MinimumOp>(in.build<cir::MaximumOp>(u, num(0.0)), num(double(size - 1))));
+    };
+    // PyTorch's reflect_coordinates over [lo2/2, hi2/2], then clipped.
+    auto reflect = [&](Value u, int64_t size) {
+      double lo2 = align ? 0.0 : -1.0, hi2 = align ? 2.0 * double(size - 1) : 2.0 * double(size) - 1.0;
+      if (lo2 == hi2)
+        return Value(in.build<cir::MulOp>(u, num(0.0)));
+      double lo = lo2 / 2, span = (hi2 - lo2) / 2;
+      Value d = in.build<cir::AbsOp>(in.build<cir::SubOp>(u, num(lo)));
+      Value flips = in.build<cir::FloorOp>(divide(d, num(span)));
+      Value extra = in.build<cir::SubOp>(d, in.build<cir::MulOp>(flips, num(span)));
+      Value half = in.build<cir::FloorOp>(divide(flips, num(2.0)));
+      Value even = in.build<cir::EqOp>(in.build<cir::SubOp>(flips, in.build<cir::MulOp>(half, num(2.0))), num(0.0));
+      Value r = in.build<cir::WhereOp>(even, in.build<cir::AddOp>(extra, num(lo)),
+                                       in.build<cir::AddOp>(in.build<cir::SubOp>(num(span), extra), num(lo)));
+      return clip(r, size);
+    };
+    auto pad = [&](Value u, int64_t size) {
+      return padding == 1 ? clip(u, size) : padding == 2 ? reflect(u, size) : u;
+    };
+    Value ux = unnormalize(0, w), uy = unnormalize(1, h);
+    Value ix = pad(ux, w), iy = pad(uy, h);
     Value flat = reshape(in, x, {n, c, h * w});
     Value ext = in.build<cir::ConcatOp>(mlir::ValueRange{flat, splat(in, {n, c, 1}, dtypeOf(x), IValue::floating(0.0))},
                                         i64(in, 2));
@@ -352,6 +374,35 @@ void registerPoolWindowHandlers(Table &t) {
     Value out;
     if (mode == 1) {
       out = at(in.build<cir::RoundOp>(ix), in.build<cir::RoundOp>(iy));
+    } else if (mode == 2) {
+      // Bicubic: 4 x 4 taps around the unpadded point, each tap's position
+      // padded on its own, weights of PyTorch's cubic convolution (A = -0.75).
+      Value x0 = in.build<cir::FloorOp>(ux), y0 = in.build<cir::FloorOp>(uy);
+      Value tx = in.build<cir::SubOp>(ux, x0), ty = in.build<cir::SubOp>(uy, y0);
+      const double A = -0.75;
+      auto cc1 = [&](Value t) { // ((A + 2) t - (A + 3)) t t + 1
+        Value p = in.build<cir::SubOp>(in.build<cir::MulOp>(t, num(A + 2)), num(A + 3));
+        return Value(in.build<cir::AddOp>(in.build<cir::MulOp>(in.build<cir::MulOp>(p, t), t), num(1.0)));
+      };
+      auto cc2 = [&](Value t) { // ((A t - 5A) t + 8A) t - 4A
+        Value p = in.build<cir::SubOp>(in.build<cir::MulOp>(t, num(A)), num(5 * A));
+        p = in.build<cir::AddOp>(in.build<cir::MulOp>(p, t), num(8 * A));
+        return Value(in.build<cir::SubOp>(in.build<cir::MulOp>(p, t), num(4 * A)));
+      };
+      auto coeffs = [&](Value t) {
+        Value one = num(1.0), two = num(2.0);
+        return std::array<Value, 4>{cc2(in.build<cir::AddOp>(t, one)), cc1(t), cc1(in.build<cir::SubOp>(one, t)),
+                                    cc2(in.build<cir::SubOp>(two, t))};
+      };
+      std::array<Value, 4> wx = coeffs(tx), wy = coeffs(ty);
+      for (int j = 0; j < 4; ++j) {
+        Value py = pad(in.build<cir::AddOp>(y0, num(double(j - 1))), h);
+        for (int i = 0; i < 4; ++i) {
+          Value px = pad(in.build<cir::AddOp>(x0, num(double(i - 1))), w);
+          Value term = in.build<cir::MulOp>(at(px, py), reshape(in, in.build<cir::MulOp>(wx[i], wy[j]), {n, 1, l}));
+          out = out ? Value(in.build<cir::AddOp>(out, term)) : term;
+        }
+      }
     } else {
       Value x0 = in.build<cir::FloorOp>(ix), y0 = in.build<cir::FloorOp>(iy);
       Value x1 = in.build<cir::AddOp>(x0, num(1.0)), y1 = in.build<cir::AddOp>(y0, num(1.0));
