@@ -207,24 +207,65 @@ SVD svd(Interpreter &in, Value a, bool full) {
 
 /// The cut-off of pinv / matrix_rank: max(atol, rtol * largest), with
 /// PyTorch's defaults (rtol = eps * max(m, n) when neither is given).
-Value cutoff(Interpreter &in, Value largest, Value a, std::optional<double> atol, std::optional<double> rtol) {
+/// A tolerance of linalg.pinv / matrix_rank: a number, or a tensor of one
+/// per matrix (broadcast over the batch dims).
+struct Tol {
+  std::optional<double> number;
+  Value tensor;
+  Tol() = default;
+  Tol(std::optional<double> n) : number(n) {}
+  Tol(double n) : number(n) {}
+  bool given() const { return number || tensor; }
+};
+
+/// PyTorch's cut-off max(atol, rtol * largest), with its defaults: rtol =
+/// eps * max(m, n) unless atol is given and positive (then 0).
+Value cutoff(Interpreter &in, Value largest, Value a, const Tol &atol, const Tol &rtol) {
   double eps = dtypeOf(a) == DType::Float32 ? std::numeric_limits<float>::epsilon()
                                             : std::numeric_limits<double>::epsilon();
   std::vector<int64_t> s = shapeOf(a);
-  double r = rtol ? *rtol : (atol && *atol > 0 ? 0.0 : eps * double(std::max(s[s.size() - 1], s[s.size() - 2])));
-  Value tol = in.build<cir::MulOp>(largest, num(in, largest, r));
-  return in.build<cir::MaximumOp>(tol, num(in, largest, atol ? *atol : 0.0));
+  double byDefault = eps * double(std::max(s[s.size() - 1], s[s.size() - 2]));
+  if (!atol.tensor && !rtol.tensor) {
+    double r = rtol.number ? *rtol.number : (atol.number && *atol.number > 0 ? 0.0 : byDefault);
+    Value tol = in.build<cir::MulOp>(largest, num(in, largest, r));
+    return in.build<cir::MaximumOp>(tol, num(in, largest, atol.number ? *atol.number : 0.0));
+  }
+  // Tensor tolerances: in double, as PyTorch's get_atol_rtol, one per matrix.
+  auto perMatrix = [&](Value t) {
+    t = cast(in, t, DType::Float64);
+    std::vector<int64_t> ts = shapeOf(t);
+    ts.push_back(1);
+    return reshape(in, t, ts);
+  };
+  Value wide = cast(in, largest, DType::Float64);
+  Value av = atol.tensor ? perMatrix(atol.tensor) : num(in, wide, atol.number.value_or(0.0));
+  Value rv;
+  if (rtol.tensor)
+    rv = perMatrix(rtol.tensor);
+  else if (rtol.number)
+    rv = num(in, wide, *rtol.number);
+  else if (atol.tensor)
+    rv = in.build<cir::WhereOp>(in.build<cir::GtOp>(av, num(in, wide, 0.0)), num(in, wide, 0.0),
+                                num(in, wide, byDefault));
+  else
+    rv = num(in, wide, atol.number && *atol.number > 0 ? 0.0 : byDefault);
+  return in.build<cir::MaximumOp>(av, in.build<cir::MulOp>(rv, wide));
 }
 
-std::optional<double> optF(const Args &a, const BoundArgs &b, const char *name) {
+Tol optF(const Args &a, const BoundArgs &b, const char *name) {
   if (!b.has(name) || a.none(name))
-    return std::nullopt;
-  if (a[name].isTensor())
-    a.in.fail("CUVIL-E-IMPORT-UNSUPPORTED", std::string(name) + " given as a tensor");
-  return a.f(name);
+    return Tol();
+  if (a[name].isTensor()) {
+    Tol t;
+    t.tensor = a.t(name);
+    if (!isFloat(dtypeOf(t.tensor)) && !isIntegral(dtypeOf(t.tensor)))
+      a.in.fail("CUVIL-E-IMPORT-RAISE", std::string(name) + " tensor of dtype bool is not supported");
+    return t;
+  }
+  return Tol(a.f(name));
 }
 
-Value pinv(Interpreter &in, Value a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+Value pinv(Interpreter &in, Value a, const Tol &atol, const Tol &rtol, bool hermitian) {
   if (hermitian) {
     std::vector<Value> r = kernel(in, "eigh", {a}, {0}, 2);
     Value w = r[0], v = r[1];
@@ -249,7 +290,7 @@ Value pinv(Interpreter &in, Value a, std::optional<double> atol, std::optional<d
   return in.build<cir::MatmulOp>(in.build<cir::MulOp>(v, reshape(in, sinv, ss)), transposeLast(in, d.u));
 }
 
-Value matrixRank(Interpreter &in, Value a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+Value matrixRank(Interpreter &in, Value a, const Tol &atol, const Tol &rtol, bool hermitian) {
   Value s;
   if (hermitian)
     s = in.build<cir::AbsOp>(kernel(in, "eigh", {a}, {0}, 2)[0]);
@@ -706,11 +747,10 @@ void registerLinalgHandlers(Table &t) {
   t["aten::linalg_pinv"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value m = matrix(in, a.t("self"), "linalg.pinv");
-    std::optional<double> atol = optF(a, b, "atol"), rtol = optF(a, b, "rtol");
+    Tol atol = optF(a, b, "atol"), rtol = optF(a, b, "rtol");
     if (b.has("rcond")) {
-      rtol = a[("rcond")].isTensor() ? (in.fail("CUVIL-E-IMPORT-UNSUPPORTED", "rcond given as a tensor"), 0.0)
-                                     : a.f("rcond");
-      atol = 0.0;
+      rtol = optF(a, b, "rcond");
+      atol = Tol(0.0);
     }
     return ret(pinv(in, m, atol, rtol, a.b("hermitian")));
   };
@@ -721,12 +761,10 @@ void registerLinalgHandlers(Table &t) {
   t["aten::linalg_matrix_rank"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value m = matrix(in, a.t(b.has("input") ? "input" : "self"), "linalg.matrix_rank");
-    std::optional<double> atol = optF(a, b, "atol"), rtol = optF(a, b, "rtol");
+    Tol atol = optF(a, b, "atol"), rtol = optF(a, b, "rtol");
     if (b.has("tol")) {
       atol = optF(a, b, "tol");
-      rtol = 0.0;
-      if (!atol)
-        rtol.reset();
+      rtol = atol.given() ? Tol(0.0) : Tol();
     }
     return ret(matrixRank(in, m, atol, rtol, a.b("hermitian")));
   };
