@@ -16,6 +16,7 @@
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/CPU/Codegen.h"
+#include "targets/Target.h"
 #include "targets/CompileCache.h"
 #include "targets/Export.h"
 #include "targets/Targets.h"
@@ -91,26 +92,32 @@ int writeSideOutputs(const Options &opt) {
 /// invalid, which the export itself then reports).
 std::optional<std::string> cacheKey(const Options &opt, const std::set<std::string> &disabled,
                                     const std::string &modelName) {
-  Result<mlir::cuvil::CpuTarget> target = mlir::cuvil::makeCpuTarget(opt.target, opt.cpu);
+  Result<std::unique_ptr<mlir::cuvil::TargetBackend>> target =
+      mlir::cuvil::createTargetBackend(opt.target, mlir::cuvil::TargetOptions{opt.cpu});
   if (!target)
     return std::nullopt;
-  std::vector<std::string> parts{
-      "target=" + target->triple, "cpu=" + target->cpu, "features=" + target->features,
-      "emit=" + opt.emit, "strategy=" + opt.strategy, "name=" + modelName,
-      "version=" + versionText()};
+  std::vector<std::string> parts = (*target)->cacheKeyParts();
+  for (std::string p : {"target-name=" + opt.target, "emit=" + opt.emit, "strategy=" + opt.strategy,
+                        "name=" + modelName, "version=" + versionText()})
+    parts.push_back(p);
   for (const std::string &d : disabled)
     parts.push_back("disable=" + d);
   for (const std::string &shape : opt.inputShapes)
     parts.push_back("shape=" + shape);
   std::string self =
       llvm::sys::fs::getMainExecutable(nullptr, reinterpret_cast<void *>(&writeSideOutputs));
-  return mlir::cuvil::CompileCache::key(opt.model, parts, {self, target->runtimeArchive});
+  std::vector<std::string> files = (*target)->cacheKeyFiles();
+  files.insert(files.begin(), self);
+  return mlir::cuvil::CompileCache::key(opt.model, parts, files);
 }
 
 int run(const Options &opt) {
   std::optional<mlir::cuvil::EmitKind> emit = parseEmit(opt.emit);
   if (!emit)
     return reportError(kTool, usageError("--emit must be mlir, llvm, asm, obj or so, got '" + opt.emit + "'"));
+  if (!mlir::cuvil::lookupTarget(opt.target))
+    return reportError(kTool, usageError("--target: unknown target '" + opt.target + "' (registered: " +
+                                         mlir::cuvil::targetNameList() + "; see --list-targets)"));
   if (opt.strategy != "graph_fusion")
     return reportError(kTool, usageError("--strategy " + opt.strategy +
                                          " is not available yet (graph_fusion is)"));
@@ -216,7 +223,18 @@ int main(int argc, char **argv) {
                "3 I/O error. The output is written atomically.",
                kTool};
   app.add_option("--model", opt.model, "The model: .pt, .mlir or .mlirbc")->required();
-  app.add_option("--target", opt.target, "x86_64 or aarch64")->required();
+  mlir::cuvil::registerAllTargets();
+  app.add_option("--target", opt.target,
+                 "The target to compile for: " + mlir::cuvil::targetNameList() + " (--list-targets)")
+      ->required();
+  app.add_flag_callback(
+      "--list-targets",
+      [] {
+        for (const mlir::cuvil::TargetInfo *t : mlir::cuvil::registeredTargets())
+          std::printf("%-10s %s\n", t->name.c_str(), t->description.c_str());
+        throw CLI::Success();
+      },
+      "List the targets this cuvil-export can compile for, and exit");
   app.add_option("--output,-o", opt.output, "The output file (libinference.so, or the --emit stage)")
       ->required();
   app.add_option("--cpu", opt.cpu,

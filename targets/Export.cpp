@@ -1,9 +1,8 @@
 //===- Export.cpp - A cuvil model to a compiled library -------------------===//
 #include "targets/Export.h"
 
-#include "targets/CPU/Codegen.h"
-#include "targets/CPU/CpuPipeline.h"
 #include "targets/CPU/ModelInterface.h"
+#include "targets/Target.h"
 #include "support/Crash/CrashRecovery.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,9 +58,11 @@ Error stageError(const std::string &stage, const std::string &detail = "") {
 Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
                                  const std::string &outputPath) {
   MLIRContext *ctx = module.getContext();
-  Result<CpuTarget> target = makeCpuTarget(options.target, options.cpu);
-  if (!target)
-    return target.error();
+  Result<std::unique_ptr<TargetBackend>> backend =
+      createTargetBackend(options.target, TargetOptions{options.cpu});
+  if (!backend)
+    return backend.error();
+  const TargetBackend &target = **backend;
   FailureOr<func::FuncOp> entry = entryFunction(module);
   if (failed(entry))
     return ::cuvil::inputError("the model must have one public function (or one named 'forward')");
@@ -75,38 +76,12 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   FailureOr<ModelInterface> interface = readModelInterface(*entry, options.modelName);
   if (failed(interface))
     return stageError("reading the model's inputs and outputs");
-
-  // The CPU code generator compiles static shapes: say so, with the input
-  // or op concerned, rather than failing somewhere in the lowering.
-  for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes()))
-    if (auto t = llvm::dyn_cast<RankedTensorType>(type); t && !t.hasStaticShape()) {
-      std::string shape;
-      llvm::raw_string_ostream os(shape);
-      os << t;
-      return ::cuvil::inputError(
-          "input " + std::to_string(i) + " has a dynamic shape (" + shape +
-          "): the CPU code generator compiles static shapes only; give every dimension with "
-          "--input-shape, e.g. " + std::to_string(i) + "=1x3x224x224xf32");
-    }
-  Operation *dynamic = nullptr;
-  entry->walk([&](Operation *op) {
-    for (Type t : op->getResultTypes())
-      if (auto r = llvm::dyn_cast<RankedTensorType>(t); r && !r.hasStaticShape()) {
-        dynamic = op;
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  if (dynamic) {
-    dynamic->emitError() << "'" << dynamic->getName()
-                         << "' has a result whose shape depends on tensor values; the CPU code "
-                            "generator compiles static shapes only";
-    return stageError("checking shapes");
-  }
+  if (::cuvil::Status s = target.checkModel(*entry); !s)
+    return s.error();
 
   // Lowering to the LLVM dialect.
   PassManager lower(ctx);
-  buildCpuLoweringPipeline(lower);
+  target.buildLoweringPipeline(lower);
   if (::cuvil::Status s = runPipeline(lower, module, "lowering to " + options.target + " code"); !s)
     return s.error();
   ExportResult result;
@@ -151,9 +126,9 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
   if (!llvmModule)
     return stageError("translating to LLVM IR");
   DescriptorInfo info;
-  info.target = target->name;
-  info.cpu = target->cpu;
-  info.requiredFeatures = requiredFeatures(*target);
+  info.target = target.name();
+  info.cpu = target.cpu();
+  info.requiredFeatures = target.requiredFeatures();
   info.arenaBytes = result.arenaBytes;
   result.requiredFeatures = info.requiredFeatures;
   std::string error;
@@ -165,8 +140,8 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
     return result;
   }
 
-  Result<std::string> code = emitMachineCode(
-      *llvmModule, *target, options.emit == EmitKind::Asm ? OutputKind::Assembly : OutputKind::Object);
+  Result<std::string> code =
+      target.emitCode(*llvmModule, options.emit == EmitKind::Asm ? CodeKind::Assembly : CodeKind::Object);
   if (!code)
     return code.error();
   if (options.emit != EmitKind::SharedLibrary) {
@@ -181,7 +156,7 @@ Result<ExportResult> exportModel(ModuleOp module, const ExportOptions &options,
                             "': " + ec.message());
   // Removed should the process crash or be killed before the rename.
   llvm::sys::RemoveFileOnSignal(temp);
-  if (::cuvil::Status s = linkSharedLibrary(*code, *target, std::string(temp)); !s) {
+  if (::cuvil::Status s = target.link(*code, std::string(temp)); !s) {
     llvm::sys::fs::remove(temp);
     llvm::sys::DontRemoveFileOnSignal(temp);
     return s.error();

@@ -1,12 +1,34 @@
 //===- Targets.cpp - Registration of the code generators ------------------===//
 #include "targets/Targets.h"
 
-#include "targets/CPU/CpuPipeline.h"
+#include "targets/AArch64/AArch64Target.h"
+#include "targets/Target.h"
+#include "targets/X86_64/X86_64Target.h"
+
+#include <mutex>
 
 namespace mlir::cuvil {
 
-void registerTargetDialects(DialectRegistry &registry) { registerCpuLoweringDialects(registry); }
+void registerAllTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerX86_64Target();
+    registerAArch64Target();
+  });
+}
 
-void registerTargetPasses() { registerCpuLoweringPipeline(); }
+void registerTargetDialects(DialectRegistry &registry) {
+  registerAllTargets();
+  for (const TargetInfo *t : registeredTargets())
+    if (t->registerDialects)
+      t->registerDialects(registry);
+}
+
+void registerTargetPasses() {
+  registerAllTargets();
+  for (const TargetInfo *t : registeredTargets())
+    if (t->registerPasses)
+      t->registerPasses();
+}
 
 } // namespace mlir::cuvil

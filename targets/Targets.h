@@ -1,8 +1,10 @@
 //===- Targets.h - Registration of the code generators ----------*- C++ -*-===//
 //
+// The targets built into the tools, registered in one place: adding one is
+// a folder under targets/ and a line in registerAllTargets (README.md).
 // The tools that generate code (cuvil-opt for the lowering pipelines,
-// cuvil-export) register the targets' dialects and passes here, next to
-// passes/InitAll.h's target-independent ones.
+// cuvil-export) register the targets' dialects and passes through here,
+// next to passes/InitAll.h's target-independent ones.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_TARGETS_TARGETS_H
@@ -14,9 +16,11 @@ class DialectRegistry;
 
 namespace mlir::cuvil {
 
-/// Dialects and interface models of every target's lowering.
+/// Registers every built-in target (targets/Target.h); idempotent.
+void registerAllTargets();
+/// Dialects and interface models of every registered target's lowering.
 void registerTargetDialects(DialectRegistry &registry);
-/// Every target's passes and pipelines (cuvil-lower-to-llvm, ...).
+/// Every registered target's passes and pipelines (cuvil-lower-to-llvm, ...).
 void registerTargetPasses();
 
 } // namespace mlir::cuvil

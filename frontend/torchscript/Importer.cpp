@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/torchscript/Importer.h"
+#include "dialects/Cuvil/IR/ElementTypes.h"
 
 #include "frontend/torchscript/Interpreter.h"
 
@@ -122,25 +123,6 @@ std::string unsupportedReportJson(const std::string &model,
 
 namespace {
 
-mlir::Type elementType(mlir::MLIRContext *ctx, DType d) {
-  switch (d) {
-  case DType::Bool: return mlir::IntegerType::get(ctx, 1);
-  case DType::UInt8: return mlir::IntegerType::get(ctx, 8, mlir::IntegerType::Unsigned);
-  case DType::Int8: return mlir::IntegerType::get(ctx, 8);
-  case DType::Int16: return mlir::IntegerType::get(ctx, 16);
-  case DType::Int32: return mlir::IntegerType::get(ctx, 32);
-  case DType::Int64: return mlir::IntegerType::get(ctx, 64);
-  case DType::Float16: return mlir::Float16Type::get(ctx);
-  case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
-  case DType::Float32: return mlir::Float32Type::get(ctx);
-  case DType::Float64: return mlir::Float64Type::get(ctx);
-  // Complex tensors are float pairs inside the compiler (CuvilDialect.h).
-  case DType::Complex64:
-  case DType::Complex128:
-    return {};
-  }
-  return {};
-}
 
 std::string typeText(const Expr *e) {
   if (!e)
@@ -298,7 +280,7 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
       shape.push_back(2);
       complexArgs.push_back(argTypes.size());
     }
-    argTypes.push_back(mlir::RankedTensorType::get(shape, elementType(&context, complexPart(spec->dtype))));
+    argTypes.push_back(mlir::RankedTensorType::get(shape, cir::elementTypeOf(&context, complexPart(spec->dtype))));
   }
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(mlir::FileLineColLoc::get(&context, path, 0, 0),

@@ -3,6 +3,7 @@
 #include "support/Crash/CrashRecovery.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/ElementTypes.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -283,21 +284,7 @@ mlir::Value Interpreter::finishBuild(mlir::Operation *op) {
 // Constants
 //===----------------------------------------------------------------------===//
 
-static mlir::Type elementTypeOf(mlir::MLIRContext *ctx, DType d) {
-  switch (d) {
-  case DType::Bool: return mlir::IntegerType::get(ctx, 1);
-  case DType::UInt8: return mlir::IntegerType::get(ctx, 8, mlir::IntegerType::Unsigned);
-  case DType::Int8: return mlir::IntegerType::get(ctx, 8);
-  case DType::Int16: return mlir::IntegerType::get(ctx, 16);
-  case DType::Int32: return mlir::IntegerType::get(ctx, 32);
-  case DType::Int64: return mlir::IntegerType::get(ctx, 64);
-  case DType::Float16: return mlir::Float16Type::get(ctx);
-  case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
-  case DType::Float32: return mlir::Float32Type::get(ctx);
-  case DType::Float64: return mlir::Float64Type::get(ctx);
-  }
-  return {};
-}
+using mlir::cuvil::elementTypeOf;
 
 IValue Interpreter::weight(const PValue &t, bool fromConstants, const std::string &name) {
   auto it = weights_.find(&t);

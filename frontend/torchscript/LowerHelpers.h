@@ -11,6 +11,7 @@
 #define CUVIL_FRONTEND_TORCHSCRIPT_LOWERHELPERS_H
 
 #include "frontend/torchscript/Interpreter.h"
+#include "dialects/Cuvil/IR/ElementTypes.h"
 #include "support/Tensor.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
@@ -44,41 +45,12 @@ inline int64_t rankOf(Value v) { return typeOf(v).getRank(); }
 
 /// The DType of an element type (signed integers unless ui8).
 inline DType dtypeOfElement(mlir::Type e) {
-  if (e.isF16()) return DType::Float16;
-  if (e.isBF16()) return DType::BFloat16;
-  if (e.isF32()) return DType::Float32;
-  if (e.isF64()) return DType::Float64;
-  if (e.isInteger(1)) return DType::Bool;
-  if (e.isUnsignedInteger(8)) return DType::UInt8;
-  switch (e.getIntOrFloatBitWidth()) {
-  case 8: return DType::Int8;
-  case 16: return DType::Int16;
-  case 32: return DType::Int32;
-  default: return DType::Int64;
-  }
+  return mlir::cuvil::dtypeOfElementType(e).value_or(DType::Int64);
 }
 
 inline DType dtypeOf(Value v) { return dtypeOfElement(typeOf(v).getElementType()); }
 
-inline mlir::Type elementType(mlir::MLIRContext *ctx, DType d) {
-  switch (d) {
-  case DType::Bool: return mlir::IntegerType::get(ctx, 1);
-  case DType::UInt8: return mlir::IntegerType::get(ctx, 8, mlir::IntegerType::Unsigned);
-  case DType::Int8: return mlir::IntegerType::get(ctx, 8);
-  case DType::Int16: return mlir::IntegerType::get(ctx, 16);
-  case DType::Int32: return mlir::IntegerType::get(ctx, 32);
-  case DType::Int64: return mlir::IntegerType::get(ctx, 64);
-  case DType::Float16: return mlir::Float16Type::get(ctx);
-  case DType::BFloat16: return mlir::BFloat16Type::get(ctx);
-  case DType::Float32: return mlir::Float32Type::get(ctx);
-  case DType::Float64: return mlir::Float64Type::get(ctx);
-  // Complex tensors are float pairs inside the compiler (CuvilDialect.h).
-  case DType::Complex64:
-  case DType::Complex128:
-    return {};
-  }
-  return {};
-}
+inline mlir::Type elementType(mlir::MLIRContext *ctx, DType d) { return mlir::cuvil::elementTypeOf(ctx, d); }
 
 /// Accessors for the bound arguments of one call.
 struct Args {

@@ -86,45 +86,16 @@ const char *const kCheckedFeatures[] = {
 
 } // namespace
 
-Result<CpuTarget> makeCpuTarget(const std::string &name, const std::string &cpu) {
+Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cpu) {
   initializeTargets();
   CpuTarget t;
-  t.name = name;
-  std::string dir = runtimeDirectory();
-  if (name == "x86_64") {
-    t.triple = "x86_64-unknown-linux-gnu";
-    bool native = llvm::Triple(llvm::sys::getProcessTriple()).getArch() == llvm::Triple::x86_64;
-    if (cpu.empty() && native) {
-      t.cpu = llvm::sys::getHostCPUName().str();
-      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-      std::vector<std::string> names;
-      for (auto &f : host)
-        names.push_back((f.second ? "+" : "-") + f.first().str());
-      llvm::sort(names); // deterministic order
-      for (const std::string &f : names)
-        t.features += (t.features.empty() ? "" : ",") + f;
-    } else {
-      t.cpu = cpu.empty() ? "x86-64-v2" : cpu;
-    }
-    t.emulation = "elf_x86_64";
-    // libc, libm and the loader (thread-local storage: __tls_get_addr).
-    t.systemLibraries = {"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6",
-                         "/lib64/ld-linux-x86-64.so.2"};
-    t.runtimeArchive = dir + "/libcuvil_runtime.a";
-  } else if (name == "aarch64") {
-    t.triple = "aarch64-unknown-linux-gnu";
-    // Armv8.2-A with NEON and the dot product unless a CPU is named.
-    t.cpu = cpu.empty() ? "generic" : cpu;
-    if (cpu.empty())
-      t.features = "+v8.2a,+neon,+fp-armv8,+dotprod";
-    t.emulation = "aarch64linux";
-    t.systemLibraries = {"/usr/aarch64-linux-gnu/lib/libc.so.6",
-                         "/usr/aarch64-linux-gnu/lib/libm.so.6",
-                         "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1"};
-    t.runtimeArchive = dir + "/aarch64/libcuvil_runtime.a";
-  } else {
-    return Error{"unknown CPU target '" + name + "' (x86_64, aarch64)", ::cuvil::kExitUsageError};
-  }
+  t.name = spec.name;
+  t.triple = spec.triple;
+  t.emulation = spec.emulation;
+  t.systemLibraries = spec.systemLibraries;
+  t.runtimeArchive = runtimeDirectory() + "/" + spec.runtimeArchive;
+  spec.chooseCpu(cpu, t);
+  const std::string &name = spec.name;
   std::string message;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, message);
   if (!target)

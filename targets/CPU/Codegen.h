@@ -13,6 +13,7 @@
 
 #include "llvm/IR/Module.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,18 @@ struct CpuTarget {
   std::string exportsMap;     ///< runtime/exports.map
 };
 
-/// The x86_64 / aarch64 targets for `cpu` ("" = the default: the host CPU
-/// for x86_64 when compiling on x86-64, else a portable baseline).
-::cuvil::Result<CpuTarget> makeCpuTarget(const std::string &name, const std::string &cpu);
+/// What one CPU architecture's folder (targets/X86_64, targets/AArch64)
+/// says about it; the rest of CPU code generation is shared.
+struct CpuTargetSpec {
+  std::string name, triple, emulation;
+  std::vector<std::string> systemLibraries;
+  std::string runtimeArchive; ///< relative to the runtime directory
+  /// Fills t.cpu and t.features for the user's `cpu` ("" = the default).
+  std::function<void(const std::string &cpu, CpuTarget &t)> chooseCpu;
+};
+
+/// The target of `spec` for `cpu` (an unknown CPU name is a usage error).
+::cuvil::Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cpu);
 
 /// The features of `target` that the runtime checks at load time (LLVM
 /// names among those the runtime knows).

@@ -37,8 +37,8 @@ class Tiny(nn.Module):
 
 class Limits(nn.Module):
     """Recurrent and resampling cases the importer reports as unsupported:
-    an LSTM with projections, bicubic resampling; and (with a dynamic
-    sequence length) a GRU it cannot unroll."""
+    an LSTM with projections, anti-aliased bicubic resampling; and (with a
+    dynamic sequence length) a GRU it cannot unroll."""
 
     def __init__(self):
         super().__init__()
@@ -48,7 +48,7 @@ class Limits(nn.Module):
     def forward(self, seq, img):
         y, _ = self.lstm(seq)
         g, _ = self.gru(seq)
-        up = nn.functional.interpolate(img, scale_factor=2.0, mode="bicubic")
+        up = nn.functional.interpolate(img, scale_factor=0.5, mode="bicubic", antialias=True)
         return y.sum() + g.sum() + up.sum()
 
 

@@ -1,0 +1,93 @@
+//===- CpuBackend.cpp - CPU code generation as a target backend -----------===//
+#include "targets/CPU/CpuBackend.h"
+
+#include "targets/CPU/CpuPipeline.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+namespace mlir::cuvil {
+
+namespace {
+
+class CpuBackend final : public TargetBackend {
+public:
+  explicit CpuBackend(CpuTarget target) : target_(std::move(target)) {}
+
+  std::string name() const override { return target_.name; }
+  std::string cpu() const override { return target_.cpu; }
+  std::vector<std::string> requiredFeatures() const override { return cuvil::requiredFeatures(target_); }
+  std::vector<std::string> cacheKeyParts() const override {
+    return {"target=" + target_.triple, "cpu=" + target_.cpu, "features=" + target_.features};
+  }
+  std::vector<std::string> cacheKeyFiles() const override { return {target_.runtimeArchive}; }
+
+  // The CPU code generator compiles static shapes: say so, with the input
+  // or op concerned, rather than failing somewhere in the lowering.
+  ::cuvil::Status checkModel(func::FuncOp entry) const override {
+    for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes()))
+      if (auto t = llvm::dyn_cast<RankedTensorType>(type); t && !t.hasStaticShape()) {
+        std::string shape;
+        llvm::raw_string_ostream os(shape);
+        os << t;
+        return ::cuvil::inputError(
+            "input " + std::to_string(i) + " has a dynamic shape (" + shape +
+            "): the CPU code generator compiles static shapes only; give every dimension with "
+            "--input-shape, e.g. " + std::to_string(i) + "=1x3x224x224xf32");
+      }
+    Operation *dynamic = nullptr;
+    entry.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto r = llvm::dyn_cast<RankedTensorType>(t); r && !r.hasStaticShape()) {
+          dynamic = op;
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (dynamic) {
+      dynamic->emitError() << "'" << dynamic->getName()
+                           << "' has a result whose shape depends on tensor values; the CPU code "
+                              "generator compiles static shapes only";
+      return ::cuvil::inputError("checking shapes failed (see the diagnostics above)");
+    }
+    return ::cuvil::Status();
+  }
+
+  void buildLoweringPipeline(OpPassManager &pm) const override { buildCpuLoweringPipeline(pm); }
+
+  ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const override {
+    return emitMachineCode(module, target_, kind == CodeKind::Assembly ? OutputKind::Assembly : OutputKind::Object);
+  }
+
+  ::cuvil::Status link(const std::string &object, const std::string &path) const override {
+    return linkSharedLibrary(object, target_, path);
+  }
+
+private:
+  CpuTarget target_;
+};
+
+} // namespace
+
+void registerCpuTarget(CpuTargetSpec spec, std::string description) {
+  TargetInfo info;
+  info.name = spec.name;
+  info.description = std::move(description);
+  info.registerDialects = registerCpuLoweringDialects;
+  // Every CPU architecture shares the pipelines: registered once.
+  info.registerPasses = [] {
+    static std::once_flag once;
+    std::call_once(once, registerCpuLoweringPipeline);
+  };
+  info.create = [spec](const TargetOptions &options) -> ::cuvil::Result<std::unique_ptr<TargetBackend>> {
+    ::cuvil::Result<CpuTarget> t = makeCpuTarget(spec, options.cpu);
+    if (!t)
+      return t.error();
+    return std::unique_ptr<TargetBackend>(std::make_unique<CpuBackend>(std::move(*t)));
+  };
+  registerTarget(std::move(info));
+}
+
+} // namespace mlir::cuvil

@@ -1,0 +1,72 @@
+//===- Target.cpp - The registry of code generators -----------------------===//
+#include "targets/Target.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace mlir::cuvil {
+
+TargetBackend::~TargetBackend() = default;
+
+::cuvil::Status TargetBackend::checkModel(func::FuncOp) const { return ::cuvil::Status(); }
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<TargetInfo>> targets;
+};
+
+Registry &registry() {
+  static Registry r;
+  return r;
+}
+
+} // namespace
+
+void registerTarget(TargetInfo info) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto &t : r.targets)
+    if (t->name == info.name)
+      return;
+  r.targets.push_back(std::make_unique<TargetInfo>(std::move(info)));
+}
+
+const TargetInfo *lookupTarget(const std::string &name) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto &t : r.targets)
+    if (t->name == name)
+      return t.get();
+  return nullptr;
+}
+
+std::vector<const TargetInfo *> registeredTargets() {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<const TargetInfo *> out;
+  for (const auto &t : r.targets)
+    out.push_back(t.get());
+  std::sort(out.begin(), out.end(),
+            [](const TargetInfo *a, const TargetInfo *b) { return a->name < b->name; });
+  return out;
+}
+
+std::string targetNameList() {
+  std::string s;
+  for (const TargetInfo *t : registeredTargets())
+    s += (s.empty() ? "" : ", ") + t->name;
+  return s.empty() ? "none registered" : s;
+}
+
+::cuvil::Result<std::unique_ptr<TargetBackend>> createTargetBackend(const std::string &name,
+                                                                    const TargetOptions &options) {
+  const TargetInfo *info = lookupTarget(name);
+  if (!info)
+    return ::cuvil::usageError("unknown target '" + name + "' (registered: " + targetNameList() +
+                               "; see --list-targets)");
+  return info->create(options);
+}
+
+} // namespace mlir::cuvil

@@ -1,0 +1,94 @@
+//===- Target.h - The interface of a code generator and its registry -*- C++ -*-===//
+//
+// A target turns cuvil IR (after the graph pipeline) into a library for one
+// kind of machine. The compile driver (Export.cpp) knows targets only
+// through this interface and finds them by name in the registry, so that a
+// new target is one folder and one registration line (targets/README.md).
+// Modelled on IREE's TargetBackend: a registered TargetInfo names the
+// target and configures a TargetBackend from the user's options; the
+// backend owns everything after the graph pipeline.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_TARGETS_TARGET_H
+#define CUVIL_TARGETS_TARGET_H
+
+#include "support/Status.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/Module.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil {
+
+/// What the user chose for a target (cuvil-export --cpu ...).
+struct TargetOptions {
+  std::string cpu; ///< "" = the target's default
+};
+
+enum class CodeKind { Assembly, Object };
+
+/// A target configured for one machine.
+class TargetBackend {
+public:
+  virtual ~TargetBackend();
+
+  /// The registered name ("x86_64").
+  virtual std::string name() const = 0;
+  /// The resolved machine: the CPU or device name the code is tuned for.
+  virtual std::string cpu() const = 0;
+  /// The features the runtime must find at load time (the descriptor's list).
+  virtual std::vector<std::string> requiredFeatures() const = 0;
+  /// Everything about this configuration that changes the output ("key=value"
+  /// strings), and the files it links whose identity counts, for the
+  /// compile cache.
+  virtual std::vector<std::string> cacheKeyParts() const = 0;
+  virtual std::vector<std::string> cacheKeyFiles() const = 0;
+
+  /// Fails, naming the input or op, when `entry` is beyond this target (the
+  /// CPU compiles static shapes only). Runs after the graph pipeline.
+  virtual ::cuvil::Status checkModel(func::FuncOp entry) const;
+  /// cuvil IR to the LLVM dialect; the entry takes inputs..., outputs...,
+  /// arena as bare pointers and returns a status (model_abi.h).
+  virtual void buildLoweringPipeline(OpPassManager &pm) const = 0;
+  /// LLVM IR (with the model descriptor) to assembly or an object.
+  virtual ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const = 0;
+  /// The object to a shared library at `path` (a temporary file the driver
+  /// renames into place).
+  virtual ::cuvil::Status link(const std::string &object, const std::string &path) const = 0;
+};
+
+/// A registered target.
+struct TargetInfo {
+  std::string name;        ///< what --target takes
+  std::string description; ///< one line, for --list-targets
+  /// The dialects and interface models its lowering needs.
+  std::function<void(DialectRegistry &)> registerDialects;
+  /// Its passes and named pipelines, for cuvil-opt (may be empty).
+  std::function<void()> registerPasses;
+  /// The backend for `options`; a usage error for options it rejects.
+  std::function<::cuvil::Result<std::unique_ptr<TargetBackend>>(const TargetOptions &)> create;
+};
+
+/// Adds a target (a name registered twice keeps the first).
+void registerTarget(TargetInfo info);
+/// The target named `name`, or null.
+const TargetInfo *lookupTarget(const std::string &name);
+/// Every registered target, by name.
+std::vector<const TargetInfo *> registeredTargets();
+/// "x86_64, aarch64" for messages.
+std::string targetNameList();
+
+/// Configures the target `name`: an unknown name is a usage error listing
+/// the registered ones.
+::cuvil::Result<std::unique_ptr<TargetBackend>> createTargetBackend(const std::string &name,
+                                                                    const TargetOptions &options);
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGETS_TARGET_H

@@ -1,0 +1,140 @@
+//===- TargetRegistryTest.cpp - A second user of the target interface -----===//
+//
+// A test-only target, registered here, exports a model end to end through
+// the compile driver: the driver reaches it by name, calls its hooks in
+// order (check, lowering, code, link), and the library it links runs and
+// computes the right answer. The target delegates its work to the x86_64
+// backend, so what is proven is the interface and the registry, not a new
+// code generator. Also: the built-in targets are registered by name, and an
+// unknown name is a usage error that lists them.
+//
+//===----------------------------------------------------------------------===//
+#include "cuvil-run/LibraryRunner.h"
+#include "passes/InitAll.h"
+#include "targets/Export.h"
+#include "targets/Target.h"
+#include "targets/Targets.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+namespace {
+
+std::vector<std::string> &hookLog() {
+  static std::vector<std::string> log;
+  return log;
+}
+
+/// Delegates to x86_64, recording each hook the driver calls.
+class RecordingBackend final : public TargetBackend {
+public:
+  explicit RecordingBackend(std::unique_ptr<TargetBackend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return "test_cpu"; }
+  std::string cpu() const override { return inner_->cpu(); }
+  std::vector<std::string> requiredFeatures() const override { return inner_->requiredFeatures(); }
+  std::vector<std::string> cacheKeyParts() const override { return inner_->cacheKeyParts(); }
+  std::vector<std::string> cacheKeyFiles() const override { return inner_->cacheKeyFiles(); }
+  ::cuvil::Status checkModel(func::FuncOp entry) const override {
+    hookLog().push_back("check:" + entry.getSymName().str());
+    return inner_->checkModel(entry);
+  }
+  void buildLoweringPipeline(OpPassManager &pm) const override {
+    hookLog().push_back("lower");
+    inner_->buildLoweringPipeline(pm);
+  }
+  ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const override {
+    hookLog().push_back(kind == CodeKind::Object ? "emit:object" : "emit:assembly");
+    return inner_->emitCode(module, kind);
+  }
+  ::cuvil::Status link(const std::string &object, const std::string &path) const override {
+    hookLog().push_back("link");
+    return inner_->link(object, path);
+  }
+
+private:
+  std::unique_ptr<TargetBackend> inner_;
+};
+
+void registerTestTarget() {
+  registerAllTargets();
+  TargetInfo info;
+  info.name = "test_cpu";
+  info.description = "a test target (x86_64 underneath)";
+  info.registerDialects = lookupTarget("x86_64")->registerDialects;
+  info.create = [](const TargetOptions &options) -> ::cuvil::Result<std::unique_ptr<TargetBackend>> {
+    auto inner = createTargetBackend("x86_64", options);
+    if (!inner)
+      return inner.error();
+    return std::unique_ptr<TargetBackend>(std::make_unique<RecordingBackend>(std::move(*inner)));
+  };
+  registerTarget(std::move(info));
+}
+
+const char *kModel = R"mlir(
+func.func @forward(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = cuvil.math.add %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %1 = cuvil.act.relu %0 : tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+)mlir";
+
+} // namespace
+
+TEST_CASE("the built-in targets are registered by name", "[targets]") {
+  registerAllTargets();
+  REQUIRE(lookupTarget("x86_64"));
+  REQUIRE(lookupTarget("aarch64"));
+  CHECK_FALSE(lookupTarget("riscv"));
+  auto unknown = createTargetBackend("riscv", {});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().code == ::cuvil::kExitUsageError);
+  CHECK(unknown.error().message.find("aarch64, x86_64") != std::string::npos);
+  auto badCpu = createTargetBackend("x86_64", TargetOptions{"pentium9000"});
+  REQUIRE_FALSE(badCpu);
+  CHECK(badCpu.error().code == ::cuvil::kExitUsageError);
+}
+
+TEST_CASE("a test-only target exports a model end to end through the driver", "[targets]") {
+  registerTestTarget();
+  REQUIRE(lookupTarget("test_cpu"));
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerTargetDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kModel, &context);
+  REQUIRE(module);
+
+  llvm::SmallString<128> dir;
+  REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("cuvil-target-test", dir));
+  std::string path = std::string(dir) + "/libtest.so";
+  ExportOptions options;
+  options.target = "test_cpu";
+  hookLog().clear();
+  auto result = exportModel(*module, options, path);
+  REQUIRE(result);
+  REQUIRE_FALSE(llvm::sys::fs::rename(result->libraryTempPath, path));
+  CHECK(hookLog() == std::vector<std::string>{"check:forward", "lower", "emit:object", "link"});
+
+  auto runner = ::cuvil::LibraryRunner::load(path, 1);
+  REQUIRE(runner);
+  ::cuvil::Tensor x = ::cuvil::Tensor::fromDoubles(::cuvil::DType::Float32, {2, 3}, {1, -2, 3, -4, 5, -6});
+  ::cuvil::Tensor y = ::cuvil::Tensor::fromDoubles(::cuvil::DType::Float32, {3}, {0.5, 1, -1});
+  std::vector<::cuvil::Tensor> outputs;
+  REQUIRE(runner->run({x, y}, outputs));
+  REQUIRE(outputs.size() == 1);
+  std::vector<double> want{1.5, 0, 2, 0, 6, 0};
+  CHECK(outputs[0].toDoubles() == want);
+  llvm::sys::fs::remove_directories(dir);
+}
