@@ -183,6 +183,19 @@ struct PrintPipelinePass : public PassWrapper<PrintPipelinePass, OperationPass<M
   }
 };
 
+/// Stands in for a pipeline that could not be built: fails, with the
+/// reason, when the pipeline runs (a builder has no error channel).
+struct PipelineErrorPass : public PassWrapper<PipelineErrorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PipelineErrorPass)
+  explicit PipelineErrorPass(std::string message) : message(std::move(message)) {}
+  StringRef getArgument() const override { return "cuvil-pipeline-error"; }
+  void runOnOperation() override {
+    emitError(getOperation().getLoc()) << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+
 } // namespace
 
 void registerGraphPipeline() {
@@ -192,12 +205,12 @@ void registerGraphPipeline() {
       "optimization, fusion, memory planning); 'disable=NAME,...' switches steps off",
       [](OpPassManager &pm, const PipelineCLOptions &cl) {
         // Unknown names are reported when the pipeline runs: the builder
-        // has no error channel, so the first step fails instead.
+        // has no error channel, so the pipeline is one failing step instead.
         GraphPipelineOptions o = cl.toOptions();
         std::string error;
         if (!checkOptimizationNames(o.disabled, error)) {
-          llvm::errs() << "error: cuvil-graph-optimize: " << error << "\n";
-          std::exit(2);
+          pm.addPass(std::make_unique<PipelineErrorPass>("cuvil-graph-optimize: " + error));
+          return;
         }
         buildGraphPipeline(pm, o);
       });
