@@ -139,7 +139,7 @@ TEST_CASE("shapes are validated before allocation", "[support][tensor]") {
 TEST_CASE(".npy files round-trip for every dtype and shape", "[support][npy]") {
   for (DType t : {DType::Bool, DType::UInt8, DType::Int8, DType::Int16,
                   DType::Int32, DType::Int64, DType::Float16, DType::Float32,
-                  DType::Float64}) {
+                  DType::Float64, DType::Complex64, DType::Complex128}) {
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{}, {0}, {5}, {2, 3}, {1, 2, 0, 4}}) {
       Tensor x(t, shape);
@@ -154,6 +154,28 @@ TEST_CASE(".npy files round-trip for every dtype and shape", "[support][npy]") {
       CHECK(std::memcmp(x.data(), y->data(), x.byteSize()) == 0);
     }
   }
+}
+
+TEST_CASE("complex tensors are their (real, imaginary) pairs", "[support][tensor]") {
+  Tensor c(DType::Complex64, {2, 3});
+  for (int64_t i = 0; i < 12; ++i)
+    reinterpret_cast<float *>(c.data())[i] = static_cast<float>(i);
+  CHECK(c.byteSize() == 48);
+  CHECK(c.getDouble(1) == 2.0); // an element as a number: its real part
+  Result<Tensor> pairs = c.complexAsPairs();
+  REQUIRE(pairs);
+  CHECK(pairs->dtype() == DType::Float32);
+  CHECK(pairs->shape() == std::vector<int64_t>{2, 3, 2});
+  CHECK(pairs->getDouble(3) == 3.0);
+  Result<Tensor> back = pairs->pairsAsComplex();
+  REQUIRE(back);
+  CHECK(back->dtype() == DType::Complex64);
+  CHECK(back->shape() == std::vector<int64_t>{2, 3});
+  CHECK(std::memcmp(back->data(), c.data(), c.byteSize()) == 0);
+  CHECK(c.cast(DType::Complex128).cast(DType::Complex64).getDouble(5) == 10.0);
+  CHECK(c.preview(1).find("0+1j") != std::string::npos);
+  CHECK_FALSE(Tensor(DType::Float32, {3}).pairsAsComplex()); // last dim not 2
+  CHECK_FALSE(Tensor(DType::Float32, {3}).complexAsPairs());
 }
 
 TEST_CASE(".npy reader rejects malformed files with a reason", "[support][npy]") {
