@@ -801,6 +801,24 @@ IValue ComplexLowering::dispatch(const std::string &name, const BoundArgs &b) {
     Cx z = parts(first());
     return box({op("aten::log", {T(op("aten::hypot", {T(z.re), T(z.im)}))}), op("aten::atan2", {T(z.im), T(z.re)})});
   }
+  // z^p for a real number p and sqrt: by the polar form |z|^p e^{i p arg z}
+  // (the principal branch, as PyTorch's).
+  if ((name == "aten::pow" && isComplexBox(first()) && b.values.size() > 1 && b.values[1].isScalar()) ||
+      name == "aten::sqrt") {
+    double p = 0.5;
+    if (name == "aten::pow") {
+      const IValue &e = b.values[1];
+      p = e.is(K::Float) ? e.f : e.is(K::Bool) ? double(e.b) : double(e.i);
+    }
+    Cx z = parts(first());
+    if (p == 1.0)
+      return first();
+    if (p == 2.0)
+      return box(mul(z, z));
+    Value r = op("aten::pow", {T(op("aten::hypot", {T(z.re), T(z.im)})), F(p)});
+    Value th = op("aten::mul", {T(op("aten::atan2", {T(z.im), T(z.re)})), F(p)});
+    return box({op("aten::mul", {T(r), T(op("aten::cos", {T(th)}))}), op("aten::mul", {T(r), T(op("aten::sin", {T(th)}))})});
+  }
   if (name == "aten::isnan" || name == "aten::isinf" || name == "aten::isfinite") {
     Cx z = parts(first());
     Value r = op(name, {T(z.re)}), i = op(name, {T(z.im)});
