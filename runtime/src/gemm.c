@@ -545,9 +545,9 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
                         int64_t nr_stride, float *dst) {
   const im2col_context *ctx = context;
   const int64_t *q = ctx->prm;
-  int64_t h = q[CONV_H], w = q[CONV_W], kh = q[CONV_KH], kw = q[CONV_KW], ow = q[CONV_OW];
-  int64_t sh = q[CONV_SH], sw = q[CONV_SW], ph = q[CONV_PH], pw = q[CONV_PW];
-  int64_t dh = q[CONV_DH], dw = q[CONV_DW];
+  int64_t h = q[CUVIL_CONV_H], w = q[CUVIL_CONV_W], kh = q[CUVIL_CONV_KH], kw = q[CUVIL_CONV_KW], ow = q[CUVIL_CONV_OW];
+  int64_t sh = q[CUVIL_CONV_SH], sw = q[CUVIL_CONV_SW], ph = q[CUVIL_CONV_PH], pw = q[CUVIL_CONV_PW];
+  int64_t dh = q[CUVIL_CONV_DH], dw = q[CUVIL_CONV_DW];
   if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
     /* A pointwise convolution reads B straight from the input rows. */
     for (int64_t k = 0; k < kc; ++k) {
@@ -647,14 +647,14 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
 }
 
 /* A(i, k) for i = an output pixel, k = (ci, ky, kx): im2col transposed, an
- * MR-pixel panel of a K-block (pixels as rows, FLAG_PIXEL_ROWS). */
+ * MR-pixel panel of a K-block (pixels as rows, CUVIL_FLAG_PIXEL_ROWS). */
 static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int64_t k0,
                              int64_t kc, float *dst) {
   const im2col_context *ctx = context;
   const int64_t *q = ctx->prm;
-  int64_t h = q[CONV_H], w = q[CONV_W], kh = q[CONV_KH], kw = q[CONV_KW], ow = q[CONV_OW];
-  int64_t sh = q[CONV_SH], sw = q[CONV_SW], ph = q[CONV_PH], pw = q[CONV_PW];
-  int64_t dh = q[CONV_DH], dw = q[CONV_DW];
+  int64_t h = q[CUVIL_CONV_H], w = q[CUVIL_CONV_W], kh = q[CUVIL_CONV_KH], kw = q[CUVIL_CONV_KW], ow = q[CUVIL_CONV_OW];
+  int64_t sh = q[CUVIL_CONV_SH], sw = q[CUVIL_CONV_SW], ph = q[CUVIL_CONV_PH], pw = q[CUVIL_CONV_PW];
+  int64_t dh = q[CUVIL_CONV_DH], dw = q[CUVIL_CONV_DW];
   int pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
   /* Each row's input origin; rows past `rows` read nothing (-h: out). */
   int64_t oy[CUVIL_MR], ox[CUVIL_MR], iy0[CUVIL_MR], ix0[CUVIL_MR];
@@ -717,26 +717,26 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
 static void conv2d_pixel_rows(const int64_t *q, const float *input, const float *weights,
                               const float *bias, const float *residual, float *output,
                               const cuvil_microkernels *mk) {
-  int64_t groups = q[CONV_GROUPS];
-  int64_t cin_g = q[CONV_C] / groups, cout_g = q[CONV_COUT] / groups;
-  int64_t k = cin_g * q[CONV_KH] * q[CONV_KW];
-  int64_t pixels = q[CONV_OH] * q[CONV_OW];
+  int64_t groups = q[CUVIL_CONV_GROUPS];
+  int64_t cin_g = q[CUVIL_CONV_C] / groups, cout_g = q[CUVIL_CONV_COUT] / groups;
+  int64_t k = cin_g * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
+  int64_t pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
   int64_t panels = (cout_g + CUVIL_B_PANEL - 1) / CUVIL_B_PANEL;
-  int64_t flags = q[CONV_FLAGS];
-  for (int64_t image = 0; image < q[CONV_N]; ++image)
+  int64_t flags = q[CUVIL_CONV_FLAGS];
+  for (int64_t image = 0; image < q[CUVIL_CONV_N]; ++image)
     for (int64_t g = 0; g < groups; ++g) {
-      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q,
+      im2col_context ctx = {input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
                              mk};
-      int64_t out_offset = (image * q[CONV_COUT] + g * cout_g) * pixels;
+      int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
       cuvil_gemm_problem p = {
           .m = pixels, .n = cout_g, .k = k,
           .pack_a = pack_im2col_rows, .a_context = &ctx,
           .b_panels = weights + g * panels * k * CUVIL_B_PANEL, .a_pack_once = 1,
           .c = output + out_offset, .c_row_stride = 1, .c_col_stride = pixels,
-          .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
-          .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
-          .clamp = (flags & FLAG_CLAMP) != 0,
-          .lo = cuvil_float_from_bits(q[CONV_LO]), .hi = cuvil_float_from_bits(q[CONV_HI])};
+          .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
+          .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
+          .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI])};
       cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
     }
 }
@@ -744,38 +744,38 @@ static void conv2d_pixel_rows(const int64_t *q, const float *input, const float 
 void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weights,
                          const float *bias, const float *residual, float *output) {
   const cuvil_microkernels *mk = cuvil_microkernels_best();
-  int64_t groups = q[CONV_GROUPS];
-  int64_t cin_g = q[CONV_C] / groups, cout_g = q[CONV_COUT] / groups;
-  int64_t k = cin_g * q[CONV_KH] * q[CONV_KW];
-  int64_t pixels = q[CONV_OH] * q[CONV_OW];
+  int64_t groups = q[CUVIL_CONV_GROUPS];
+  int64_t cin_g = q[CUVIL_CONV_C] / groups, cout_g = q[CUVIL_CONV_COUT] / groups;
+  int64_t k = cin_g * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
+  int64_t pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
   int64_t panels = (cout_g + CUVIL_MR - 1) / CUVIL_MR;
-  int64_t flags = q[CONV_FLAGS];
-  if (flags & FLAG_WINOGRAD) {
+  int64_t flags = q[CUVIL_CONV_FLAGS];
+  if (flags & CUVIL_FLAG_WINOGRAD) {
     cuvil_conv2d_winograd(q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec);
     return;
   }
-  if (flags & FLAG_PIXEL_ROWS) {
+  if (flags & CUVIL_FLAG_PIXEL_ROWS) {
     conv2d_pixel_rows(q, input, weights, bias, residual, output, mk);
     return;
   }
-  for (int64_t image = 0; image < q[CONV_N]; ++image)
+  for (int64_t image = 0; image < q[CUVIL_CONV_N]; ++image)
     for (int64_t g = 0; g < groups; ++g) {
-      im2col_context ctx = {input + (image * q[CONV_C] + g * cin_g) * q[CONV_H] * q[CONV_W], q,
+      im2col_context ctx = {input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
                              mk};
       /* A pointwise convolution's B is the input itself: rows of H x W. */
-      int pointwise = q[CONV_KH] == 1 && q[CONV_KW] == 1 && q[CONV_SH] == 1 && q[CONV_SW] == 1 &&
-                      q[CONV_PH] == 0 && q[CONV_PW] == 0;
-      int64_t out_offset = (image * q[CONV_COUT] + g * cout_g) * pixels;
+      int pointwise = q[CUVIL_CONV_KH] == 1 && q[CUVIL_CONV_KW] == 1 && q[CUVIL_CONV_SH] == 1 && q[CUVIL_CONV_SW] == 1 &&
+                      q[CUVIL_CONV_PH] == 0 && q[CUVIL_CONV_PW] == 0;
+      int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
       cuvil_gemm_problem p = {
           .m = cout_g, .n = pixels, .k = k,
           .a_packed = weights + g * panels * k * CUVIL_MR,
           .pack_b = pack_im2col, .b_context = &ctx,
           .b_direct = pointwise ? ctx.input : NULL, .b_direct_ld = pixels,
           .c = output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
-          .bias = (flags & FLAG_BIAS) ? bias + g * cout_g : NULL,
-          .residual = (flags & FLAG_RESIDUAL) ? residual + out_offset : NULL,
-          .clamp = (flags & FLAG_CLAMP) != 0,
-          .lo = cuvil_float_from_bits(q[CONV_LO]), .hi = cuvil_float_from_bits(q[CONV_HI])};
+          .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL,
+          .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
+          .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI])};
       cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
     }
 }
@@ -801,7 +801,7 @@ enum { DW_LANES_MAX_PIXELS = 1024 };
 static void depthwise_units(void *closure, int64_t begin, int64_t end) {
   const depthwise_job *job = closure;
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
-  const int64_t c = job->args.q[CONV_C];
+  const int64_t c = job->args.q[CUVIL_CONV_C];
   for (int64_t u = begin; u < end; ++u) {
     if (job->lanes)
       job->mk->depthwise_lanes(&job->args,
@@ -819,13 +819,13 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const f
                        .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
   const int64_t vl = job.mk->vl;
   const int64_t block_floats =
-      ((q[CONV_H] + 2 * q[CONV_PH]) * (q[CONV_W] + 2 * q[CONV_PW]) + q[CONV_OH] * q[CONV_OW]) * vl;
-  job.lanes = q[CONV_COUT] == q[CONV_C] && q[CONV_KH] * q[CONV_KW] <= 64 &&
-              q[CONV_OW] < vl && q[CONV_H] * q[CONV_W] <= DW_LANES_MAX_PIXELS &&
+      ((q[CUVIL_CONV_H] + 2 * q[CUVIL_CONV_PH]) * (q[CUVIL_CONV_W] + 2 * q[CUVIL_CONV_PW]) + q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW]) * vl;
+  job.lanes = q[CUVIL_CONV_COUT] == q[CUVIL_CONV_C] && q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW] <= 64 &&
+              q[CUVIL_CONV_OW] < vl && q[CUVIL_CONV_H] * q[CUVIL_CONV_W] <= DW_LANES_MAX_PIXELS &&
               block_floats * (int64_t)sizeof(float) <= (int64_t)CUVIL_THREAD_SCRATCH_BYTES;
-  job.blocks_per_image = (q[CONV_C] + vl - 1) / vl;
-  int64_t units = q[CONV_N] * (job.lanes ? job.blocks_per_image : q[CONV_COUT]);
-  int64_t work = q[CONV_N] * q[CONV_COUT] * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW];
+  job.blocks_per_image = (q[CUVIL_CONV_C] + vl - 1) / vl;
+  int64_t units = q[CUVIL_CONV_N] * (job.lanes ? job.blocks_per_image : q[CUVIL_CONV_COUT]);
+  int64_t work = q[CUVIL_CONV_N] * q[CUVIL_CONV_COUT] * q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW] * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
   cuvil_run_items(job.exec, units, work, depthwise_units, &job, &job.scratch);
 }
 
@@ -835,14 +835,13 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *q, const float *input, const f
 void cuvil_rt_max_pool2d_f32(const int64_t *q, const float *input, float *output) {
   depthwise_job job = {.args = {q, input, NULL, NULL, NULL, output, 1},
                        .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
-  int64_t planes = q[CONV_N] * q[CONV_C];
-  int64_t work = planes * q[CONV_OH] * q[CONV_OW] * q[CONV_KH] * q[CONV_KW];
+  int64_t planes = q[CUVIL_CONV_N] * q[CUVIL_CONV_C];
+  int64_t work = planes * q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW] * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
   cuvil_run_items(job.exec, planes, work, depthwise_units, &job, &job.scratch);
 }
 
 /*--- Linear ----------------------------------------------------------------*/
 
-enum { LIN_VERSION, LIN_M, LIN_K, LIN_N, LIN_FLAGS, LIN_LO, LIN_HI, LIN_MR, LIN_NUM_PARAMS };
 
 typedef struct rows_context {
   const float *x; /* [rows][k] */
@@ -873,7 +872,7 @@ static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64
                             float *dst);
 
 /* y[m][n] = x[m][k] . W[n][k]^T (+ bias[n]) (+ residual[m][n]), clamped.
- * With FLAG_PIXEL_ROWS (several rows of x) the weights are B panels and x is
+ * With CUVIL_FLAG_PIXEL_ROWS (several rows of x) the weights are B panels and x is
  * packed as A, once per work item (it is small next to the weights, which
  * then stream through once, in order), so y's tiles are stored straight
  * from registers; otherwise
@@ -881,38 +880,36 @@ static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64
  * A. */
 void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
                          const float *bias, const float *residual, float *y) {
-  int64_t flags = q[LIN_FLAGS];
-  if (flags & FLAG_PIXEL_ROWS) {
-    matrix_context a = {x, q[LIN_K]};
+  int64_t flags = q[CUVIL_LINEAR_FLAGS];
+  if (flags & CUVIL_FLAG_PIXEL_ROWS) {
+    matrix_context a = {x, q[CUVIL_LINEAR_K]};
     cuvil_gemm_problem p = {
-        .m = q[LIN_M], .n = q[LIN_N], .k = q[LIN_K],
+        .m = q[CUVIL_LINEAR_M], .n = q[CUVIL_LINEAR_N], .k = q[CUVIL_LINEAR_K],
         .pack_a = pack_rows_panel, .a_context = &a,
         .b_panels = weights, .a_pack_once = 1,
-        .c = y, .c_row_stride = q[LIN_N], .c_col_stride = 1,
-        .bias = (flags & FLAG_BIAS) ? bias : NULL, .column_bias = 1,
-        .residual = (flags & FLAG_RESIDUAL) ? residual : NULL,
-        .clamp = (flags & FLAG_CLAMP) != 0,
-        .lo = cuvil_float_from_bits(q[LIN_LO]), .hi = cuvil_float_from_bits(q[LIN_HI])};
+        .c = y, .c_row_stride = q[CUVIL_LINEAR_N], .c_col_stride = 1,
+        .bias = (flags & CUVIL_FLAG_BIAS) ? bias : NULL, .column_bias = 1,
+        .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual : NULL,
+        .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(q[CUVIL_LINEAR_LO]), .hi = cuvil_float_from_bits(q[CUVIL_LINEAR_HI])};
     cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
     return;
   }
-  rows_context ctx = {x, q[LIN_K]};
+  rows_context ctx = {x, q[CUVIL_LINEAR_K]};
   cuvil_gemm_problem p = {
-      .m = q[LIN_N], .n = q[LIN_M], .k = q[LIN_K],
+      .m = q[CUVIL_LINEAR_N], .n = q[CUVIL_LINEAR_M], .k = q[CUVIL_LINEAR_K],
       .a_packed = weights,
       .pack_b = pack_transposed_rows, .b_context = &ctx,
-      .c = y, .c_row_stride = 1, .c_col_stride = q[LIN_N],
-      .bias = (flags & FLAG_BIAS) ? bias : NULL,
-      .residual = (flags & FLAG_RESIDUAL) ? residual : NULL,
-      .clamp = (flags & FLAG_CLAMP) != 0,
-      .lo = cuvil_float_from_bits(q[LIN_LO]), .hi = cuvil_float_from_bits(q[LIN_HI])};
+      .c = y, .c_row_stride = 1, .c_col_stride = q[CUVIL_LINEAR_N],
+      .bias = (flags & CUVIL_FLAG_BIAS) ? bias : NULL,
+      .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual : NULL,
+      .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+      .lo = cuvil_float_from_bits(q[CUVIL_LINEAR_LO]), .hi = cuvil_float_from_bits(q[CUVIL_LINEAR_HI])};
   cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
 }
 
 /*--- Matrix products of two run-time operands -------------------------------*/
 
-enum { MM_VERSION, MM_BATCH, MM_M, MM_K, MM_N, MM_A_BATCH_STRIDE, MM_B_BATCH_STRIDE, MM_MR,
-       MM_NUM_PARAMS };
 
 /* A(i, k) = m[i][k] into [kc][MR] (rows past `rows` zero). */
 static void pack_rows_panel(const void *context, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
@@ -953,10 +950,10 @@ static void pack_row_major_b(const void *context, int64_t k0, int64_t kc, int64_
 
 void cuvil_rt_matmul_f32(const int64_t *q, const float *a, const float *b, float *c) {
   const cuvil_microkernels *mk = cuvil_microkernels_best();
-  int64_t m = q[MM_M], k = q[MM_K], n = q[MM_N];
-  for (int64_t i = 0; i < q[MM_BATCH]; ++i) {
-    matrix_context actx = {a + i * q[MM_A_BATCH_STRIDE], k};
-    matrix_context bctx = {b + i * q[MM_B_BATCH_STRIDE], n};
+  int64_t m = q[CUVIL_MATMUL_M], k = q[CUVIL_MATMUL_K], n = q[CUVIL_MATMUL_N];
+  for (int64_t i = 0; i < q[CUVIL_MATMUL_BATCH]; ++i) {
+    matrix_context actx = {a + i * q[CUVIL_MATMUL_A_BATCH_STRIDE], k};
+    matrix_context bctx = {b + i * q[CUVIL_MATMUL_B_BATCH_STRIDE], n};
     cuvil_gemm_problem p = {
         .m = m, .n = n, .k = k,
         .pack_a = pack_rows_panel, .a_context = &actx,
@@ -1001,21 +998,21 @@ typedef struct dwpw_job {
 static void dwpw_items(void *closure, int64_t begin, int64_t end) {
   const dwpw_job *job = closure;
   const int64_t *qd = job->qd, *qp = job->qp;
-  const int64_t c = qd[CONV_C], h = qd[CONV_H], w = qd[CONV_W], cout = qp[CONV_COUT];
+  const int64_t c = qd[CUVIL_CONV_C], h = qd[CUVIL_CONV_H], w = qd[CUVIL_CONV_W], cout = qp[CUVIL_CONV_COUT];
   const int64_t pixels = h * w;
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
   float *band = scratch + GEMM_SCRATCH_FLOATS;   /* [c][rows * w] */
   float *pad = band + c * job->band_rows * w;     /* (rows + 2) x (w + 2) */
-  const float lo_d = cuvil_float_from_bits(qd[CONV_LO]), hi_d = cuvil_float_from_bits(qd[CONV_HI]);
-  const int64_t fd = qd[CONV_FLAGS], fp = qp[CONV_FLAGS];
+  const float lo_d = cuvil_float_from_bits(qd[CUVIL_CONV_LO]), hi_d = cuvil_float_from_bits(qd[CUVIL_CONV_HI]);
+  const int64_t fd = qd[CUVIL_CONV_FLAGS], fp = qp[CUVIL_CONV_FLAGS];
   for (int64_t item = begin; item < end; ++item) {
     const int64_t image = item / job->bands, r0 = item % job->bands * job->band_rows;
     const int64_t rows = h - r0 < job->band_rows ? h - r0 : job->band_rows;
     for (int64_t ci = 0; ci < c; ++ci)
       job->mk->depthwise3x3_band(job->input + (image * c + ci) * pixels, 0, h, w, r0, rows, 1,
                                  job->dw_weights + ci * 9,
-                                 (fd & FLAG_BIAS) ? job->dw_bias[ci] : 0.0f,
-                                 (fd & FLAG_CLAMP) != 0, lo_d, hi_d, pad, band + ci * rows * w);
+                                 (fd & CUVIL_FLAG_BIAS) ? job->dw_bias[ci] : 0.0f,
+                                 (fd & CUVIL_FLAG_CLAMP) != 0, lo_d, hi_d, pad, band + ci * rows * w);
     matrix_context b = {band, rows * w};
     const int64_t out_offset = image * cout * pixels + r0 * w;
     cuvil_gemm_problem p = {
@@ -1024,10 +1021,10 @@ static void dwpw_items(void *closure, int64_t begin, int64_t end) {
         .pack_b = pack_row_major_b, .b_context = &b,
         .b_direct = band, .b_direct_ld = rows * w,
         .c = job->output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
-        .bias = (fp & FLAG_BIAS) ? job->pw_bias : NULL,
-        .residual = (fp & FLAG_RESIDUAL) ? job->residual + out_offset : NULL,
-        .clamp = (fp & FLAG_CLAMP) != 0,
-        .lo = cuvil_float_from_bits(qp[CONV_LO]), .hi = cuvil_float_from_bits(qp[CONV_HI])};
+        .bias = (fp & CUVIL_FLAG_BIAS) ? job->pw_bias : NULL,
+        .residual = (fp & CUVIL_FLAG_RESIDUAL) ? job->residual + out_offset : NULL,
+        .clamp = (fp & CUVIL_FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(qp[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(qp[CUVIL_CONV_HI])};
     gemm_run_here(&p, job->mk, scratch);
   }
 }
@@ -1036,11 +1033,11 @@ void cuvil_rt_depthwise_pointwise_f32(const int64_t *q, const float *input,
                                       const float *dw_weights, const float *dw_bias,
                                       const float *pw_weights, const float *pw_bias,
                                       const float *residual, float *output) {
-  dwpw_job job = {.qd = q, .qp = q + CONV_NUM_PARAMS, .input = input,
+  dwpw_job job = {.qd = q, .qp = q + CUVIL_CONV_NUM_PARAMS, .input = input,
                   .dw_weights = dw_weights, .dw_bias = dw_bias, .pw_weights = pw_weights,
                   .pw_bias = pw_bias, .residual = residual, .output = output,
                   .mk = cuvil_microkernels_best(), .exec = cuvil_rt_current_exec};
-  const int64_t c = q[CONV_C], h = q[CONV_H], w = q[CONV_W];
+  const int64_t c = q[CUVIL_CONV_C], h = q[CUVIL_CONV_H], w = q[CUVIL_CONV_W];
   /* Bands of about 64 Ki floats of depthwise output (256 KiB: in L2 with
    * the GEMM's blocks); the scratch past the GEMM's holds a band and its
    * padded input rows. */
@@ -1050,9 +1047,9 @@ void cuvil_rt_depthwise_pointwise_f32(const int64_t *q, const float *input,
     --rows;
   if (rows < 1)
     rows = 1;
-  split_bands(h, rows, q[CONV_N], job.exec, &job.band_rows, &job.bands);
-  int64_t work = q[CONV_N] * h * w * c * (9 + q[CONV_NUM_PARAMS + CONV_COUT]);
-  cuvil_run_items(job.exec, q[CONV_N] * job.bands, work, dwpw_items, &job, &job.scratch);
+  split_bands(h, rows, q[CUVIL_CONV_N], job.exec, &job.band_rows, &job.bands);
+  int64_t work = q[CUVIL_CONV_N] * h * w * c * (9 + q[CUVIL_CONV_NUM_PARAMS + CUVIL_CONV_COUT]);
+  cuvil_run_items(job.exec, q[CUVIL_CONV_N] * job.bands, work, dwpw_items, &job, &job.scratch);
 }
 
 /*--- Pointwise then depthwise, in bands of rows ----------------------------*/
@@ -1078,13 +1075,13 @@ typedef struct pwdw_job {
 static void pwdw_items(void *closure, int64_t begin, int64_t end) {
   const pwdw_job *job = closure;
   const int64_t *qp = job->qp, *qd = job->qd;
-  const int64_t cin = qp[CONV_C], c = qp[CONV_COUT], h = qp[CONV_H], w = qp[CONV_W];
-  const int64_t s = qd[CONV_SH], oh = qd[CONV_OH], ow = qd[CONV_OW];
+  const int64_t cin = qp[CUVIL_CONV_C], c = qp[CUVIL_CONV_COUT], h = qp[CUVIL_CONV_H], w = qp[CUVIL_CONV_W];
+  const int64_t s = qd[CUVIL_CONV_SH], oh = qd[CUVIL_CONV_OH], ow = qd[CUVIL_CONV_OW];
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
   float *band = scratch + GEMM_SCRATCH_FLOATS; /* [c][slot]: input rows [lo, hi) */
   float *pad = band + c * job->slot;
-  const float lo_d = cuvil_float_from_bits(qd[CONV_LO]), hi_d = cuvil_float_from_bits(qd[CONV_HI]);
-  const int64_t fp = qp[CONV_FLAGS], fd = qd[CONV_FLAGS];
+  const float lo_d = cuvil_float_from_bits(qd[CUVIL_CONV_LO]), hi_d = cuvil_float_from_bits(qd[CUVIL_CONV_HI]);
+  const int64_t fp = qp[CUVIL_CONV_FLAGS], fd = qd[CUVIL_CONV_FLAGS];
   int64_t prev_lo = 0, prev_hi = 0; /* rows held from the item before (same image) */
   for (int64_t item = begin; item < end; ++item) {
     const int64_t image = item / job->bands, o0 = item % job->bands * job->band_rows;
@@ -1108,15 +1105,15 @@ static void pwdw_items(void *closure, int64_t begin, int64_t end) {
         .pack_b = pack_row_major_b, .b_context = &b,
         .b_direct = src, .b_direct_ld = h * w,
         .c = band + (from - lo) * w, .c_row_stride = job->slot, .c_col_stride = 1,
-        .bias = (fp & FLAG_BIAS) ? job->pw_bias : NULL,
-        .clamp = (fp & FLAG_CLAMP) != 0,
-        .lo = cuvil_float_from_bits(qp[CONV_LO]), .hi = cuvil_float_from_bits(qp[CONV_HI])};
+        .bias = (fp & CUVIL_FLAG_BIAS) ? job->pw_bias : NULL,
+        .clamp = (fp & CUVIL_FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(qp[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(qp[CUVIL_CONV_HI])};
     gemm_run_here(&p, job->mk, scratch);
     for (int64_t ci = 0; ci < c; ++ci)
       job->mk->depthwise3x3_band(band + ci * job->slot, lo, h, w, o0, rows, (int)s,
                                  job->dw_weights + ci * 9,
-                                 (fd & FLAG_BIAS) ? job->dw_bias[ci] : 0.0f,
-                                 (fd & FLAG_CLAMP) != 0, lo_d, hi_d, pad,
+                                 (fd & CUVIL_FLAG_BIAS) ? job->dw_bias[ci] : 0.0f,
+                                 (fd & CUVIL_FLAG_CLAMP) != 0, lo_d, hi_d, pad,
                                  job->output + (image * c + ci) * oh * ow + o0 * ow);
   }
 }
@@ -1125,11 +1122,11 @@ void cuvil_rt_pointwise_depthwise_f32(const int64_t *q, const float *input,
                                       const float *pw_weights, const float *pw_bias,
                                       const float *dw_weights, const float *dw_bias,
                                       float *output) {
-  pwdw_job job = {.qp = q, .qd = q + CONV_NUM_PARAMS, .input = input,
+  pwdw_job job = {.qp = q, .qd = q + CUVIL_CONV_NUM_PARAMS, .input = input,
                   .pw_weights = pw_weights, .pw_bias = pw_bias, .dw_weights = dw_weights,
                   .dw_bias = dw_bias, .output = output, .mk = cuvil_microkernels_best(),
                   .exec = cuvil_rt_current_exec};
-  const int64_t c = q[CONV_COUT], w = q[CONV_W], s = job.qd[CONV_SH], oh = job.qd[CONV_OH];
+  const int64_t c = q[CUVIL_CONV_COUT], w = q[CUVIL_CONV_W], s = job.qd[CUVIL_CONV_SH], oh = job.qd[CUVIL_CONV_OH];
   /* Bands of about 96 Ki floats of expanded rows (384 KiB: in L2 with the
    * GEMM's blocks), at least 3 rows; the scratch past the GEMM's holds the
    * band and the depthwise rows' padding. */
@@ -1138,15 +1135,15 @@ void cuvil_rt_pointwise_depthwise_f32(const int64_t *q, const float *input,
   if (in_rows < 3)
     in_rows = 3;
   int64_t rows = (in_rows - 3) / s + 1; /* output rows whose input rows fit */
-  split_bands(oh, rows, q[CONV_N], job.exec, &job.band_rows, &job.bands);
+  split_bands(oh, rows, q[CUVIL_CONV_N], job.exec, &job.band_rows, &job.bands);
   job.slot = ((job.band_rows - 1) * s + 3) * w;
   if (c * job.slot + (job.band_rows + 2) * (w + 2) > left) {
     /* Past the ABI's C x W bound (the compiler never calls it so): NaN, not
      * a silent partial result. */
-    for (int64_t i = 0; i < q[CONV_N] * c * oh * job.qd[CONV_OW]; ++i)
+    for (int64_t i = 0; i < q[CUVIL_CONV_N] * c * oh * job.qd[CUVIL_CONV_OW]; ++i)
       output[i] = NAN;
     return;
   }
-  int64_t work = q[CONV_N] * c * (q[CONV_H] * w * q[CONV_C] + oh * job.qd[CONV_OW] * 9);
-  cuvil_run_items(job.exec, q[CONV_N] * job.bands, work, pwdw_items, &job, &job.scratch);
+  int64_t work = q[CUVIL_CONV_N] * c * (q[CUVIL_CONV_H] * w * q[CUVIL_CONV_C] + oh * job.qd[CUVIL_CONV_OW] * 9);
+  cuvil_run_items(job.exec, q[CUVIL_CONV_N] * job.bands, work, pwdw_items, &job, &job.scratch);
 }

@@ -16,6 +16,7 @@
 #define CUVIL_RUNTIME_KERNELS_H
 
 #include "internal.h"
+#include "cuvil/kernel_abi.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -23,8 +24,6 @@
 extern "C" {
 #endif
 
-/* Rows of A per packed panel: A is stored [ceil(M/MR)][K][MR], zero-padded. */
-#define CUVIL_MR 8
 /* The widest micro-kernel tile (AVX-512: 2 x 16 floats). */
 #define CUVIL_MAX_NR 32
 /* Columns up to which the "narrow" micro-kernel (vectorised along the MR
@@ -63,34 +62,8 @@ typedef void (*cuvil_microkernel_store_fn)(int64_t kc, const float *a, const flo
 typedef void (*cuvil_narrow_kernel_fn)(int64_t kc, const float *a, const float *b, float *c,
                                        int64_t n, int accumulate);
 
-/* The layout of a convolution's params (model_abi.h). */
-enum {
-  CONV_VERSION, CONV_N, CONV_C, CONV_H, CONV_W, CONV_COUT, CONV_OH, CONV_OW, CONV_KH, CONV_KW,
-  CONV_SH, CONV_SW, CONV_PH, CONV_PW, CONV_DH, CONV_DW, CONV_GROUPS, CONV_FLAGS, CONV_LO,
-  CONV_HI, CONV_MR, CONV_NUM_PARAMS
-};
-/* FLAG_PIXEL_ROWS: convolutions with the image's pixels as the GEMM's rows,
- * linear layers with x's rows as the GEMM's rows; the weights are then
- * B panels (CUVIL_B_PANEL). */
-/* FLAG_WINOGRAD2 (with FLAG_WINOGRAD): F(2x2, 3x3) rather than F(4x4, 3x3). */
-enum {
-  FLAG_BIAS = 1,
-  FLAG_RESIDUAL = 2,
-  FLAG_CLAMP = 4,
-  FLAG_WINOGRAD = 8,
-  FLAG_PIXEL_ROWS = 16,
-  FLAG_WINOGRAD2 = 32
-};
-/* Columns per panel of a B operand packed at compile time: [ceil(N/BP)][K]
- * [BP]. Every micro-kernel's NR divides it, so a tile reads its columns in
- * place (rows BP floats apart). */
-#define CUVIL_B_PANEL 32
-/* Input channels per block of a Winograd convolution's products: the
- * transformed weights U are packed at compile time in the order the blocks
- * read them, [ceil(C/KC)][36][ceil(Cout/MR)][kc][MR] (kc = KC but for the
- * last block; 16 positions for F(2x2, 3x3)), so that U streams from memory
- * as one sequential run. */
-#define CUVIL_WINO_KC 128
+/* Parameter layouts, flags, CUVIL_MR, CUVIL_B_PANEL, CUVIL_WINO_KC: cuvil/kernel_abi.h,
+ * shared with the compiler. */
 
 static inline float cuvil_float_from_bits(int64_t bits) {
   union {
@@ -242,7 +215,7 @@ void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels 
  * the Winograd F(4x4, 3x3) domain: U = G g G^T stored by blocks of
  * CUVIL_WINO_KC input channels, [ceil(Cin/KC)][36][ceil(Cout/8)][kc][8]
  * (one packed GEMM operand per block and transformed position); with
- * FLAG_WINOGRAD2 in its flags, F(2x2, 3x3)'s, [ceil(Cin/KC)][16][...]. */
+ * CUVIL_FLAG_WINOGRAD2 in its flags, F(2x2, 3x3)'s, [ceil(Cin/KC)][16][...]. */
 void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
                            const float *bias, const float *residual, float *output,
                            const cuvil_microkernels *kernels, void *exec);

@@ -46,12 +46,12 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
   const wino_job *job = closure;
   const int64_t *q = job->q;
   const cuvil_microkernels *mk = job->mk;
-  const int64_t nr = mk->nr, cin = q[CONV_C], cout = q[CONV_COUT];
-  const int64_t plane = q[CONV_H] * q[CONV_W];
+  const int64_t nr = mk->nr, cin = q[CUVIL_CONV_C], cout = q[CUVIL_CONV_COUT];
+  const int64_t plane = q[CUVIL_CONV_H] * q[CUVIL_CONV_W];
   const int64_t panels = (cout + CUVIL_MR - 1) / CUVIL_MR;
   const int64_t side = job->side, xis = job->xi;
-  const int64_t tiles_x = (q[CONV_OW] + side - 1) / side;
-  const int64_t tiles_per_image = tiles_x * ((q[CONV_OH] + side - 1) / side);
+  const int64_t tiles_x = (q[CUVIL_CONV_OW] + side - 1) / side;
+  const int64_t tiles_per_image = tiles_x * ((q[CUVIL_CONV_OH] + side - 1) / side);
   float *scratch = job->scratch ? job->scratch : cuvil_thread_pool_scratch(job->exec);
   float *v = scratch;             /* [xi][kc][nr] */
   float *m = v + xis * (KCW * nr + XI_PAD); /* [xi][mcb][nr], rows XI_PAD apart */
@@ -66,10 +66,10 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
       tiles.image[t] = tile / tiles_per_image;
       tiles.oy0[t] = r / tiles_x * side;
       tiles.ox0[t] = r % tiles_x * side;
-      tiles.iy0[t] = tiles.oy0[t] - q[CONV_PH];
-      tiles.ix0[t] = tiles.ox0[t] - q[CONV_PW];
-      tiles.interior[t] = tiles.iy0[t] >= 0 && tiles.iy0[t] + side + 2 <= q[CONV_H] &&
-                          tiles.ix0[t] >= 0 && tiles.ix0[t] + side + 2 <= q[CONV_W];
+      tiles.iy0[t] = tiles.oy0[t] - q[CUVIL_CONV_PH];
+      tiles.ix0[t] = tiles.ox0[t] - q[CUVIL_CONV_PW];
+      tiles.interior[t] = tiles.iy0[t] >= 0 && tiles.iy0[t] + side + 2 <= q[CUVIL_CONV_H] &&
+                          tiles.ix0[t] >= 0 && tiles.ix0[t] + side + 2 <= q[CUVIL_CONV_W];
     }
     for (int64_t ci0 = 0; ci0 < cin; ci0 += KCW) {
       int64_t kc = cin - ci0 < KCW ? cin - ci0 : KCW;
@@ -93,13 +93,13 @@ static void wino_items(void *closure, int64_t begin, int64_t end) {
 void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
                            const float *bias, const float *residual, float *output,
                            const cuvil_microkernels *mk, void *exec) {
-  const int small = (q[CONV_FLAGS] & FLAG_WINOGRAD2) != 0;
+  const int small = (q[CUVIL_CONV_FLAGS] & CUVIL_FLAG_WINOGRAD2) != 0;
   const int64_t side = small ? 2 : 4;
-  const int64_t tiles_y = (q[CONV_OH] + side - 1) / side, tiles_x = (q[CONV_OW] + side - 1) / side;
+  const int64_t tiles_y = (q[CUVIL_CONV_OH] + side - 1) / side, tiles_x = (q[CUVIL_CONV_OW] + side - 1) / side;
   wino_job job = {.q = q, .input = input, .u = u, .bias = bias, .residual = residual,
                   .output = output, .mk = mk, .exec = exec, .side = side,
-                  .xi = (side + 2) * (side + 2), .tiles = q[CONV_N] * tiles_y * tiles_x};
-  if (job.tiles == 0 || q[CONV_COUT] == 0)
+                  .xi = (side + 2) * (side + 2), .tiles = q[CUVIL_CONV_N] * tiles_y * tiles_x};
+  if (job.tiles == 0 || q[CUVIL_CONV_COUT] == 0)
     return;
   /* Few tiles (a 14x14 image has 16): the half-width kernels when they
    * leave at least a quarter fewer lanes empty. */
@@ -114,15 +114,15 @@ void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
    * channels are split too; each item transforms its tiles' input again. */
   int64_t left = (int64_t)(CUVIL_THREAD_SCRATCH_BYTES / sizeof(float)) - xis * (KCW * nr + XI_PAD);
   int64_t mcb = (left - xis * XI_PAD) / (xis * nr) / CUVIL_MR * CUVIL_MR;
-  int64_t cout8 = (q[CONV_COUT] + CUVIL_MR - 1) / CUVIL_MR * CUVIL_MR;
+  int64_t cout8 = (q[CUVIL_CONV_COUT] + CUVIL_MR - 1) / CUVIL_MR * CUVIL_MR;
   int64_t blocks = (job.tiles + nr - 1) / nr, threads = exec ? cuvil_thread_pool_size(exec) : 1;
   int64_t splits = 1;
   while (blocks * splits < threads && cout8 / (2 * splits) >= 4 * CUVIL_MR)
     splits *= 2;
   int64_t per_split = (cout8 / CUVIL_MR + splits - 1) / splits * CUVIL_MR;
   job.mcb = mcb < per_split ? mcb : per_split;
-  job.co_blocks = (q[CONV_COUT] + job.mcb - 1) / job.mcb;
+  job.co_blocks = (q[CUVIL_CONV_COUT] + job.mcb - 1) / job.mcb;
   int64_t items = blocks * job.co_blocks;
-  int64_t work = job.tiles * xis * q[CONV_C] * q[CONV_COUT];
+  int64_t work = job.tiles * xis * q[CUVIL_CONV_C] * q[CUVIL_CONV_COUT];
   cuvil_run_items(exec, items, work, wino_items, &job, &job.scratch);
 }

@@ -21,6 +21,8 @@
 //===----------------------------------------------------------------------===//
 #include "targets/CPU/Passes.h"
 
+#include "runtime/include/cuvil/kernel_abi.h"
+
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
@@ -46,20 +48,21 @@ using namespace mlir::cuvil;
 
 namespace {
 
-// Must match runtime/src/kernels.h and the params layouts in model_abi.h.
-constexpr int64_t kMR = 8;
-constexpr int64_t kParamsVersion = 1;
+// The parameter layouts, flags and packing constants the runtime's kernels
+// read: runtime/include/cuvil/kernel_abi.h, one header for both sides.
+constexpr int64_t kMR = CUVIL_MR;
+constexpr int64_t kParamsVersion = CUVIL_KERNEL_PARAMS_VERSION;
 enum : int64_t {
-  kFlagBias = 1,
-  kFlagResidual = 2,
-  kFlagClamp = 4,
-  kFlagWinograd = 8,
-  kFlagPixelRows = 16,
-  kFlagWinograd2 = 32 // with kFlagWinograd: F(2x2, 3x3)
+  kFlagBias = CUVIL_FLAG_BIAS,
+  kFlagResidual = CUVIL_FLAG_RESIDUAL,
+  kFlagClamp = CUVIL_FLAG_CLAMP,
+  kFlagWinograd = CUVIL_FLAG_WINOGRAD,
+  kFlagPixelRows = CUVIL_FLAG_PIXEL_ROWS,
+  kFlagWinograd2 = CUVIL_FLAG_WINOGRAD2 // with kFlagWinograd: F(2x2, 3x3)
 };
-/// Columns per compile-time B panel (CUVIL_B_PANEL): also the widest
-/// micro-kernel's NR (AVX-512), which the layout choice is tuned for.
-constexpr int64_t kBPanel = 32;
+/// Columns per compile-time B panel: also the widest micro-kernel's NR
+/// (AVX-512), which the layout choice is tuned for.
+constexpr int64_t kBPanel = CUVIL_B_PANEL;
 /// Winograd F(4x4, 3x3) or F(2x2, 3x3) (the side of an output tile), or
 /// none (0).
 enum class Winograd : int64_t { None = 0, F2 = 2, F4 = 4 };
@@ -68,8 +71,8 @@ enum class Winograd : int64_t { None = 0, F2 = 2, F4 = 4 };
 /// resnet18's 512-channel 7x7 layers; smaller layers keep the kernels they
 /// were tuned on).
 constexpr int64_t kWinograd2MinChannels = 64;
-/// Input channels per block of the Winograd products (CUVIL_WINO_KC).
-constexpr int64_t kWinogradKC = 128;
+/// Input channels per block of the Winograd products.
+constexpr int64_t kWinogradKC = CUVIL_WINO_KC;
 
 /// What the kernels apply after the product: + residual, then clamp.
 struct Epilogue {
@@ -414,10 +417,8 @@ struct SelectCpuKernelsPass final
       if ((out.getDimSize(2 + i) - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 >
           in[2 + i] + 2 * padding[i])
         return nullptr;
-    SmallVector<int64_t> params{kParamsVersion, in[0], in[1], in[2], in[3], in[1],
-                                out.getDimSize(2), out.getDimSize(3), kernel[0], kernel[1],
-                                stride[0], stride[1], padding[0], padding[1],
-                                dilation[0], dilation[1], in[1], 0, 0, 0, kMR};
+    SmallVector<int64_t> params = convLayout(in, in[1], out.getDimSize(2), out.getDimSize(3), kernel[0],
+                                             kernel[1], stride, padding, dilation, in[1], 0, 0, 0);
     KernelCallBuilder k(b, pool.getLoc());
     return k.call(module, "cuvil_rt_max_pool2d_f32", params, {input}, out);
   }
@@ -459,7 +460,15 @@ struct SelectCpuKernelsPass final
     int64_t batch = 1;
     for (int64_t d : batchA)
       batch *= d;
-    SmallVector<int64_t> params{kParamsVersion, batch, m, k, n, m * k, rb == 2 ? 0 : k * n, kMR};
+    SmallVector<int64_t> params(CUVIL_MATMUL_NUM_PARAMS);
+    params[CUVIL_MATMUL_VERSION] = kParamsVersion;
+    params[CUVIL_MATMUL_BATCH] = batch;
+    params[CUVIL_MATMUL_M] = m;
+    params[CUVIL_MATMUL_K] = k;
+    params[CUVIL_MATMUL_N] = n;
+    params[CUVIL_MATMUL_A_BATCH_STRIDE] = m * k;
+    params[CUVIL_MATMUL_B_BATCH_STRIDE] = rb == 2 ? 0 : k * n;
+    params[CUVIL_MATMUL_MR] = kMR;
     KernelCallBuilder kb(b, op->getLoc());
     return kb.call(module, "cuvil_rt_matmul_f32", params, {lhs, rhs}, out);
   }
@@ -653,11 +662,38 @@ struct SelectCpuKernelsPass final
     auto out = llvm::cast<RankedTensorType>(outType);
     ArrayRef<int64_t> stride = conv.getStride(), padding = conv.getPadding(),
                       dilation = conv.getDilation();
-    return {kParamsVersion, in[0], in[1], in[2], in[3], w[0],
-            out.getDimSize(2), out.getDimSize(3), w[2], w[3],
-            stride[0], stride[1], padding[0], padding[1],
-            dilation[0], dilation[1], static_cast<int64_t>(conv.getGroups()), flags,
-            floatBits(e.lo), floatBits(e.hi), kMR};
+    return convLayout(in, w[0], out.getDimSize(2), out.getDimSize(3), w[2], w[3], stride, padding, dilation,
+                      static_cast<int64_t>(conv.getGroups()), flags, floatBits(e.lo), floatBits(e.hi));
+  }
+
+  /// A convolution-family parameter array (kernel_abi.h's CUVIL_CONV_*).
+  static SmallVector<int64_t> convLayout(ArrayRef<int64_t> in, int64_t cout, int64_t oh, int64_t ow, int64_t kh,
+                                         int64_t kw, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                                         ArrayRef<int64_t> dilation, int64_t groups, int64_t flags, int64_t lo,
+                                         int64_t hi) {
+    SmallVector<int64_t> p(CUVIL_CONV_NUM_PARAMS);
+    p[CUVIL_CONV_VERSION] = kParamsVersion;
+    p[CUVIL_CONV_N] = in[0];
+    p[CUVIL_CONV_C] = in[1];
+    p[CUVIL_CONV_H] = in[2];
+    p[CUVIL_CONV_W] = in[3];
+    p[CUVIL_CONV_COUT] = cout;
+    p[CUVIL_CONV_OH] = oh;
+    p[CUVIL_CONV_OW] = ow;
+    p[CUVIL_CONV_KH] = kh;
+    p[CUVIL_CONV_KW] = kw;
+    p[CUVIL_CONV_SH] = stride[0];
+    p[CUVIL_CONV_SW] = stride[1];
+    p[CUVIL_CONV_PH] = padding[0];
+    p[CUVIL_CONV_PW] = padding[1];
+    p[CUVIL_CONV_DH] = dilation[0];
+    p[CUVIL_CONV_DW] = dilation[1];
+    p[CUVIL_CONV_GROUPS] = groups;
+    p[CUVIL_CONV_FLAGS] = flags;
+    p[CUVIL_CONV_LO] = lo;
+    p[CUVIL_CONV_HI] = hi;
+    p[CUVIL_CONV_MR] = kMR;
+    return p;
   }
 
   static int64_t flagsOf(const Epilogue &e, bool bias) {
@@ -774,9 +810,15 @@ struct SelectCpuKernelsPass final
     if (kSize == 0 || in.getDimSize(in.getRank() - 1) != kSize)
       return nullptr;
     bool rows = linearRowsPay(m, n);
-    SmallVector<int64_t> params{kParamsVersion, m, kSize, n,
-                                flagsOf(e, static_cast<bool>(bias)) | (rows ? kFlagPixelRows : 0),
-                                floatBits(e.lo), floatBits(e.hi), kMR};
+    SmallVector<int64_t> params(CUVIL_LINEAR_NUM_PARAMS);
+    params[CUVIL_LINEAR_VERSION] = kParamsVersion;
+    params[CUVIL_LINEAR_M] = m;
+    params[CUVIL_LINEAR_K] = kSize;
+    params[CUVIL_LINEAR_N] = n;
+    params[CUVIL_LINEAR_FLAGS] = flagsOf(e, static_cast<bool>(bias)) | (rows ? kFlagPixelRows : 0);
+    params[CUVIL_LINEAR_LO] = floatBits(e.lo);
+    params[CUVIL_LINEAR_HI] = floatBits(e.hi);
+    params[CUVIL_LINEAR_MR] = kMR;
     KernelCallBuilder k(b, linear.getLoc());
     const float *w = reinterpret_cast<const float *>(wt->data());
     if (rows) {

@@ -101,6 +101,58 @@ enum {
   CUVIL_SVD_PARAMS = 5
 };
 
+/*--- The GEMM family (gemm.c, winograd.c): convolution, linear, matmul -------
+ * The compiler (targets/CPU/SelectKernels.cpp) packs weights and writes
+ * these parameter arrays; the runtime reads them. Every array starts with
+ * CUVIL_KERNEL_PARAMS_VERSION and ends with the A-panel height it was
+ * packed for (CUVIL_MR), which the kernels check. */
+#define CUVIL_KERNEL_PARAMS_VERSION 1
+/* Rows of A per packed panel: A is stored [ceil(M/MR)][K][MR], zero-padded. */
+#define CUVIL_MR 8
+/* Columns per panel of a B operand packed at compile time: [ceil(N/BP)][K]
+ * [BP]. Every micro-kernel's NR divides it, so a tile reads its columns in
+ * place (rows BP floats apart). */
+#define CUVIL_B_PANEL 32
+/* Input channels per block of a Winograd convolution's products: the
+ * transformed weights U are packed at compile time in the order the blocks
+ * read them, [ceil(C/KC)][36][ceil(Cout/MR)][kc][MR] (kc = KC but for the
+ * last block; 16 positions for F(2x2, 3x3)), so that U streams from memory
+ * as one sequential run. */
+#define CUVIL_WINO_KC 128
+
+/* cuvil_rt_conv2d, depthwise, pooling and the fused pairs. LO/HI: the
+ * clamp's bounds as float bits. */
+enum {
+  CUVIL_CONV_VERSION, CUVIL_CONV_N, CUVIL_CONV_C, CUVIL_CONV_H, CUVIL_CONV_W, CUVIL_CONV_COUT,
+  CUVIL_CONV_OH, CUVIL_CONV_OW, CUVIL_CONV_KH, CUVIL_CONV_KW, CUVIL_CONV_SH, CUVIL_CONV_SW,
+  CUVIL_CONV_PH, CUVIL_CONV_PW, CUVIL_CONV_DH, CUVIL_CONV_DW, CUVIL_CONV_GROUPS, CUVIL_CONV_FLAGS,
+  CUVIL_CONV_LO, CUVIL_CONV_HI, CUVIL_CONV_MR, CUVIL_CONV_NUM_PARAMS
+};
+/* cuvil_rt_linear: y[m][n] = x[m][k] . W^T. */
+enum {
+  CUVIL_LINEAR_VERSION, CUVIL_LINEAR_M, CUVIL_LINEAR_K, CUVIL_LINEAR_N, CUVIL_LINEAR_FLAGS,
+  CUVIL_LINEAR_LO, CUVIL_LINEAR_HI, CUVIL_LINEAR_MR, CUVIL_LINEAR_NUM_PARAMS
+};
+/* cuvil_rt_matmul: batch products of two run-time operands (B's batch
+ * stride 0: one B shared by the batch). */
+enum {
+  CUVIL_MATMUL_VERSION, CUVIL_MATMUL_BATCH, CUVIL_MATMUL_M, CUVIL_MATMUL_K, CUVIL_MATMUL_N,
+  CUVIL_MATMUL_A_BATCH_STRIDE, CUVIL_MATMUL_B_BATCH_STRIDE, CUVIL_MATMUL_MR,
+  CUVIL_MATMUL_NUM_PARAMS
+};
+/* The FLAGS entry. PIXEL_ROWS: convolutions with the image's pixels as the
+ * GEMM's rows, linear layers with x's rows as the GEMM's rows; the weights
+ * are then B panels (CUVIL_B_PANEL). WINOGRAD2 (with WINOGRAD): F(2x2, 3x3)
+ * rather than F(4x4, 3x3). */
+enum {
+  CUVIL_FLAG_BIAS = 1,
+  CUVIL_FLAG_RESIDUAL = 2,
+  CUVIL_FLAG_CLAMP = 4,
+  CUVIL_FLAG_WINOGRAD = 8,
+  CUVIL_FLAG_PIXEL_ROWS = 16,
+  CUVIL_FLAG_WINOGRAD2 = 32
+};
+
 /* cuvil_rt_dft(params, x, out, scratch): a complex DFT along rows (fft.h). */
 enum {
   CUVIL_DFT_BATCH = 0,
