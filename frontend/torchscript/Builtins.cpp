@@ -126,6 +126,25 @@ IValue symbolicFloat(mlir::Value v) {
 bool isSymbolicFloat(const IValue &v) { return v.isTensor() && v.tensor->symbolicFloat; }
 bool isSymbolicNumber(const IValue &v) { return isSymbolicInt(v) || isSymbolicFloat(v); }
 
+bool holdsFloats(const IValue &v) {
+  return v.isTensor() &&
+         llvm::isa<mlir::FloatType>(llvm::cast<mlir::RankedTensorType>(v.tensor->value.getType()).getElementType());
+}
+
+/// A one-element tensor as the 0-d tensor of `element` a run-time Python
+/// number is (cast toward zero for ints, as int() does).
+mlir::Value runtimeNumber(Interpreter &in, mlir::Value t, mlir::Type element) {
+  auto type = llvm::cast<mlir::RankedTensorType>(t.getType());
+  if (!type.hasStaticShape() || type.getNumElements() != 1)
+    in.fail("CUVIL-E-IMPORT-RAISE", "only a tensor with one element can be converted to a Python number");
+  if (type.getRank() > 0)
+    t = in.build<mlir::cuvil::ReshapeOp>(t, in.builder().getDenseI64ArrayAttr({}));
+  auto scalar = mlir::RankedTensorType::get({}, element);
+  if (llvm::cast<mlir::RankedTensorType>(t.getType()) != scalar)
+    t = in.builder().create<mlir::cuvil::CastOp>(in.location(), scalar, t);
+  return t;
+}
+
 bool anyTensorOrPoison(const std::vector<IValue> &args,
                        const std::vector<std::pair<std::string, IValue>> &kwargs) {
   for (const IValue &a : args)
@@ -544,46 +563,22 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     }
   // int(t) / t.item() of an integer tensor: a run-time int (sizes may use it).
   if ((name == "builtin::int" || name == "aten::Int" || name == "aten::item") && n == 1 &&
-      arg(0).isTensor() &&
-      (name != "aten::item" ||
-       !llvm::isa<mlir::FloatType>(
-           llvm::cast<mlir::RankedTensorType>(arg(0).tensor->value.getType()).getElementType()))) {
+      arg(0).isTensor() && (name != "aten::item" || !holdsFloats(arg(0)))) {
     if (isSymbolicInt(arg(0)))
       return arg(0);
-    mlir::Value t = arg(0).tensor->value;
-    auto type = llvm::cast<mlir::RankedTensorType>(t.getType());
-    bool isIntTensor = type.getElementType().isInteger(64) || type.getElementType().isInteger(32) ||
-                       type.getElementType().isInteger(16) || type.getElementType().isInteger(8);
-    if (name == "aten::item" && !isIntTensor)
+    mlir::Type e = llvm::cast<mlir::RankedTensorType>(arg(0).tensor->value.getType()).getElementType();
+    if (name == "aten::item" && e.isInteger(1))
       return in.unsupported("a Python bool read from tensor data (t.item())");
-    if (!type.hasStaticShape() || type.getNumElements() != 1)
-      in.fail("CUVIL-E-IMPORT-RAISE", "only a tensor with one element can be converted to a Python number");
-    if (type.getRank() > 0)
-      t = in.build<mlir::cuvil::ReshapeOp>(t, in.builder().getDenseI64ArrayAttr({}));
-    auto i64 = mlir::RankedTensorType::get({}, in.builder().getI64Type());
-    if (llvm::cast<mlir::RankedTensorType>(t.getType()) != i64)
-      t = in.builder().create<mlir::cuvil::CastOp>(in.location(), i64, t); // toward zero, as int()
-    return symbolicInt(t);
+    return symbolicInt(runtimeNumber(in, arg(0).tensor->value, in.builder().getI64Type()));
   }
   // float(t) / t.item() of a float tensor: a run-time Python float, kept
   // dynamic (a 0-d f64 tensor) for the tensor ops that use it.
   if ((name == "builtin::float" || name == "aten::Float" ||
-       ((name == "aten::item" || name == "aten::ScalarImplicit") && arg(0).isTensor() &&
-        llvm::isa<mlir::FloatType>(
-            llvm::cast<mlir::RankedTensorType>(arg(0).tensor->value.getType()).getElementType()))) &&
+       ((name == "aten::item" || name == "aten::ScalarImplicit") && holdsFloats(arg(0)))) &&
       n == 1 && arg(0).isTensor()) {
     if (isSymbolicFloat(arg(0)))
       return arg(0);
-    mlir::Value t = arg(0).tensor->value;
-    auto type = llvm::cast<mlir::RankedTensorType>(t.getType());
-    if (!type.hasStaticShape() || type.getNumElements() != 1)
-      in.fail("CUVIL-E-IMPORT-RAISE", "only a tensor with one element can be converted to a Python number");
-    if (type.getRank() > 0)
-      t = in.build<mlir::cuvil::ReshapeOp>(t, in.builder().getDenseI64ArrayAttr({}));
-    auto f64 = mlir::RankedTensorType::get({}, in.builder().getF64Type());
-    if (llvm::cast<mlir::RankedTensorType>(t.getType()) != f64)
-      t = in.builder().create<mlir::cuvil::CastOp>(in.location(), f64, t);
-    return symbolicFloat(t);
+    return symbolicFloat(runtimeNumber(in, arg(0).tensor->value, in.builder().getF64Type()));
   }
   // math.floor/ceil of a run-time float: a run-time int.
   if ((name == "aten::floor" || name == "aten::ceil") && n == 1 && isSymbolicFloat(arg(0))) {

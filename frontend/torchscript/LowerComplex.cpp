@@ -42,6 +42,13 @@ namespace {
 struct Poisoned {};
 
 bool isComplexBox(const IValue &v) { return v.isTensor() && v.tensor->complex; }
+
+/// torch.fft's transforms (not its shifts and frequency tables, which are
+/// real ops).
+bool isFourierTransform(const std::string &name) {
+  return name.rfind("aten::fft_", 0) == 0 && name != "aten::fft_fftshift" && name != "aten::fft_ifftshift" &&
+         name != "aten::fft_fftfreq" && name != "aten::fft_rfftfreq";
+}
 bool holdsComplex(const IValue &v) {
   if (isComplexBox(v))
     return true;
@@ -652,8 +659,7 @@ IValue ComplexLowering::dispatch(const std::string &name, const BoundArgs &b) {
   Args a{in, b};
   const Schema &s = *b.schema;
   auto first = [&]() -> const IValue & { return b.values.at(0); };
-  if (name.rfind("aten::fft_", 0) == 0 && name != "aten::fft_fftshift" && name != "aten::fft_ifftshift" &&
-      name != "aten::fft_fftfreq" && name != "aten::fft_rfftfreq")
+  if (isFourierTransform(name))
     return fourier(name, a);
   if (name == "aten::stft")
     return stft(a);
@@ -679,11 +685,11 @@ IValue ComplexLowering::dispatch(const std::string &name, const BoundArgs &b) {
     return box({op("aten::mul", {T(r), T(op("aten::cos", {T(th)}))}), op("aten::mul", {T(r), T(op("aten::sin", {T(th)}))})});
   }
   if (name == "aten::real" || name == "aten::imag") {
-    if (!isComplexBox(first()))
-      return name == "aten::real" ? first()
-                                  : (in.fail("CUVIL-E-IMPORT-RAISE", "imag is not implemented for tensors with "
-                                                                     "non-complex dtypes."),
-                                     IValue());
+    if (!isComplexBox(first())) {
+      if (name == "aten::imag") // PyTorch's own error
+        in.fail("CUVIL-E-IMPORT-RAISE", "imag is not implemented for tensors with non-complex dtypes.");
+      return first(); // real(x) of a real x is x
+    }
     Value v = first().tensor->value;
     return viewOf(first(), op("aten::select", {T(v), I(-1), I(name == "aten::imag" ? 1 : 0)}));
   }
@@ -779,8 +785,10 @@ IValue ComplexLowering::dispatch(const std::string &name, const BoundArgs &b) {
   if (name == "aten::conj" || name == "aten::conj_physical" || name == "aten::_conj" ||
       name == "aten::_conj_physical")
     return box(conj(parts(first())));
-  if (name == "aten::abs" || name == "aten::absolute")
-    return T(op("aten::hypot", {T(parts(first()).re), T(parts(first()).im)}));
+  if (name == "aten::abs" || name == "aten::absolute") {
+    Cx z = parts(first());
+    return T(op("aten::hypot", {T(z.re), T(z.im)}));
+  }
   if (name == "aten::angle") {
     Cx z = parts(first());
     return T(op("aten::atan2", {T(z.im), T(z.re)}));
@@ -961,8 +969,7 @@ bool needsComplexLowering(const std::string &name, const BoundArgs &b) {
                                                "aten::imag", "aten::view_as_real", "aten::is_complex"};
   if (makers.count(name))
     return true;
-  if (name.rfind("aten::fft_", 0) == 0 && name != "aten::fft_fftshift" && name != "aten::fft_ifftshift" &&
-      name != "aten::fft_fftfreq" && name != "aten::fft_rfftfreq")
+  if (isFourierTransform(name))
     return true;
   for (const IValue &v : b.values)
     if (holdsComplex(v))
