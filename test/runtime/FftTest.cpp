@@ -10,7 +10,7 @@
 // computation.
 //
 //===----------------------------------------------------------------------===//
-#include "fft.h"
+#include "cpu/fft.h"
 
 #include <catch2/catch.hpp>
 

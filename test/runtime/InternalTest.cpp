@@ -1,10 +1,10 @@
 //===- InternalTest.cpp - The runtime's thread pool and CPU detection -----===//
 //
 // Linked directly against the runtime archive to reach the hidden helpers
-// (runtime/src/internal.h) that the API tests only see from outside.
+// (runtime/core/internal.h) that the API tests only see from outside.
 //
 //===----------------------------------------------------------------------===//
-#include "internal.h"
+#include "core/internal.h"
 
 #include <catch2/catch.hpp>
 

@@ -6,7 +6,10 @@
 // triple loop in double precision.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels.h"
+#include "cpu/gemm.h"
+#include "cpu/schedule.h"
+#include "cpu/sort.h"
+#include "cpu/winograd.h"
 
 #include "cuvil/kernel_abi.h"
 #include "cuvil/runtime.h"

@@ -10,7 +10,7 @@
 // sentinels; the f32 entry points run once each.
 //
 //===----------------------------------------------------------------------===//
-#include "linalg.h"
+#include "cpu/linalg.h"
 
 #include "cuvil/kernel_abi.h"
 

@@ -16,7 +16,7 @@
 // an ulp of 1 (1.1e-16) in absolute terms: 2.3e-16 absolute is allowed.
 //
 //===----------------------------------------------------------------------===//
-#include "special.h"
+#include "cpu/special.h"
 
 #include <catch2/catch.hpp>
 

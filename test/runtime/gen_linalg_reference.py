@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes linalg_reference.inc: inputs and PyTorch's (LAPACK's) outputs for
-the runtime's dense linear-algebra kernels (runtime/src/linalg.c), which
+the runtime's dense linear-algebra kernels (runtime/cpu/linalg.c), which
 LinalgTest.cpp checks against.
 
 Every case is float64. The inputs are random (fixed seeds) or small integer

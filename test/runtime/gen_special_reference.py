@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes special_reference.inc, the expected values of SpecialTest.cpp.
 
-Each of runtime/src/special.c's functions is evaluated by PyTorch (CPU,
+Each of runtime/cpu/special.c's functions is evaluated by PyTorch (CPU,
 float64) at typical points across its domain, at large and small
 magnitudes, negative values, near poles and branch points, and at NaN and
 the infinities. Each function's points are evaluated as one tensor, as a

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
-#include "runtime/src/special.h"
+#include "runtime/cpu/special.h"
 
 #include <cmath>
 #include <cstring>

@@ -8,8 +8,8 @@
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
 
 #include "dialects/Cuvil/IR/LinalgKernels.h"
-#include "runtime/src/fft.h"
-#include "runtime/src/linalg.h"
+#include "runtime/cpu/fft.h"
+#include "runtime/cpu/linalg.h"
 
 namespace mlir::cuvil::reference {
 namespace {

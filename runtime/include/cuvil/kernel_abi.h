@@ -21,7 +21,7 @@ enum {
   CUVIL_SORT_PARAMS = 5
 };
 
-/* Dense linear algebra (runtime/src/linalg.h, which gives the buffers'
+/* Dense linear algebra (runtime/cpu/linalg.h, which gives the buffers'
  * shapes and the scratch sizes), each as cuvil_rt_<kernel>_{f32,f64}.
  * cuvil_rt_lu(params, a, lu, pivots, info, scratch): getrf. */
 enum {
@@ -101,11 +101,13 @@ enum {
   CUVIL_SVD_PARAMS = 5
 };
 
-/*--- The GEMM family (gemm.c, winograd.c): convolution, linear, matmul -------
+/*--- The GEMM family (runtime/cpu/): convolution, linear, matmul ------------
  * The compiler (targets/CPU/SelectKernels.cpp) packs weights and writes
  * these parameter arrays; the runtime reads them. Every array starts with
  * CUVIL_KERNEL_PARAMS_VERSION and ends with the A-panel height it was
- * packed for (CUVIL_MR), which the kernels check. */
+ * packed for (CUVIL_MR), so that it records what it was made for
+ * (test/runtime/KernelAbiTest.cpp runs the kernels on arrays built by these
+ * names). */
 #define CUVIL_KERNEL_PARAMS_VERSION 1
 /* Rows of A per packed panel: A is stored [ceil(M/MR)][K][MR], zero-padded. */
 #define CUVIL_MR 8

@@ -70,18 +70,18 @@ void cuvil_rt_parallel_for_current(int64_t n,
                                    void (*body)(void *closure, int64_t begin, int64_t end),
                                    void *closure);
 
-/* Kernels for the model's convolutions and linear layers (runtime/src/
- * gemm.c). `params` is a constant array the compiler writes (its layout is
- * versioned in params[0]); weights arrive packed in the layout the kernels
- * read (kernels.h: [ceil(rows/8)][K][8], per group); bias and residual are
- * read only when params' flags say so. They use the threads of the call
- * in progress on this thread. */
-/* params: 1, N, C, H, W, Cout, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW,
- * groups, flags (1 bias, 2 residual, 4 clamp, 8 Winograd, 16 pixel rows,
- * 32 Winograd 2x2), lo, hi (float bits), 8. With flag 8 (3x3, stride 1,
- * dilation 1, groups 1) the weights are in the Winograd F(4x4, 3x3) domain
- * instead (F(2x2, 3x3)'s with 8 + 32); with flag 16 they are the B operand,
- * [groups][ceil(Cout_g/32)][K][32] (kernels.h). */
+/* The CPU kernels for the model's convolutions, pooling, linear layers and
+ * matrix products (runtime/cpu/). `params` is a constant array the
+ * compiler writes, laid out as cuvil/kernel_abi.h names it (CUVIL_CONV_*,
+ * CUVIL_LINEAR_*, CUVIL_MATMUL_*; flags CUVIL_FLAG_*); weights arrive
+ * packed in the layout the kernels read (A panels [ceil(rows/CUVIL_MR)][K]
+ * [CUVIL_MR], per group); bias and residual are read only when the flags
+ * say so. They use the threads of the call in progress on this thread. */
+/* CUVIL_CONV_* params. With CUVIL_FLAG_WINOGRAD (3x3, stride 1, dilation
+ * 1, groups 1) the weights are in the Winograd F(4x4, 3x3) domain instead
+ * (F(2x2, 3x3)'s with CUVIL_FLAG_WINOGRAD2 too); with CUVIL_FLAG_PIXEL_ROWS
+ * they are the B operand, [groups][ceil(Cout_g/CUVIL_B_PANEL)][K]
+ * [CUVIL_B_PANEL]. */
 void cuvil_rt_conv2d_f32(const int64_t *params, const float *input, const float *weights,
                          const float *bias, const float *residual, float *output);
 /* The same params; weights [Cout][1][KH][KW] as PyTorch stores them. */
@@ -90,9 +90,10 @@ void cuvil_rt_depthwise_conv2d_f32(const int64_t *params, const float *input,
                                    const float *residual, float *output);
 /* A 3x3 stride-1 padding-1 depthwise convolution (width of 16 or more, at
  * most 64 channels, C x W at most 65536) whose output only feeds a 1x1
- * stride-1 convolution, in bands of rows that stay in cache: params is the depthwise params then the pointwise ones
- * (21 each); the depthwise weights as PyTorch stores them, the pointwise
- * ones packed as for cuvil_rt_conv2d_f32 (no flag 8 or 16); the residual,
+ * stride-1 convolution, in bands of rows that stay in cache: params is the
+ * depthwise params then the pointwise ones (CUVIL_CONV_NUM_PARAMS each);
+ * the depthwise weights as PyTorch stores them, the pointwise ones packed
+ * as for cuvil_rt_conv2d_f32 (no Winograd, no pixel rows); the residual,
  * if any, is the pointwise one's. */
 void cuvil_rt_depthwise_pointwise_f32(const int64_t *params, const float *input,
                                       const float *dw_weights, const float *dw_bias,
@@ -102,22 +103,24 @@ void cuvil_rt_depthwise_pointwise_f32(const int64_t *params, const float *input,
  * feeds a 3x3 padding-1 depthwise one (channel multiplier 1, stride 1 or 2,
  * no residual; output width 16 or more, even input width at stride 2;
  * C x W at most 32768, C the depthwise channels), in bands of rows that
- * stay in cache: params is the pointwise params then the depthwise ones (21
- * each); the pointwise weights packed as for cuvil_rt_conv2d_f32 (no flag 8
- * or 16), the depthwise ones as PyTorch stores them. */
+ * stay in cache: params is the pointwise params then the depthwise ones
+ * (CUVIL_CONV_NUM_PARAMS each); the pointwise weights packed as for
+ * cuvil_rt_conv2d_f32 (no Winograd, no pixel rows), the depthwise ones as
+ * PyTorch stores them. */
 void cuvil_rt_pointwise_depthwise_f32(const int64_t *params, const float *input,
                                       const float *pw_weights, const float *pw_bias,
                                       const float *dw_weights, const float *dw_bias,
                                       float *output);
-/* The conv params with Cout = groups = C, flags 0: max over each window
+/* CUVIL_CONV_* params with Cout = groups = C, flags 0: max over each window
  * (padding never wins, NaN does), every window inside the padded input. */
 void cuvil_rt_max_pool2d_f32(const int64_t *params, const float *input, float *output);
-/* params: 1, M, K, N, flags, lo, hi, 8: y[M][N] = x[M][K] . W[N][K]^T;
- * flags 16: several rows, weights as B panels [ceil(N/32)][K][32]. */
+/* CUVIL_LINEAR_* params: y[M][N] = x[M][K] . W[N][K]^T; with
+ * CUVIL_FLAG_PIXEL_ROWS (several rows) the weights are B panels
+ * [ceil(N/CUVIL_B_PANEL)][K][CUVIL_B_PANEL]. */
 void cuvil_rt_linear_f32(const int64_t *params, const float *x, const float *weights,
                          const float *bias, const float *residual, float *y);
-/* params: 1, batch, M, K, N, a's and b's stride between batch items (0:
- * broadcast), 8: c[i][M][N] = a[i][M][K] . b[i][K][N], both at run time. */
+/* CUVIL_MATMUL_* params: c[i][M][N] = a[i][M][K] . b[i][K][N], both at
+ * run time; a batch stride of 0 broadcasts that operand. */
 void cuvil_rt_matmul_f32(const int64_t *params, const float *a, const float *b, float *c);
 
 #ifdef __cplusplus

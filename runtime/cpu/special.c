@@ -1,4 +1,4 @@
-/*===- runtime/src/special.c - PyTorch-compatible special functions ------===*
+/*===- runtime/cpu/special.c - PyTorch-compatible special functions --------===*
  *
  * torch.special.* for the compiled model, one element at a time. Matching
  * PyTorch means more than being accurate: a model's outputs are compared

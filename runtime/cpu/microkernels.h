@@ -1,21 +1,16 @@
-/*===- runtime/src/kernels.h - Convolution and GEMM kernels ---------------===*
+/*===- runtime/cpu/microkernels.h - The micro-kernel interface -------------===*
  *
- * The compiled model calls these for its convolutions and matrix products
- * (model_abi.h declares the entry points). One blocked GEMM serves them all:
- *
- *   C(i, j) = epilogue( sum_k A(i, k) * B(k, j) )   i < M rows, j < N columns
- *
- * A is packed at compile time (weights: cuvil-export writes them in this
- * layout), B is packed here, per block, from the activations (im2col for a
- * convolution). A register-blocked micro-kernel computes an MR x NR tile;
- * MR is fixed because weights are packed before the CPU is known, NR is the
- * micro-kernel's, picked at run time for the CPU the library runs on.
+ * The register-blocked kernels every CPU kernel family is built on, one
+ * table per instruction set (mk_<isa>.c, chosen at run time): GEMM tiles
+ * (an MR x NR tile of C += A . B; MR is fixed because weights are packed
+ * before the CPU is known, NR is the micro-kernel's), depthwise planes and
+ * bands, im2col row helpers and Winograd transforms.
  *
  *===----------------------------------------------------------------------===*/
-#ifndef CUVIL_RUNTIME_KERNELS_H
-#define CUVIL_RUNTIME_KERNELS_H
+#ifndef CUVIL_RUNTIME_CPU_MICROKERNELS_H
+#define CUVIL_RUNTIME_CPU_MICROKERNELS_H
 
-#include "internal.h"
+#include "../core/internal.h"
 #include "cuvil/kernel_abi.h"
 
 #pragma GCC visibility push(hidden)
@@ -154,96 +149,10 @@ const cuvil_microkernels *cuvil_microkernels_generic(void);
 /* The best variant this CPU runs (chosen once). */
 const cuvil_microkernels *cuvil_microkernels_best(void);
 
-/* Fills dst[kc x nr_stride] with B(k0 + k, j0 + j) for k < kc, j < n and
- * zero for n <= j < nr_stride. */
-typedef void (*cuvil_pack_b_fn)(const void *context, int64_t k0, int64_t kc, int64_t j0,
-                                int64_t n, int64_t nr_stride, float *dst);
-
-/* Fills dst[kc x MR] with A(i0 + r, k0 + k) for r < rows and zero for the
- * rows past them: one row panel of a K-block. */
-typedef void (*cuvil_pack_a_fn)(const void *context, int64_t i0, int64_t rows, int64_t k0,
-                                int64_t kc, float *dst);
-
-typedef struct cuvil_gemm_problem {
-  int64_t m, n, k;
-  const float *a_packed; /* [ceil(m/MR)][k][MR]; or NULL: packed here by pack_a */
-  cuvil_pack_a_fn pack_a;
-  const void *a_context;
-  cuvil_pack_b_fn pack_b;
-  const void *b_context;
-  /* Optional: B(k, j) = b_direct[k * b_direct_ld + j], read in place by the
-   * micro-kernel for full column tiles (no packing); pack_b serves the rest. */
-  const float *b_direct;
-  int64_t b_direct_ld;
-  /* Optional: B packed at compile time, [ceil(n/CUVIL_B_PANEL)][k]
-   * [CUVIL_B_PANEL] (zero-padded), read in place; pack_b is then unused. */
-  const float *b_panels;
-  /* pack_a is costly (im2col) or A is small next to B: each work item packs
-   * its rows of A once for all its columns (with B panels and room in the
-   * scratch, whole, and B streams through tile by tile). */
-  int a_pack_once;
-  float *c;               /* C(i, j) = c[i * c_row_stride + j * c_col_stride] */
-  int64_t c_row_stride, c_col_stride;
-  const float *bias;      /* per row (per column with column_bias), or NULL */
-  int column_bias;
-  const float *residual;  /* added after the bias, same strides as c; or NULL */
-  int clamp;              /* clamp to [lo, hi] last */
-  float lo, hi;
-} cuvil_gemm_problem;
-
-/* How every kernel runs its work items [0, items): without a pool (exec
- * NULL: a direct call, as the runtime's tests make) on this thread with
- * scratch allocated here (nothing runs if that fails); with one item or
- * too little `work` (multiply-adds: waking a thread costs microseconds) on
- * this thread with its pool scratch; else over the pool's threads, which
- * take chunks of items from a shared counter as they finish (a thread the
- * machine slows takes fewer). Items must be independent (any thread, any
- * order). *scratch is the job's slot its body reads: set for the runs on
- * this thread, NULL (each thread's pool scratch) otherwise. */
-void cuvil_run_items(void *exec, int64_t items, int64_t work,
-                     void (*body)(void *closure, int64_t begin, int64_t end), void *closure,
-                     float **scratch);
-
-/* Runs the problem on `kernels` with the calling model's threads (exec),
- * whose pool provides each thread's scratch. Generated code always runs
- * inside cuvil_model_run, which sets exec; exec NULL (a direct call, as the
- * runtime's tests make) allocates the scratch for the call. */
-void cuvil_gemm_run(const cuvil_gemm_problem *problem, const cuvil_microkernels *kernels,
-                    void *exec);
-
-/* A 3x3, stride-1 convolution (groups 1, dilation 1) whose weights are in
- * the Winograd F(4x4, 3x3) domain: U = G g G^T stored by blocks of
- * CUVIL_WINO_KC input channels, [ceil(Cin/KC)][36][ceil(Cout/8)][kc][8]
- * (one packed GEMM operand per block and transformed position); with
- * CUVIL_FLAG_WINOGRAD2 in its flags, F(2x2, 3x3)'s, [ceil(Cin/KC)][16][...]. */
-void cuvil_conv2d_winograd(const int64_t *q, const float *input, const float *u,
-                           const float *bias, const float *residual, float *output,
-                           const cuvil_microkernels *kernels, void *exec);
-
-/* The thread pool of the model call running on this thread (set by
- * cuvil_model_run around the entry; NULL: run inline). */
-extern _Thread_local void *cuvil_rt_current_exec;
-
-/* Sorts lines of `input` stably (sort.c; parameters in cuvil/kernel_abi.h). */
-void cuvil_rt_sort(const int64_t *params, const void *input, void *values, int64_t *indices,
-                   int64_t *scratch);
-#define CUVIL_SORT_DECLARE(suffix)                                                             \
-  void cuvil_rt_sort_##suffix(const int64_t *, const void *, void *, int64_t *, int64_t *);
-CUVIL_SORT_DECLARE(f32)
-CUVIL_SORT_DECLARE(f64)
-CUVIL_SORT_DECLARE(f16)
-CUVIL_SORT_DECLARE(bf16)
-CUVIL_SORT_DECLARE(i1)
-CUVIL_SORT_DECLARE(i8)
-CUVIL_SORT_DECLARE(i16)
-CUVIL_SORT_DECLARE(i32)
-CUVIL_SORT_DECLARE(i64)
-#undef CUVIL_SORT_DECLARE
-
 #ifdef __cplusplus
 }
 #endif
 
 #pragma GCC visibility pop
 
-#endif /* CUVIL_RUNTIME_KERNELS_H */
+#endif /* CUVIL_RUNTIME_CPU_MICROKERNELS_H */

@@ -1,4 +1,4 @@
-/*===- runtime/src/cpu_features.c - What this CPU can run -----------------===*
+/*===- runtime/core/cpu_features.c - What this CPU can run -----------------===*
  *
  * Maps LLVM target-feature names (as cuvil-export records them in
  * cuvil_rt_model.required_features) to what the CPU and the OS actually

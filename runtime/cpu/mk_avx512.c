@@ -1,4 +1,4 @@
-/*===- runtime/src/mk_avx512.c - AVX-512 micro-kernels --------------------===*
+/*===- runtime/cpu/mk_avx512.c - AVX-512 micro-kernels ---------------------===*
  *
  * Compiled with -mavx512f -mfma (runtime/CMakeLists.txt) and only called on
  * a CPU that has AVX-512F. 8 x 32 tile: 16 of the 32 zmm registers
@@ -6,7 +6,7 @@
  * an 8 x 16 set (`half`) for products with few columns.
  *
  *===----------------------------------------------------------------------===*/
-#include "kernels.h"
+#include "microkernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -1,10 +1,10 @@
-/*===- runtime/src/mk_avx2.c - AVX2 + FMA micro-kernels -------------------===*
+/*===- runtime/cpu/mk_avx2.c - AVX2 + FMA micro-kernels --------------------===*
  *
  * Compiled with -mavx2 -mfma (runtime/CMakeLists.txt) and only called on a
  * CPU that has both. 8 x 8 tile: 8 of the 16 ymm registers accumulate.
  *
  *===----------------------------------------------------------------------===*/
-#include "kernels.h"
+#include "microkernels.h"
 
 #if defined(__x86_64__)
 #define MK_PREFIX avx2

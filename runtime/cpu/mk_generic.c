@@ -1,4 +1,4 @@
-/*===- runtime/src/mk_generic.c - Baseline micro-kernels ------------------===*
+/*===- runtime/cpu/mk_generic.c - Baseline micro-kernels -------------------===*
  *
  * x86-64: SSE2 (4 floats per register, 8 x 4 tile); aarch64: NEON, which
  * every Armv8-A CPU has (4 floats per register, 8 x 8 tile: 16 of the 32

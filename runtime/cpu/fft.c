@@ -1,4 +1,4 @@
-/*===- runtime/src/fft.c - Discrete Fourier transforms --------------------===*/
+/*===- runtime/cpu/fft.c - Discrete Fourier transforms --------------------===*/
 #include "fft.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/*===- runtime/src/api.c - The public C API (cuvil/runtime.h) -------------===*
+/*===- runtime/core/api.c - The public C API (cuvil/runtime.h) -------------===*
  *
  * Implements runtime.h on top of the generated model description
  * (cuvil_rt_model). Every call validates what the caller passed before it
@@ -7,7 +7,6 @@
  *
  *===----------------------------------------------------------------------===*/
 #include "internal.h"
-#include "kernels.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

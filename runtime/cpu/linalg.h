@@ -1,4 +1,4 @@
-/*===- runtime/src/linalg.h - Dense linear algebra for torch.linalg ------===*
+/*===- runtime/cpu/linalg.h - Dense linear algebra for torch.linalg --------===*
  *
  * What the compiled code calls for torch.linalg: LU (LAPACK getrf),
  * Cholesky (potrf), triangular solves (trsm), QR (geqrf, orgqr, ormqr),
@@ -31,7 +31,7 @@
 #ifndef CUVIL_RUNTIME_LINALG_H
 #define CUVIL_RUNTIME_LINALG_H
 
-#include "internal.h"
+#include "../core/internal.h"
 #include "cuvil/kernel_abi.h" /* parameters and CUVIL_*_SCRATCH sizes */
 
 #pragma GCC visibility push(hidden)

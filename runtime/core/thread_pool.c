@@ -1,4 +1,4 @@
-/*===- runtime/src/thread_pool.c - One instance's threads -----------------===*
+/*===- runtime/core/thread_pool.c - One instance's threads -----------------===*
  *
  * A fixed set of workers per instance, started at create and joined at
  * destroy (so nothing of the library runs after cuvil_model_destroy and the
@@ -276,4 +276,14 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
       pthread_cond_wait(&pool->work_finished, &pool->mutex);
     pthread_mutex_unlock(&pool->mutex);
   }
+}
+
+/*--- The model call in progress on this thread ----------------------------*/
+
+_Thread_local void *cuvil_rt_current_exec;
+
+void cuvil_rt_parallel_for_current(int64_t n,
+                                   void (*body)(void *closure, int64_t begin, int64_t end),
+                                   void *closure) {
+  cuvil_rt_parallel_for(cuvil_rt_current_exec, n, body, closure);
 }

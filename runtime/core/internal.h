@@ -1,4 +1,4 @@
-/*===- runtime/src/internal.h - Shared by the runtime's sources ----------===*
+/*===- runtime/core/internal.h - Shared by the runtime's sources -----------===*
  *
  * Every runtime source includes this first. The sources are compiled with
  * -fvisibility=hidden; the pragmas give the public API (runtime.h) default
@@ -46,6 +46,10 @@ int32_t cuvil_thread_pool_size(const cuvil_thread_pool *pool);
 /* The calling thread's scratch: valid inside a parallel_for body on `pool`
  * (or on the caller, outside one). NULL when pool is NULL. */
 void *cuvil_thread_pool_scratch(cuvil_thread_pool *pool);
+/* The thread pool of the model call running on this thread (set by
+ * cuvil_model_run around the entry; NULL: run inline). Kernels find their
+ * threads here, since the generated code does not pass them. */
+extern _Thread_local void *cuvil_rt_current_exec;
 
 /*--- CPU features (cpu_features.c) -----------------------------------------*/
 

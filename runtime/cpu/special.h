@@ -1,4 +1,4 @@
-/*===- runtime/src/special.h - PyTorch-compatible special functions ------===*
+/*===- runtime/cpu/special.h - PyTorch-compatible special functions --------===*
  *
  * Scalar versions of torch.special.* (and torch.i0, torch.igamma(c),
  * torch.polygamma, torch.mvlgamma) for the compiled model's elementwise

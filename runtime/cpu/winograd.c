@@ -1,4 +1,4 @@
-/*===- runtime/src/winograd.c - Winograd 3x3 convolutions -----------------===*
+/*===- runtime/cpu/winograd.c - Winograd 3x3 convolutions ------------------===*
  *
  * A 3x3 stride-1 convolution as 36 matrix products in the Winograd domain
  * of F(4x4, 3x3): 4x fewer multiply-adds than the direct form per tile
@@ -15,11 +15,12 @@
  * compile time.
  *
  *===----------------------------------------------------------------------===*/
-#include "kernels.h"
+#include "winograd.h"
+#include "schedule.h"
 
 /* Input channels per block of V: V's block for one position (KCW x NR)
  * stays in L1 while the micro-kernel runs over the output channels; U is
- * packed in these blocks (kernels.h). */
+ * packed in these blocks (winograd.h). */
 enum { KCW = CUVIL_WINO_KC };
 /* The 36 positions' rows of V and of M lie a power of two apart (16 KiB):
  * one more cache line between them keeps a transform's 36 loads or stores

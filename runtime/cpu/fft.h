@@ -1,4 +1,4 @@
-/*===- runtime/src/fft.h - Discrete Fourier transforms for torch.fft -----===*
+/*===- runtime/cpu/fft.h - Discrete Fourier transforms for torch.fft -------===*
  *
  * The one transform the compiled code calls for torch.fft and torch.stft:
  * an unnormalised complex DFT of length n along the rows of a batch,
@@ -18,7 +18,7 @@
 #ifndef CUVIL_RUNTIME_FFT_H
 #define CUVIL_RUNTIME_FFT_H
 
-#include "internal.h"
+#include "../core/internal.h"
 #include "cuvil/kernel_abi.h" /* CUVIL_DFT_* parameters, cuvil_dft_scratch */
 
 #pragma GCC visibility push(hidden)

@@ -1,4 +1,4 @@
-/*===- runtime/src/sort.c - Stable sorting along a dimension -------------===*
+/*===- runtime/cpu/sort.c - Stable sorting along a dimension ---------------===*
  *
  * torch.sort (and what is built on it: topk, argsort, kthvalue, median,
  * quantile): each line along the sorted dimension is sorted stably by a
@@ -7,7 +7,7 @@
  * PyTorch; equal keys keep their order.
  *
  *===----------------------------------------------------------------------===*/
-#include "kernels.h"
+#include "sort.h"
 
 #include "cuvil/kernel_abi.h"
 #include "cuvil/runtime.h"

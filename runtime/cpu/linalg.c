@@ -1,4 +1,4 @@
-/*===- runtime/src/linalg.c - Dense linear algebra for torch.linalg ------===*
+/*===- runtime/cpu/linalg.c - Dense linear algebra for torch.linalg --------===*
  *
  * The kernels of linalg.h. Each matrix of a batch is copied into the
  * caller's scratch as doubles, worked on there and written back: one body

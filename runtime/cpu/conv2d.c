@@ -1,0 +1,277 @@
+/*===- runtime/cpu/conv2d.c - Convolutions on the GEMM ---------------------===*
+ *
+ * cuvil_rt_conv2d_f32: im2col (each K-block of B packed from the input),
+ * the image's pixels as the GEMM's rows for small images, or Winograd
+ * (winograd.c) where the compiler transformed the weights.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "gemm.h"
+#include "winograd.h"
+
+#include <string.h>
+
+/* Row k of im2col is input channel ci's tap (ky, kx): worked out once per
+ * K-block and stepped along from there (divisions per row are slow). */
+typedef struct im2col_tap {
+  int64_t ci, ky, kx;
+} im2col_tap;
+
+static inline im2col_tap im2col_tap_at(int64_t k, int64_t kh, int64_t kw) {
+  return (im2col_tap){k / (kh * kw), k % (kh * kw) / kw, k % kw};
+}
+
+static inline void im2col_tap_next(im2col_tap *t, int64_t kh, int64_t kw) {
+  if (++t->kx == kw) {
+    t->kx = 0;
+    if (++t->ky == kh) {
+      t->ky = 0;
+      ++t->ci;
+    }
+  }
+}
+
+typedef struct im2col_context {
+  const float *input; /* this image's first channel of the group */
+  const int64_t *prm;
+  const cuvil_microkernels *mk; /* its stride-2 row helpers */
+} im2col_context;
+
+/* B(k, j) for k = (ci, ky, kx), j = an output pixel (oy, ox). */
+static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0, int64_t n,
+                        int64_t nr_stride, float *dst) {
+  const im2col_context *ctx = context;
+  const int64_t *q = ctx->prm;
+  int64_t h = q[CUVIL_CONV_H], w = q[CUVIL_CONV_W], kh = q[CUVIL_CONV_KH], kw = q[CUVIL_CONV_KW], ow = q[CUVIL_CONV_OW];
+  int64_t sh = q[CUVIL_CONV_SH], sw = q[CUVIL_CONV_SW], ph = q[CUVIL_CONV_PH], pw = q[CUVIL_CONV_PW];
+  int64_t dh = q[CUVIL_CONV_DH], dw = q[CUVIL_CONV_DW];
+  if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
+    /* A pointwise convolution reads B straight from the input rows. */
+    for (int64_t k = 0; k < kc; ++k) {
+      float *row = dst + k * nr_stride;
+      memcpy(row, ctx->input + (k0 + k) * h * w + j0, (size_t)n * sizeof(float));
+      for (int64_t j = n; j < nr_stride; ++j)
+        row[j] = 0.0f;
+    }
+    return;
+  }
+  /* The tile's columns as runs of consecutive pixels on one output row:
+   * for each, a row of the input is read with stride sw, and only the ends
+   * of a run can fall into the padding. */
+  int64_t run_oy[CUVIL_MAX_NR], run_ox[CUVIL_MAX_NR], run_len[CUVIL_MAX_NR], runs = 0;
+  for (int64_t j = 0; j < n;) {
+    int64_t pixel = j0 + j, oy = pixel / ow, ox = pixel % ow;
+    int64_t len = ow - ox < n - j ? ow - ox : n - j;
+    run_oy[runs] = oy;
+    run_ox[runs] = ox;
+    run_len[runs++] = len;
+    j += len;
+  }
+  /* 3-wide stride-2 rows with padding 1 on an even width (first layers):
+   * the three columns from one pair of loads, split in registers. */
+  const int s2k3 = sw == 2 && kw == 3 && dw == 1 && pw == 1 && w % 2 == 0 && ow == w / 2;
+  im2col_tap tap = im2col_tap_at(k0, kh, kw);
+  for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
+    int64_t dy = tap.ky * dh, dx = tap.kx * dw;
+    const float *plane = ctx->input + tap.ci * h * w;
+    float *row = dst + k * nr_stride;
+    if (sw == 2 && dw == 1 && tap.kx == 0 && k + kw <= kc) {
+      /* Stride 2: a tap row's kw columns in one call, where all of them
+       * are in this K-block. */
+      for (int64_t t = 0, j = 0; t < runs; j += run_len[t++]) {
+        int64_t iy = run_oy[t] * sh - ph + dy;
+        if (iy < 0 || iy >= h)
+          for (int64_t r = 0; r < kw; ++r)
+            memset(row + r * nr_stride + j, 0, (size_t)run_len[t] * sizeof(float));
+        else if (s2k3)
+          ctx->mk->im2col_s2_k3(plane + iy * w, run_ox[t], run_len[t], row + j,
+                                row + nr_stride + j, row + 2 * nr_stride + j);
+        else
+          ctx->mk->im2col_s2(plane + iy * w, w, run_ox[t] * 2 - pw, run_len[t], kw, row + j,
+                             nr_stride);
+      }
+      for (int64_t r = 0; r < kw; ++r)
+        for (int64_t j = n; j < nr_stride; ++j)
+          row[r * nr_stride + j] = 0.0f;
+      k += kw - 1;
+      for (int64_t r = 1; r < kw; ++r)
+        im2col_tap_next(&tap, kh, kw);
+      continue;
+    }
+    for (int64_t t = 0; t < runs; ++t) {
+      int64_t iy = run_oy[t] * sh - ph + dy, len = run_len[t];
+      if (iy < 0 || iy >= h) {
+        memset(row, 0, (size_t)len * sizeof(float));
+        row += len;
+        continue;
+      }
+      const float *src = plane + iy * w;
+      int64_t ix = run_ox[t] * sw - pw + dx;
+      /* Columns [a, b) of the run read inside the row. */
+      int64_t a = ix >= 0 ? 0 : sw == 2 ? (-ix + 1) >> 1 : (-ix + sw - 1) / sw;
+      int64_t b = w - ix <= 0 ? 0 : sw == 2 ? (w - ix + 1) >> 1 : (w - ix + sw - 1) / sw;
+      if (a > len)
+        a = len;
+      if (b > len)
+        b = len;
+      if (b < a)
+        b = a;
+      for (int64_t q = 0; q < a; ++q)
+        row[q] = 0.0f;
+      if (sw == 1)
+        memcpy(row + a, src + ix + a, (size_t)(b - a) * sizeof(float));
+      else if (sw == 2) {
+        /* The micro-kernels' instruction set (this file is built for any
+         * x86-64), over the columns whose pair lies inside the row. */
+        const float *s0 = src + ix;
+        int64_t pairs = (w - ix) / 2 < b ? (w - ix) / 2 : b, q = a;
+        if (pairs > a) {
+          ctx->mk->even_floats(row + a, s0 + 2 * a, pairs - a);
+          q = pairs;
+        }
+        for (; q < b; ++q)
+          row[q] = s0[2 * q];
+      } else
+        for (int64_t q = a; q < b; ++q)
+          row[q] = src[ix + q * sw];
+      for (int64_t q = b; q < len; ++q)
+        row[q] = 0.0f;
+      row += len;
+    }
+    for (int64_t j = n; j < nr_stride; ++j)
+      dst[k * nr_stride + j] = 0.0f;
+  }
+}
+
+/* A(i, k) for i = an output pixel, k = (ci, ky, kx): im2col transposed, an
+ * MR-pixel panel of a K-block (pixels as rows, CUVIL_FLAG_PIXEL_ROWS). */
+static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int64_t k0,
+                             int64_t kc, float *dst) {
+  const im2col_context *ctx = context;
+  const int64_t *q = ctx->prm;
+  int64_t h = q[CUVIL_CONV_H], w = q[CUVIL_CONV_W], kh = q[CUVIL_CONV_KH], kw = q[CUVIL_CONV_KW], ow = q[CUVIL_CONV_OW];
+  int64_t sh = q[CUVIL_CONV_SH], sw = q[CUVIL_CONV_SW], ph = q[CUVIL_CONV_PH], pw = q[CUVIL_CONV_PW];
+  int64_t dh = q[CUVIL_CONV_DH], dw = q[CUVIL_CONV_DW];
+  int pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+  /* Each row's input origin; rows past `rows` read nothing (-h: out). */
+  int64_t oy[CUVIL_MR], ox[CUVIL_MR], iy0[CUVIL_MR], ix0[CUVIL_MR];
+  for (int64_t r = 0; r < CUVIL_MR; ++r) {
+    oy[r] = (i0 + r) / ow;
+    ox[r] = (i0 + r) % ow;
+    iy0[r] = r < rows ? oy[r] * sh - ph : -h - kh * dh;
+    ix0[r] = ox[r] * sw - pw;
+  }
+  /* The panel's pixels on one output row: each k reads MR columns of one
+   * input row, sw apart. */
+  int one_row = rows == CUVIL_MR && oy[0] == oy[CUVIL_MR - 1];
+  /* Otherwise (small images: a panel spans output rows) each tap's source
+   * offset per pixel, -1 in the padding, worked out once per call: the K
+   * rows (every channel reuses the taps) then gather without bounds tests. */
+  enum { TABLE_TAPS = 64 };
+  int64_t off[TABLE_TAPS][CUVIL_MR];
+  const int table = !pointwise && !one_row && kh * kw <= TABLE_TAPS;
+  if (table)
+    for (int64_t t = 0; t < kh * kw; ++t)
+      for (int64_t r = 0; r < CUVIL_MR; ++r) {
+        int64_t iy = iy0[r] + t / kw * dh, ix = ix0[r] + t % kw * dw;
+        off[t][r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? iy * w + ix : -1;
+      }
+  im2col_tap tap = im2col_tap_at(k0, kh, kw);
+  for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
+    int64_t dy = tap.ky * dh, dx = tap.kx * dw;
+    const float *plane = ctx->input + tap.ci * h * w;
+    float *d = dst + k * CUVIL_MR;
+    if (pointwise && rows == CUVIL_MR) {
+      memcpy(d, plane + i0, CUVIL_MR * sizeof(float)); /* pixel = input offset */
+      continue;
+    }
+    if (table) {
+      const int64_t *o = off[tap.ky * kw + tap.kx];
+      for (int64_t r = 0; r < CUVIL_MR; ++r)
+        d[r] = o[r] >= 0 ? plane[o[r]] : 0.0f;
+      continue;
+    }
+    if (one_row) {
+      int64_t iy = oy[0] * sh - ph + dy, ix = ox[0] * sw - pw + dx;
+      if (iy >= 0 && iy < h && ix >= 0 && ix + (CUVIL_MR - 1) * sw < w) {
+        const float *src = plane + iy * w + ix;
+        for (int r = 0; r < CUVIL_MR; ++r)
+          d[r] = src[r * sw];
+        continue;
+      }
+    }
+    for (int64_t r = 0; r < CUVIL_MR; ++r) {
+      int64_t iy = iy0[r] + dy, ix = ix0[r] + dx;
+      d[r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? plane[iy * w + ix] : 0.0f;
+    }
+  }
+}
+
+/* Pixels as the GEMM's rows and output channels as its columns (the
+ * vector lanes): for small images, where MR-pixel panels waste less than
+ * NR-pixel tiles. Weights are B panels, [groups][ceil(Cout_g / B_PANEL)]
+ * [K][B_PANEL]; C is the output transposed (one column per channel). */
+static void conv2d_pixel_rows(const int64_t *q, const float *input, const float *weights,
+                              const float *bias, const float *residual, float *output,
+                              const cuvil_microkernels *mk) {
+  int64_t groups = q[CUVIL_CONV_GROUPS];
+  int64_t cin_g = q[CUVIL_CONV_C] / groups, cout_g = q[CUVIL_CONV_COUT] / groups;
+  int64_t k = cin_g * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
+  int64_t pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
+  int64_t panels = (cout_g + CUVIL_B_PANEL - 1) / CUVIL_B_PANEL;
+  int64_t flags = q[CUVIL_CONV_FLAGS];
+  for (int64_t image = 0; image < q[CUVIL_CONV_N]; ++image)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col_context ctx = {input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
+                             mk};
+      int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
+      cuvil_gemm_problem p = {
+          .m = pixels, .n = cout_g, .k = k,
+          .pack_a = pack_im2col_rows, .a_context = &ctx,
+          .b_panels = weights + g * panels * k * CUVIL_B_PANEL, .a_pack_once = 1,
+          .c = output + out_offset, .c_row_stride = 1, .c_col_stride = pixels,
+          .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
+          .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
+          .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI])};
+      cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
+    }
+}
+
+void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weights,
+                         const float *bias, const float *residual, float *output) {
+  const cuvil_microkernels *mk = cuvil_microkernels_best();
+  int64_t groups = q[CUVIL_CONV_GROUPS];
+  int64_t cin_g = q[CUVIL_CONV_C] / groups, cout_g = q[CUVIL_CONV_COUT] / groups;
+  int64_t k = cin_g * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
+  int64_t pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
+  int64_t panels = (cout_g + CUVIL_MR - 1) / CUVIL_MR;
+  int64_t flags = q[CUVIL_CONV_FLAGS];
+  if (flags & CUVIL_FLAG_WINOGRAD) {
+    cuvil_conv2d_winograd(q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec);
+    return;
+  }
+  if (flags & CUVIL_FLAG_PIXEL_ROWS) {
+    conv2d_pixel_rows(q, input, weights, bias, residual, output, mk);
+    return;
+  }
+  for (int64_t image = 0; image < q[CUVIL_CONV_N]; ++image)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col_context ctx = {input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
+                             mk};
+      /* A pointwise convolution's B is the input itself: rows of H x W. */
+      int pointwise = q[CUVIL_CONV_KH] == 1 && q[CUVIL_CONV_KW] == 1 && q[CUVIL_CONV_SH] == 1 && q[CUVIL_CONV_SW] == 1 &&
+                      q[CUVIL_CONV_PH] == 0 && q[CUVIL_CONV_PW] == 0;
+      int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
+      cuvil_gemm_problem p = {
+          .m = cout_g, .n = pixels, .k = k,
+          .a_packed = weights + g * panels * k * CUVIL_MR,
+          .pack_b = pack_im2col, .b_context = &ctx,
+          .b_direct = pointwise ? ctx.input : NULL, .b_direct_ld = pixels,
+          .c = output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
+          .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL,
+          .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
+          .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI])};
+      cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
+    }
+}
