@@ -13,6 +13,7 @@
 // clobbered output.
 //
 //===----------------------------------------------------------------------===//
+#include "driver/CompileDriver.h"
 #include "passes/InitAll.h"
 #include "targets/Targets.h"
 #include "support/AtomicFile.h"
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
   mlir::cuvil::registerTargetDialects(registry);
   mlir::cuvil::registerAllPasses();
   mlir::cuvil::registerTargetPasses();
+  mlir::cuvil::registerCompilePipelines();
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "Cuvil optimizer driver: runs Cuvil and MLIR passes\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

@@ -10,6 +10,10 @@ TargetBackend::~TargetBackend() = default;
 
 ::cuvil::Status TargetBackend::checkModel(func::FuncOp) const { return ::cuvil::Status(); }
 
+void TargetBackend::buildKernelChoicePipeline(OpPassManager &) const {}
+
+llvm::json::Array TargetBackend::kernelReport(ModuleOp) const { return {}; }
+
 namespace {
 
 struct Registry {

@@ -15,9 +15,11 @@
 #include "support/Status.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/JSON.h"
 
 #include <functional>
 #include <memory>
@@ -53,7 +55,16 @@ public:
   /// Fails, naming the input or op, when `entry` is beyond this target (the
   /// CPU compiles static shapes only). Runs after the graph pipeline.
   virtual ::cuvil::Status checkModel(func::FuncOp entry) const;
-  /// cuvil IR to the LLVM dialect; the entry takes inputs..., outputs...,
+  /// Kernel choices as data: passes that write a kernel configuration
+  /// (#cuvil.kernel) on each op the target has kernels for, keeping those
+  /// already present. Runs after checkModel; `cuvil-export --emit mlir`
+  /// writes the IR at this point. Default: none.
+  virtual void buildKernelChoicePipeline(OpPassManager &pm) const;
+  /// The kernel report of IR after the kernel choice: one JSON object per
+  /// kernel op (op, location, inputs, output, kernel, variant, source,
+  /// reason, epilogue). Default: none.
+  virtual llvm::json::Array kernelReport(ModuleOp module) const;
+  /// cuvil IR (kernels chosen) to the LLVM dialect; the entry takes inputs..., outputs...,
   /// arena as bare pointers and returns a status (model_abi.h).
   virtual void buildLoweringPipeline(OpPassManager &pm) const = 0;
   /// LLVM IR (with the model descriptor) to assembly or an object.

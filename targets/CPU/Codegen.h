@@ -59,8 +59,6 @@ enum class OutputKind { Assembly, Object };
 ::cuvil::Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
                                   const std::string &outputPath);
 
-/// runtime/include/cuvil/runtime.h, for `cuvil-export --emit-header`.
-const char *runtimeHeaderText();
 /// runtime/exports.map: the linker version script of every library.
 const char *runtimeExportsMapText();
 

@@ -2,6 +2,7 @@
 #include "targets/CPU/CpuBackend.h"
 
 #include "targets/CPU/CpuPipeline.h"
+#include "targets/CPU/KernelConfig.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,6 +56,12 @@ public:
     return ::cuvil::Status();
   }
 
+  void buildKernelChoicePipeline(OpPassManager &pm) const override {
+    buildCpuKernelChoicePipeline(pm);
+  }
+  llvm::json::Array kernelReport(ModuleOp module) const override {
+    return cpu::kernelReport(module);
+  }
   void buildLoweringPipeline(OpPassManager &pm) const override { buildCpuLoweringPipeline(pm); }
 
   ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const override {

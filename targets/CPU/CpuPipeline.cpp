@@ -57,6 +57,8 @@ void registerCpuLoweringDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
+void buildCpuKernelChoicePipeline(OpPassManager &pm) { pm.addPass(createChooseCpuKernelsPass()); }
+
 void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
@@ -123,9 +125,13 @@ void registerCpuLoweringPipeline() {
   registerCPUPasses();
   PassPipelineRegistration<>(
       "cuvil-lower-to-llvm",
-      "Lowers cuvil IR (after the graph pipeline) to the LLVM dialect for CPUs: linalg, "
-      "bufferization, one arena for intermediates, loops, bare-pointer functions",
-      [](OpPassManager &pm) { buildCpuLoweringPipeline(pm); });
+      "Lowers cuvil IR (after the graph pipeline) to the LLVM dialect for CPUs: kernel "
+      "choice (ops with a #cuvil.kernel keep it), linalg, bufferization, one arena for "
+      "intermediates, loops, bare-pointer functions",
+      [](OpPassManager &pm) {
+        buildCpuKernelChoicePipeline(pm);
+        buildCpuLoweringPipeline(pm);
+      });
 }
 
 } // namespace mlir::cuvil

@@ -15,15 +15,20 @@
 
 namespace mlir::cuvil {
 
-/// Adds the lowering from cuvil IR (after the graph pipeline) to the LLVM
-/// dialect.
+/// Adds the kernel choice: a #cuvil.kernel on every kernel op without one,
+/// from the default provider (cuvil-choose-cpu-kernels).
+void buildCpuKernelChoicePipeline(OpPassManager &pm);
+
+/// Adds the lowering from cuvil IR (after the graph pipeline and the kernel
+/// choice) to the LLVM dialect.
 void buildCpuLoweringPipeline(OpPassManager &pm);
 
 /// Dialects and external models (bufferization interfaces, LLVM
 /// translation) the lowering needs.
 void registerCpuLoweringDialects(DialectRegistry &registry);
 
-/// Registers `cuvil-lower-to-llvm` (the pipeline) and the CPU passes.
+/// Registers `cuvil-lower-to-llvm` (the kernel choice, then the lowering)
+/// and the CPU passes.
 void registerCpuLoweringPipeline();
 
 } // namespace mlir::cuvil

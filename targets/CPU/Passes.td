@@ -50,60 +50,54 @@ def ProtectModelArgumentsPass : Pass<"cuvil-protect-model-arguments", "::mlir::M
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
-def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> {
-  let summary = "Calls the runtime's kernels for convolutions, linear layers and max pooling.";
+def ChooseCpuKernelsPass : Pass<"cuvil-choose-cpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Writes a kernel configuration (#cuvil.kernel) on every kernel op.";
   let description = [{
-    Runs on cuvil IR before the lowering to linalg. `cuvil.conv.conv2d`
-    (weights constant; depthwise also with weights computed at run time)
-    and `cuvil.gemm.linear` (weights constant) on static f32 tensors become
-    calls of `cuvil_rt_conv2d_f32`, `cuvil_rt_depthwise_conv2d_f32` and
-    `cuvil_rt_linear_f32` (runtime/src/gemm.c): register-blocked,
-    cache-blocked, multi-threaded. `cuvil.gemm.matmul` / `batch_matmul` of
-    rank >= 2 with equal batch dimensions (or a shared rank-2 right operand)
-    become `cuvil_rt_matmul_f32`, which packs both operands at run time. A fusion group built around one of them
-    whose body is `[add residual] [relu | hardtanh | clamp]` becomes one call
-    with that epilogue; other groups are opened up and only the anchor uses
-    a kernel. Weights are packed at compile time into the kernels' layout
-    (`[ceil(rows/8)][K][8]` per group). The call is written on buffers:
-    inputs through `bufferization.to_memref`, the output a `memref.alloc`
-    returned by a restrict, writable `bufferization.to_tensor`; arguments are
-    `memref<1xT>` views of each buffer's start (bare pointers once lowered).
+    The choose half of kernel selection (kernel choices as data): every
+    `cuvil.conv.conv2d`, `cuvil.gemm.linear`, `matmul`, `batch_matmul` and
+    `cuvil.pool.max_pool2d` without a `cuvil.kernel` attribute gets one from
+    the configuration provider (`provider=heuristics`, the built-in one):
+    the kernel, its variant, the provider's name and the reason.
+    Configurations already present (written by hand, or by an earlier
+    provider) are kept. `kernel = "linalg"` means no kernel applies (the
+    reason says why) or none is wanted. `cuvil-select-cpu-kernels` builds
+    what the attributes say; targets/CPU/KernelConfig.h lists the kernels
+    and variants.
 
-    3x3 stride-1 convolutions (groups 1, dilation 1) with enough 4x4 output
-    tiles run as Winograd F(4x4, 3x3): the weights are transformed here
-    (U = G g G^T, packed by blocks of 128 input channels,
-    `[ceil(Cin/128)][36][ceil(Cout/8)][kc][8]`) and the call's flags
-    carry 8. With fewer 4x4 tiles but enough 2x2 ones and at least 64
-    input and output channels (7x7 images of 512 channels), F(2x2, 3x3):
-    16 positions, `[ceil(Cin/128)][16][ceil(Cout/8)][kc][8]`, flags 8 + 32.
+    The heuristics: on static f32 tensors with constant weights,
+    convolutions run on the blocked GEMM (`conv2d/im2col`), depthwise ones
+    on a direct kernel (`depthwise_conv2d/direct`, weights may be computed
+    at run time), linear layers as `linear/weight_rows` (y^T = W x^T) or,
+    from 8 rows where it wastes fewer lanes, `linear/input_rows`, matrix
+    products of run-time operands as `matmul/packed`, 2-D max pooling whose
+    windows lie inside the padded input as `max_pool2d/direct`.
+
+    3x3 stride-1 convolutions (groups 1, dilation 1, at least 8 channels in
+    and out) with enough 4x4 output tiles (`winograd-min-tiles`) run as
+    Winograd F(4x4, 3x3) (`conv2d/winograd_f4x4`); with fewer 4x4 tiles but
+    enough 2x2 ones and at least 64 input and output channels (7x7 images
+    of 512 channels), F(2x2, 3x3) (`conv2d/winograd_f2x2`).
     `winograd=false` keeps them all on the direct kernels,
-    `winograd-2x2=false` only the F(2x2, 3x3) ones.
-
-    Where an image's pixels make better GEMM rows than columns (7x7: 49
-    pixels fill 56 rows of 8 but 64 columns of 32; pointwise layers only
-    past a tenth of lanes wasted), and for linear layers with at least 8
-    rows, the weights are packed as the B operand instead,
-    `[groups][ceil(N/32)][K][32]`, and the flags carry 16.
-
-    2-D max pooling on f32 outside fusion groups, with every window inside
-    the padded input, becomes `cuvil_rt_max_pool2d_f32` (the depthwise
-    kernels' grid with max).
+    `winograd-2x2=false` only the F(2x2, 3x3) ones. Where an image's pixels
+    make better GEMM rows than columns (7x7: 49 pixels fill 56 rows of 8
+    but 64 columns of 32; pointwise layers only past a tenth of lanes
+    wasted), `conv2d/pixel_rows`.
 
     A 3x3 stride-1 padding-1 depthwise convolution (at least 16 wide, at
-    most 64 channels, channels x width at most 65536) whose output only feeds a 1x1 convolution, and is at
-    least `fuse-depthwise-min-bytes` (past L2, so written out and read
-    back), becomes one `cuvil_rt_depthwise_pointwise_f32` call with both
-    params (42): the pair runs in bands of rows that stay in cache.
-
-    The other order too: a 1x1 stride-1 convolution (no residual) whose
-    output only feeds a 3x3 padding-1 depthwise one (stride 1 or 2, no
-    residual, output at least 16 wide, even width at stride 2, channels x
-    width at most 32768), that output being at least
-    `fuse-depthwise-min-bytes`, becomes one
-    `cuvil_rt_pointwise_depthwise_f32` call (an inverted residual block's
-    expansion and depthwise step: mobilenet_v2's 96 x 112 x 112 tensor).
+    most 64 channels, channels x width at most 65536) whose output only
+    feeds a 1x1 convolution, and is at least `fuse-depthwise-min-bytes`
+    (past L2, so written out and read back): the 1x1 convolution gets
+    `depthwise_pointwise/banded` (the pair runs in bands of rows that stay
+    in cache). The other order too: a 1x1 stride-1 convolution (no
+    residual) whose output only feeds a 3x3 padding-1 depthwise one (stride
+    1 or 2, no residual, output at least 16 wide, even width at stride 2,
+    channels x width at most 32768), that output being at least
+    `fuse-depthwise-min-bytes`: the depthwise convolution gets
+    `pointwise_depthwise/banded` (mobilenet_v2's 96 x 112 x 112 tensor).
   }];
   let options = [
+    Option<"provider", "provider", "std::string", /*default=*/"\"heuristics\"",
+           "Where configurations come from: heuristics (built in)">,
     Option<"winograd", "winograd", "bool", /*default=*/"true",
            "Use Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions where it pays">,
     Option<"winograd2x2", "winograd-2x2", "bool", /*default=*/"true",
@@ -114,6 +108,38 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
            /*default=*/"1 << 20",
            "Smallest tensor (bytes) between a depthwise and a pointwise convolution, either order, for which the pair runs in bands">,
   ];
+}
+
+def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Calls the runtime's kernels where each op's #cuvil.kernel says.";
+  let description = [{
+    The apply half of kernel selection: runs on cuvil IR before the
+    lowering to linalg, after `cuvil-choose-cpu-kernels` (or on IR whose
+    `cuvil.kernel` attributes were written by hand). Each kernel op whose
+    configuration names a kernel becomes a call of the runtime's kernel for
+    it (`cuvil_rt_conv2d_f32`, `cuvil_rt_depthwise_conv2d_f32`,
+    `cuvil_rt_linear_f32`, `cuvil_rt_matmul_f32`, `cuvil_rt_max_pool2d_f32`,
+    `cuvil_rt_depthwise_pointwise_f32`, `cuvil_rt_pointwise_depthwise_f32`;
+    runtime/src/gemm.c): register-blocked, cache-blocked, multi-threaded.
+    Ops without a configuration, or with `kernel = "linalg"`, stay for the
+    linalg lowering. A configuration the kernel cannot run (a hand edit
+    asking Winograd of a 5x5 convolution) is an error that names the op,
+    the reason and the choices it has.
+
+    A fusion group built around a kernel op whose body is `[add residual]
+    [relu | hardtanh | clamp]` becomes one call with that epilogue; other
+    groups are opened up and only the anchor uses a kernel. Weights are
+    packed at compile time into the variant's layout: `[ceil(rows/8)][K][8]`
+    per group (`im2col`, `weight_rows`), `[groups][ceil(N/32)][K][32]`
+    (`pixel_rows`, `input_rows`; flags 16), Winograd U = G g G^T packed by
+    blocks of 128 input channels `[ceil(Cin/128)][36 or 16][ceil(Cout/8)]
+    [kc][8]` (flags 8, + 32 for F(2x2, 3x3)). A banded pair is one call
+    with both convolutions' params (42). The call is written on buffers:
+    inputs through `bufferization.to_memref`, the output a `memref.alloc`
+    returned by a restrict, writable `bufferization.to_tensor`; arguments
+    are `memref<1xT>` views of each buffer's start (bare pointers once
+    lowered).
+  }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
 }

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuvil-run/LibraryRunner.h"
 #include "passes/InitAll.h"
-#include "targets/Export.h"
+#include "driver/CompileDriver.h"
 #include "targets/Target.h"
 #include "targets/Targets.h"
 
@@ -48,6 +48,14 @@ public:
   ::cuvil::Status checkModel(func::FuncOp entry) const override {
     hookLog().push_back("check:" + entry.getSymName().str());
     return inner_->checkModel(entry);
+  }
+  void buildKernelChoicePipeline(OpPassManager &pm) const override {
+    hookLog().push_back("choose");
+    inner_->buildKernelChoicePipeline(pm);
+  }
+  llvm::json::Array kernelReport(ModuleOp module) const override {
+    hookLog().push_back("report");
+    return inner_->kernelReport(module);
   }
   void buildLoweringPipeline(OpPassManager &pm) const override {
     hookLog().push_back("lower");
@@ -119,13 +127,14 @@ TEST_CASE("a test-only target exports a model end to end through the driver", "[
   llvm::SmallString<128> dir;
   REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("cuvil-target-test", dir));
   std::string path = std::string(dir) + "/libtest.so";
-  ExportOptions options;
+  CompileOptions options;
   options.target = "test_cpu";
   hookLog().clear();
-  auto result = exportModel(*module, options, path);
+  auto result = compileModule(*module, options, path);
   REQUIRE(result);
   REQUIRE_FALSE(llvm::sys::fs::rename(result->libraryTempPath, path));
-  CHECK(hookLog() == std::vector<std::string>{"check:forward", "lower", "emit:object", "link"});
+  CHECK(hookLog() == std::vector<std::string>{"check:forward", "choose", "report", "lower",
+                                            "emit:object", "link"});
 
   auto runner = ::cuvil::LibraryRunner::load(path, 1);
   REQUIRE(runner);

@@ -46,6 +46,8 @@ def Cuvil_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  // `cuvil.kernel` on an op must be a #cuvil.kernel<...>.
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -140,6 +142,41 @@ def Cuvil_FusionKind : I32EnumAttr<"FusionKind", "what a fusion group is built a
   let genSpecializedAttr = 0;
 }
 def Cuvil_FusionKindAttr : EnumAttr<Cuvil_Dialect, Cuvil_FusionKind, "fusion_kind">;
+
+//===----------------------------------------------------------------------===//
+// Kernel configurations
+//===----------------------------------------------------------------------===//
+
+def Cuvil_KernelConfigAttr : AttrDef<Cuvil_Dialect, "KernelConfig"> {
+  let mnemonic = "kernel";
+  let summary = "The kernel code generation uses for one op, and why";
+  let description = [{
+    Kernel choices are data: a target's *choose* pass writes one
+    `cuvil.kernel` attribute on every op it has kernels for (convolutions,
+    linear layers, matrix products, pooling), from a configuration provider
+    (the built-in heuristics today; a device profile or a tuning database
+    later), and its *apply* pass builds the code the attribute names. An
+    attribute already present is kept, so a configuration edited by hand in
+    `cuvil-export --emit mlir`'s output is what the library is built with.
+
+    ```mlir
+    %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1]
+           {cuvil.kernel = #cuvil.kernel<kernel = "conv2d", variant = "winograd_f4x4",
+                                          source = "heuristics", reason = "196 4x4 tiles">}
+    ```
+
+    `kernel` and `variant` are the target's names (targets/CPU/KernelConfig.h
+    lists the CPU's; `kernel = "linalg"` keeps the generic lowering);
+    `source` says which provider chose, `reason` why (for reports).
+  }];
+  let parameters = (ins
+    StringRefParameter<"kernel family, e.g. conv2d, linear, matmul, linalg">:$kernel,
+    StringRefParameter<"variant within the family, e.g. im2col, winograd_f4x4", [{""}]>:$variant,
+    StringRefParameter<"the provider that chose it: heuristics, user, tuning-db", [{"user"}]>:$source,
+    StringRefParameter<"why it was chosen (reports)", [{""}]>:$reason);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Traits

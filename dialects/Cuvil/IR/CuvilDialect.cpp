@@ -4,6 +4,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -24,6 +25,32 @@ std::string mlir::cuvil::resourceKey(llvm::StringRef name) {
   if (key.empty() || llvm::isDigit(key[0]) || key[0] == '.')
     key.insert(key.begin(), '_');
   return key;
+}
+
+LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                       StringRef kernel, StringRef variant, StringRef source,
+                                       StringRef reason) {
+  auto isName = [](StringRef s) {
+    return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '-'; });
+  };
+  if (kernel.empty() || !isName(kernel))
+    return emitError() << "#cuvil.kernel: 'kernel' must be a name such as conv2d, linear or "
+                          "linalg, got '"
+                       << kernel << "'";
+  if (!isName(variant) || !isName(source))
+    return emitError() << "#cuvil.kernel: 'variant' and 'source' must be names (letters, "
+                          "digits, '_', '-')";
+  return success();
+}
+
+LogicalResult CuvilDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kKernelConfigAttrName && !llvm::isa<KernelConfigAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << kKernelConfigAttrName
+                             << "' must be a #cuvil.kernel<kernel = ..., variant = ...>";
+  if (attr.getName() == kCompileStageAttrName &&
+      (!llvm::isa<ModuleOp>(op) || !llvm::isa<StringAttr>(attr.getValue())))
+    return op->emitOpError() << "'" << kCompileStageAttrName << "' must be a string on a module";
+  return success();
 }
 
 void CuvilDialect::initialize() {

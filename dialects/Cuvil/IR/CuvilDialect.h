@@ -36,6 +36,16 @@ std::string resourceKey(llvm::StringRef name);
 /// API's c64 (c128). Complex numbers exist only at the model's boundary:
 /// inside, ops work on the pairs.
 inline constexpr llvm::StringLiteral kComplexAttrName = "cuvil.complex";
+
+/// On a kernel op: its KernelConfigAttr (the choose pass writes it, the
+/// target's code generation reads it).
+inline constexpr llvm::StringLiteral kKernelConfigAttrName = "cuvil.kernel";
+
+/// On a module: the compile stage its IR has reached ("kernels": after the
+/// graph pipeline and the kernel choice, as `cuvil-export --emit mlir`
+/// writes it). The compile driver resumes from there instead of running the
+/// graph pipeline again.
+inline constexpr llvm::StringLiteral kCompileStageAttrName = "cuvil.compile_stage";
 } // namespace mlir::cuvil
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H

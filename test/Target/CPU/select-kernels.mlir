@@ -1,7 +1,7 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels | FileCheck %s
-// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="winograd=false" | FileCheck %s --check-prefix=DIRECT
-// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="winograd-2x2=false" | FileCheck %s --check-prefix=NO2X2
-// RUN: cuvil-opt %s --split-input-file --cuvil-select-cpu-kernels="fuse-depthwise-min-bytes=0" | FileCheck %s --check-prefix=FUSE
+// RUN: cuvil-opt %s --split-input-file --cuvil-choose-cpu-kernels --cuvil-select-cpu-kernels | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --cuvil-choose-cpu-kernels="winograd=false" --cuvil-select-cpu-kernels | FileCheck %s --check-prefix=DIRECT
+// RUN: cuvil-opt %s --split-input-file --cuvil-choose-cpu-kernels="winograd-2x2=false" --cuvil-select-cpu-kernels | FileCheck %s --check-prefix=NO2X2
+// RUN: cuvil-opt %s --split-input-file --cuvil-choose-cpu-kernels="fuse-depthwise-min-bytes=0" --cuvil-select-cpu-kernels | FileCheck %s --check-prefix=FUSE
 
 // A conv group with a residual add and relu is one kernel call: the
 // epilogue (bias, residual, clamp to [0, inf)) is in the params' flags (7),

@@ -1,5 +1,5 @@
 //===- CompileCache.cpp - cuvil-export's compile cache --------------------===//
-#include "targets/CompileCache.h"
+#include "driver/CompileCache.h"
 
 #include "support/AtomicFile.h"
 

@@ -11,8 +11,8 @@
 // an export fail: problems with DIR are warnings.
 //
 //===----------------------------------------------------------------------===//
-#ifndef CUVIL_TARGETS_COMPILECACHE_H
-#define CUVIL_TARGETS_COMPILECACHE_H
+#ifndef CUVIL_DRIVER_COMPILECACHE_H
+#define CUVIL_DRIVER_COMPILECACHE_H
 
 #include <optional>
 #include <string>
@@ -45,4 +45,4 @@ private:
 
 } // namespace mlir::cuvil
 
-#endif // CUVIL_TARGETS_COMPILECACHE_H
+#endif // CUVIL_DRIVER_COMPILECACHE_H

@@ -1,0 +1,107 @@
+//===- CompileDriver.h - One compile driver for every tool ------*- C++ -*-===//
+//
+// load -> graph pipeline (strategy) -> [quantize] -> kernel choice ->
+// target lowering -> LLVM IR with the model descriptor -> code -> link,
+// with one options struct and the cache key computed here, in one place.
+// cuvil-export is a thin main over compile(); cuvil-opt's `cuvil-compile`
+// pipeline is built by the same buildCompilePipeline. Targets are reached
+// only through the registry (targets/Target.h).
+//
+// Any stage can be the output (--emit mlir|llvm|asm|obj|so). `mlir` is the
+// cuvil IR after the graph pipeline and the kernel choice, every kernel op
+// with its #cuvil.kernel, and the module marked cuvil.compile_stage =
+// "kernels": given back to the driver (edited or not), it resumes there.
+// Deterministic: the same model, target and options give the same bytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_DRIVER_COMPILEDRIVER_H
+#define CUVIL_DRIVER_COMPILEDRIVER_H
+
+#include "passes/GraphPipeline.h"
+#include "support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil {
+
+class TargetBackend;
+
+enum class EmitKind { Mlir, Llvm, Asm, Object, SharedLibrary };
+/// "mlir", "llvm", "asm", "obj", "so".
+std::optional<EmitKind> parseEmitKind(const std::string &name);
+const char *emitKindName(EmitKind kind);
+
+/// Everything a compile takes: what changes the output first, then where
+/// the outputs go.
+struct CompileOptions {
+  std::string model; ///< .pt, .mlir or .mlirbc
+  std::vector<std::string> inputShapes;
+  std::string target = "x86_64";
+  std::string cpu; ///< "" = the target's default
+  std::string strategy = "graph_fusion";
+  EmitKind emit = EmitKind::SharedLibrary;
+  std::string modelName; ///< "" = the model file's stem
+  GraphPipelineOptions graph;
+
+  std::string output;
+  std::string emitHeader;   ///< also write cuvil/runtime.h here
+  std::string depfile;      ///< also write a Make dependency file here
+  std::string kernelReport; ///< also write the kernel report (JSON) here
+  std::string cacheDir;     ///< "" = no compile cache
+};
+
+/// The compile stage an IR has reached (cuvil.compile_stage).
+enum class CompileStage { Graph, Kernels, Llvm };
+
+/// The passes from cuvil IR to `stopAfter`: the graph pipeline, the
+/// target's kernel choice (the module is then marked "kernels"), the
+/// target's lowering to the LLVM dialect.
+void buildCompilePipeline(OpPassManager &pm, const TargetBackend &target,
+                          const GraphPipelineOptions &graph, CompileStage stopAfter);
+
+/// Registers cuvil-opt's `cuvil-compile` pipeline (options: target, cpu,
+/// stop-after=graph|kernels|llvm, disable=...), built by
+/// buildCompilePipeline.
+void registerCompilePipelines();
+
+/// What a compile of a loaded module produced: the artifact's bytes (for
+/// .so: the path of a temporary file holding it, renamed into place by the
+/// caller).
+struct CompileResult {
+  std::string bytes;
+  std::string libraryTempPath; ///< EmitKind::SharedLibrary only
+  int64_t arenaBytes = 0;
+  std::vector<std::string> requiredFeatures;
+  llvm::json::Array kernels; ///< the kernel report's entries
+};
+
+/// Compiles `module` (cuvil IR, one public function) for `options`.
+/// `outputPath` names where the library will go (its temporary file is made
+/// next to it). Diagnostics go to the context's handler; the Error says
+/// which stage failed.
+::cuvil::Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &options,
+                                             const std::string &outputPath);
+
+/// The cache key of `options`: the model's bytes, every option that changes
+/// the output, the target's resolved machine, the compiler's identity.
+/// Nothing when the target cannot be configured or the model read (the
+/// compile then reports that itself).
+std::optional<std::string> compileCacheKey(const CompileOptions &options);
+
+/// Checks the options before any work: a usage error (exit 2) names the
+/// flag.
+::cuvil::Status checkCompileOptions(const CompileOptions &options);
+
+/// The whole job: checks, the cache, load, compile, and every output
+/// written atomically (after a failure no output path is touched).
+::cuvil::Status compile(const CompileOptions &options);
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_DRIVER_COMPILEDRIVER_H

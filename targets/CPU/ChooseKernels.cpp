@@ -1,0 +1,43 @@
+//===- ChooseKernels.cpp - A kernel configuration on every kernel op -----===//
+//
+// The choose half of kernel selection: asks the configuration provider for
+// every kernel op that has no #cuvil.kernel yet. The apply half
+// (SelectKernels.cpp) builds what the attributes say.
+//
+//===----------------------------------------------------------------------===//
+#include "targets/CPU/Passes.h"
+
+#include "targets/CPU/KernelConfig.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CHOOSECPUKERNELSPASS
+#include "targets/CPU/Passes.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+using namespace mlir::cuvil::cpu;
+
+namespace {
+
+struct ChooseCpuKernelsPass final
+    : mlir::cuvil::impl::ChooseCpuKernelsPassBase<ChooseCpuKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (provider != "heuristics") {
+      module.emitError() << "cuvil-choose-cpu-kernels: unknown configuration provider '"
+                         << provider << "' (available: heuristics)";
+      return signalPassFailure();
+    }
+    HeuristicOptions options;
+    options.winograd = winograd;
+    options.winograd2x2 = winograd2x2;
+    options.winogradMinTiles = winogradMinTiles;
+    options.fuseDepthwiseMinBytes = fuseDepthwiseMinBytes;
+    createHeuristicProvider(options)->configure(module);
+  }
+};
+
+} // namespace

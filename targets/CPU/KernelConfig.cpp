@@ -1,0 +1,554 @@
+//===- KernelConfig.cpp - The CPU's kernel configurations -----------------===//
+#include "targets/CPU/KernelConfig.h"
+
+#include "targets/CPU/KernelSites.h"
+
+#include "runtime/include/cuvil/kernel_abi.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <sstream>
+
+namespace mlir::cuvil::cpu {
+
+namespace {
+
+constexpr int64_t kMR = CUVIL_MR;
+constexpr int64_t kBPanel = CUVIL_B_PANEL;
+
+std::string shapeText(Type t) {
+  auto r = llvm::dyn_cast<RankedTensorType>(t);
+  if (!r)
+    return "?";
+  std::string s;
+  for (int64_t d : r.getShape())
+    s += (d == ShapedType::kDynamic ? std::string("?") : std::to_string(d)) + "x";
+  llvm::raw_string_ostream os(s);
+  r.getElementType().print(os);
+  return s;
+}
+
+/// A weight the kernels pack at compile time: a static f32 constant.
+bool isConstantF32(Value v) { return isStaticF32(v) && v.getDefiningOp<ConstantOp>(); }
+
+bool allEqual(ArrayRef<int64_t> values, int64_t to) {
+  return llvm::all_of(values, [&](int64_t v) { return v == to; });
+}
+
+std::string notFor(StringRef kernel, Operation *op) {
+  return ("kernel '" + kernel + "' does not run " + op->getName().getStringRef()).str();
+}
+
+std::string badVariant(StringRef kernel, StringRef variant, ArrayRef<StringRef> variants) {
+  return ("kernel '" + kernel + "' has no variant '" + variant + "' (it has: " +
+          llvm::join(variants, ", ") + ")")
+      .str();
+}
+
+/// The geometry every CPU convolution kernel needs, as a reason when absent.
+std::string convBasics(const KernelSite &s) {
+  Conv2DOp conv = s.conv();
+  if (!s.isStatic())
+    return "its operands are not static f32 tensors";
+  if (conv.getStride().size() != 2 || conv.getPadding().size() != 2 ||
+      conv.getDilation().size() != 2 || shapeOf(s.operands[0]).size() != 4)
+    return "it is not a 2-D convolution";
+  return "";
+}
+
+/// The conv itself is a pair's site: outside groups, or anchoring a group
+/// whose epilogue the kernels apply.
+std::optional<KernelSite> pairSite(Conv2DOp conv) {
+  std::optional<KernelSite> s = siteOf(conv);
+  if (!s || (s->root == conv.getOperation() && conv->getParentOfType<FusedGroupOp>()))
+    return std::nullopt;
+  return s;
+}
+
+/// Why a 1x1 conv cannot run with its 3x3 depthwise producer in bands, or
+/// "" (runtime: cuvil_rt_depthwise_pointwise_f32, whose band buffer needs a
+/// row of every channel, C x W floats, many times over).
+std::string checkDepthwisePointwise(Conv2DOp pwConv, KernelSite *producer = nullptr) {
+  std::optional<KernelSite> pw = pairSite(pwConv);
+  if (!pw)
+    return "its fusion group's epilogue is not one the kernel applies";
+  if (std::string b = convBasics(*pw); !b.empty())
+    return b;
+  if (pwConv.getGroups() != 1 || !pw->hasGeometry(1, 1, 0))
+    return "it is not a 1x1 stride-1 convolution without groups";
+  if (!isConstantF32(pw->operands[1]))
+    return "its weights are not constant";
+  Value mid = pw->operands[0];
+  std::optional<KernelSite> dw = convSite(mid.getDefiningOp());
+  if (!dw || !mid.hasOneUse())
+    return "its input is not a depthwise convolution used only here";
+  if (!dw->isStatic() || dw->epilogue.residual || !dw->hasGeometry(3, 1, 1) || !dw->isDepthwise())
+    return "its producer is not a 3x3 stride-1 padding-1 depthwise convolution without residual";
+  ArrayRef<int64_t> in = shapeOf(mid);
+  int64_t c = in[1], w = in[3];
+  if (c > 64 || w < 16 || c * w > 65536)
+    return llvm::formatv("the band needs at most 64 channels, at least 16 columns and C x W at most "
+                         "65536 (here {0} channels, {1} columns)",
+                         c, w)
+        .str();
+  if (producer)
+    *producer = *dw;
+  return "";
+}
+
+/// Why a 3x3 depthwise conv cannot run with its 1x1 producer in bands, or
+/// "" (runtime: cuvil_rt_pointwise_depthwise_f32: three rows of every
+/// channel, C x W at most 32768; 16 or more output columns; an even width
+/// at stride 2).
+std::string checkPointwiseDepthwise(Conv2DOp dwConv, KernelSite *producer = nullptr) {
+  std::optional<KernelSite> dw = pairSite(dwConv);
+  if (!dw)
+    return "its fusion group's epilogue is not one the kernel applies";
+  if (std::string b = convBasics(*dw); !b.empty())
+    return b;
+  int64_t stride = dwConv.getStride()[0];
+  if (dw->epilogue.residual || (stride != 1 && stride != 2) || !dw->hasGeometry(3, stride, 1) ||
+      !dw->isDepthwise())
+    return "it is not a 3x3 padding-1 depthwise convolution of stride 1 or 2 without residual";
+  Value mid = dw->operands[0];
+  std::optional<KernelSite> pw = convSite(mid.getDefiningOp());
+  if (!pw || !mid.hasOneUse())
+    return "its input is not a 1x1 convolution used only here";
+  if (!pw->isStatic() || pw->epilogue.residual || pw->conv().getGroups() != 1 ||
+      !pw->hasGeometry(1, 1, 0) || !isConstantF32(pw->operands[1]))
+    return "its producer is not a 1x1 stride-1 convolution with constant weights, no groups, no "
+           "residual";
+  ArrayRef<int64_t> in = shapeOf(mid);
+  int64_t c = in[1], w = in[3];
+  if (shapeOf(dw->result())[3] < 16 || (stride == 2 && w % 2 != 0) || c * w > 32768)
+    return llvm::formatv("the band needs 16 or more output columns, an even width at stride 2 and "
+                         "C x W at most 32768 (here {0} x {1})",
+                         c, w)
+        .str();
+  if (producer)
+    *producer = *pw;
+  return "";
+}
+
+std::string checkConv(Conv2DOp conv, StringRef k, StringRef v) {
+  if (k == kernel::DepthwisePointwise)
+    return v == variant::Banded ? checkDepthwisePointwise(conv) : badVariant(k, v, {variant::Banded});
+  if (k == kernel::PointwiseDepthwise)
+    return v == variant::Banded ? checkPointwiseDepthwise(conv) : badVariant(k, v, {variant::Banded});
+  if (k != kernel::Conv2d && k != kernel::Depthwise)
+    return notFor(k, conv);
+  std::optional<KernelSite> s = siteOf(conv);
+  if (!s)
+    return "it is not the first product of its fusion group";
+  if (std::string b = convBasics(*s); !b.empty())
+    return b;
+  ArrayRef<int64_t> in = shapeOf(s->operands[0]), w = shapeOf(s->operands[1]);
+  bool depthwiseForm = w[1] == 1 && static_cast<int64_t>(conv.getGroups()) == in[1];
+  if (k == kernel::Depthwise) {
+    if (v != variant::Direct)
+      return badVariant(k, v, {variant::Direct});
+    return depthwiseForm ? "" : "it is not depthwise (one input channel per group)";
+  }
+  if (depthwiseForm)
+    return "depthwise convolutions run on kernel 'depthwise_conv2d'";
+  if (!isConstantF32(s->operands[1]))
+    return "its weights are not constant (only depthwise_conv2d takes run-time weights)";
+  if (v == variant::Im2col || v == variant::PixelRows)
+    return "";
+  if (v == variant::WinogradF4 || v == variant::WinogradF2) {
+    if (conv.getGroups() != 1 || w[2] != 3 || w[3] != 3 || !allEqual(conv.getStride(), 1) ||
+        !allEqual(conv.getDilation(), 1))
+      return "Winograd needs a 3x3 stride-1 convolution without groups or dilation";
+    if (w[0] < kMR || w[1] < kMR)
+      return llvm::formatv("Winograd needs at least {0} input and output channels", kMR).str();
+    return "";
+  }
+  return badVariant(k, v, {variant::Im2col, variant::PixelRows, variant::WinogradF4, variant::WinogradF2});
+}
+
+std::string checkLinear(LinearOp linear, StringRef k, StringRef v) {
+  if (k != kernel::Linear)
+    return notFor(k, linear);
+  if (v != variant::WeightRows && v != variant::InputRows)
+    return badVariant(k, v, {variant::WeightRows, variant::InputRows});
+  std::optional<KernelSite> s = siteOf(linear);
+  if (!s)
+    return "it is not the first product of its fusion group";
+  Value input = s->operands[0], weight = s->operands[1], bias = s->bias();
+  if (!isStaticF32(input) || !isStaticF32(s->result()) || (bias && !isStaticF32(bias)))
+    return "its operands are not static f32 tensors";
+  if (!isConstantF32(weight) || shapeOf(weight).size() != 2)
+    return "its weights are not a constant matrix";
+  ArrayRef<int64_t> in = shapeOf(input);
+  int64_t kSize = shapeOf(weight)[1];
+  if (in.empty() || kSize == 0 || in.back() != kSize)
+    return "its input's last dimension is not the weights' (or is 0)";
+  return "";
+}
+
+std::string checkMatmul(Operation *op, StringRef k, StringRef v) {
+  if (k != kernel::Matmul)
+    return notFor(k, op);
+  if (v != variant::Packed)
+    return badVariant(k, v, {variant::Packed});
+  std::optional<KernelSite> s = siteOf(op);
+  if (!s)
+    return "it is not the first product of its fusion group";
+  Value lhs = s->operands[0], rhs = s->operands[1], result = s->result();
+  if (!isStaticF32(lhs) || !isStaticF32(rhs) || !isStaticF32(result))
+    return "its operands are not static f32 tensors";
+  ArrayRef<int64_t> a = shapeOf(lhs), w = shapeOf(rhs), out = shapeOf(result);
+  size_t ra = a.size(), rb = w.size();
+  if (ra < 2 || rb < 2 || out.size() != ra)
+    return "the kernel takes matrices (rank 2 or more) only";
+  if (w[rb - 2] != a[ra - 1] || out[ra - 2] != a[ra - 2] || out[ra - 1] != w[rb - 1])
+    return "its shapes are not a matrix product's";
+  if (rb != 2 && a.drop_back(2) != w.drop_back(2))
+    return "its batch dimensions differ (broadcasting stays with linalg)";
+  return "";
+}
+
+std::string checkMaxPool(MaxPool2DOp pool, StringRef k, StringRef v) {
+  if (k != kernel::MaxPool2d)
+    return notFor(k, pool);
+  if (v != variant::Direct)
+    return badVariant(k, v, {variant::Direct});
+  if (pool->getParentOfType<FusedGroupOp>())
+    return "it is inside a fusion group (the group's loops compute it)";
+  Value input = pool.getInput();
+  if (!isStaticF32(input) || !isStaticF32(pool.getResult()))
+    return "its operands are not static f32 tensors";
+  ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(pool.getResult());
+  ArrayRef<int64_t> kernel = pool.getKernelSize(), stride = pool.getStride(),
+                    padding = pool.getPadding(), dilation = pool.getDilation();
+  if (in.size() != 4 || kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
+      dilation.size() != 2)
+    return "it is not a 2-D pooling of an NCHW tensor";
+  for (int64_t i = 0; i < 2; ++i)
+    if ((out[2 + i] - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 > in[2 + i] + 2 * padding[i])
+      return "a window hangs past the padded input (ceil_mode)";
+  return "";
+}
+
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// Whether a convolution's GEMM wastes fewer lanes with the image's pixels
+/// as rows (MR = 8 at a time) and the output channels as the vector
+/// columns (32) than the other way round: small images (7x7: 49 pixels
+/// fill 56 rows but 64 columns). A pointwise convolution's usual form reads
+/// its input in place and stores tiles straight from registers, which the
+/// pixel-rows form (packing the input) does not: it switches only when more
+/// than a tenth of the lanes would be wasted (measured: 7x7 and 14x14 gain,
+/// the latter 2-5% since C is stored transposed from registers).
+bool pixelRowsPay(int64_t pixels, int64_t channels, bool pointwise) {
+  if (pixels <= 0 || channels <= 0)
+    return false;
+  double useful = double(pixels) * channels;
+  double asColumns = double(roundUp(pixels, kBPanel)) * roundUp(channels, kMR);
+  double asRows = double(roundUp(pixels, kMR)) * roundUp(channels, kBPanel);
+  return asRows < 0.95 * asColumns && (!pointwise || asColumns > 1.1 * useful);
+}
+
+/// Whether a linear layer y = x W^T runs with x's m rows as the GEMM's rows
+/// (weights as B panels; tiles stored from registers, nothing packed but
+/// x's panels) rather than as y^T = W x^T (weights as A, x^T packed per
+/// block). A row or a few (m < 8) stay with the latter: matrix-vector
+/// products, which its narrow kernels serve.
+bool linearRowsPay(int64_t m, int64_t n) {
+  if (m < kMR)
+    return false;
+  double transposed = double(roundUp(m, kBPanel)) * roundUp(n, kMR);
+  double rows = double(roundUp(m, kMR)) * roundUp(n, kBPanel);
+  return rows <= transposed;
+}
+
+int64_t bytesOf(Value v) {
+  int64_t n = static_cast<int64_t>(sizeof(float));
+  for (int64_t d : shapeOf(v))
+    n *= d;
+  return n;
+}
+
+class HeuristicProvider final : public KernelConfigProvider {
+public:
+  explicit HeuristicProvider(const HeuristicOptions &options) : options(options) {}
+  std::string name() const override { return "heuristics"; }
+
+  void configure(ModuleOp module) override {
+    // Pairs first (their producers are claimed), in the order the apply
+    // pass fuses them: depthwise -> pointwise, then pointwise -> depthwise.
+    llvm::DenseSet<Operation *> claimed;
+    for (Operation *op : convCandidates(module)) {
+      std::optional<KernelSite> pw = convSite(op);
+      if (!pw || !free(pw->op, claimed))
+        continue;
+      KernelSite dw;
+      if (!checkDepthwisePointwise(pw->conv(), &dw).empty() || !free(dw.op, claimed))
+        continue;
+      Value mid = pw->operands[0];
+      ArrayRef<int64_t> in = shapeOf(mid);
+      if (bytesOf(mid) < options.fuseDepthwiseMinBytes ||
+          pixelRowsPay(in[2] * in[3], shapeOf(pw->operands[1])[0], true))
+        continue;
+      pair(pw->op, dw.op, kernel::DepthwisePointwise, mid, claimed);
+    }
+    for (Operation *op : convCandidates(module)) {
+      std::optional<KernelSite> dw = convSite(op);
+      if (!dw || !free(dw->op, claimed))
+        continue;
+      KernelSite pw;
+      if (!checkPointwiseDepthwise(dw->conv(), &pw).empty() || !free(pw.op, claimed))
+        continue;
+      Value mid = dw->operands[0];
+      ArrayRef<int64_t> in = shapeOf(mid);
+      if (bytesOf(mid) < options.fuseDepthwiseMinBytes || pixelRowsPay(in[2] * in[3], in[1], true))
+        continue;
+      pair(dw->op, pw.op, kernel::PointwiseDepthwise, mid, claimed);
+    }
+    for (Operation *op : kernelOps(module))
+      if (!kernelConfigOf(op))
+        setKernelConfig(op, choose(op), name());
+  }
+
+private:
+  static bool free(Operation *op, const llvm::DenseSet<Operation *> &claimed) {
+    return !claimed.contains(op) && !kernelConfigOf(op);
+  }
+
+  void pair(Operation *consumer, Operation *producer, StringRef kind, Value mid,
+            llvm::DenseSet<Operation *> &claimed) {
+    std::string why = llvm::formatv("with its producer in bands of rows: the {0} middle tensor "
+                                    "({1} bytes) would not stay in cache",
+                                    shapeText(mid.getType()), bytesOf(mid));
+    setKernelConfig(consumer, {kind.str(), variant::Banded.str(), why}, name());
+    KernelChoice own = choose(producer);
+    own.reason = ("runs inside its consumer's " + kind + " call").str();
+    setKernelConfig(producer, own, name());
+    claimed.insert(consumer);
+    claimed.insert(producer);
+  }
+
+  /// The choice for one op on its own; kernel::Linalg (with the reason)
+  /// where no kernel applies.
+  KernelChoice choose(Operation *op) {
+    auto orLinalg = [&](StringRef k, StringRef v, std::string reason) {
+      if (std::string why = checkKernelChoice(op, k, v); !why.empty())
+        return KernelChoice{kernel::Linalg.str(), "", "no kernel: " + why};
+      return KernelChoice{k.str(), v.str(), std::move(reason)};
+    };
+    if (auto conv = llvm::dyn_cast<Conv2DOp>(op)) {
+      if (checkKernelChoice(op, kernel::Depthwise, variant::Direct).empty())
+        return {kernel::Depthwise.str(), variant::Direct.str(), "one filter per channel"};
+      std::string basic = checkKernelChoice(op, kernel::Conv2d, variant::Im2col);
+      if (!basic.empty())
+        return {kernel::Linalg.str(), "", "no kernel: " + basic};
+      std::optional<KernelSite> s = siteOf(conv);
+      ArrayRef<int64_t> in = shapeOf(s->operands[0]), w = shapeOf(s->operands[1]),
+                        out = shapeOf(s->result());
+      if (KernelChoice wino; chooseWinograd(conv, in, w, out, wino))
+        return wino;
+      int64_t pixels = out[2] * out[3];
+      bool pointwise = w[2] == 1 && w[3] == 1 && allEqual(conv.getStride(), 1) &&
+                       allEqual(conv.getPadding(), 0);
+      if (pixelRowsPay(pixels, w[0] / conv.getGroups(), pointwise))
+        return {kernel::Conv2d.str(), variant::PixelRows.str(),
+                llvm::formatv("{0} pixels x {1} channels waste fewer vector lanes with the pixels "
+                              "as GEMM rows",
+                              pixels, w[0] / conv.getGroups())};
+      return {kernel::Conv2d.str(), variant::Im2col.str(), "weights as GEMM rows, input as im2col panels"};
+    }
+    if (auto linear = llvm::dyn_cast<LinearOp>(op)) {
+      std::string basic = checkKernelChoice(op, kernel::Linear, variant::WeightRows);
+      if (!basic.empty())
+        return {kernel::Linalg.str(), "", "no kernel: " + basic};
+      std::optional<KernelSite> s = siteOf(linear);
+      int64_t n = shapeOf(s->operands[1])[0], k = shapeOf(s->operands[1])[1];
+      int64_t m = 1;
+      for (int64_t d : shapeOf(s->operands[0]))
+        m *= d;
+      m /= std::max<int64_t>(k, 1);
+      if (linearRowsPay(m, n))
+        return {kernel::Linear.str(), variant::InputRows.str(),
+                llvm::formatv("{0} rows: the input's rows as GEMM rows, weights as B panels", m)};
+      return {kernel::Linear.str(), variant::WeightRows.str(),
+              llvm::formatv("{0} row(s): y^T = W x^T, weights as GEMM rows", m)};
+    }
+    if (llvm::isa<MatmulOp, BatchMatmulOp>(op))
+      return orLinalg(kernel::Matmul, variant::Packed, "both operands packed at run time");
+    if (llvm::isa<MaxPool2DOp>(op))
+      return orLinalg(kernel::MaxPool2d, variant::Direct, "the depthwise kernels' grid with max");
+    return {kernel::Linalg.str(), "", ""};
+  }
+
+  /// Winograd pays where there are enough tiles to amortise the transforms
+  /// and the larger weights (read once per NR tiles): F(4x4, 3x3) with
+  /// enough 4x4 tiles; else, with many channels (at least 64 in and out:
+  /// measured on resnet18's 512-channel 7x7 layers; smaller layers keep the
+  /// kernels they were tuned on), F(2x2, 3x3) with enough 2x2 tiles (7x7
+  /// images: 4 tiles of 4x4, 16 of 2x2; 1.7x fewer multiply-adds than the
+  /// direct form for 1.8x the weights).
+  bool chooseWinograd(Conv2DOp conv, ArrayRef<int64_t> in, ArrayRef<int64_t> w,
+                      ArrayRef<int64_t> out, KernelChoice &choice) {
+    constexpr int64_t kWinograd2MinChannels = 64;
+    if (!options.winograd || !checkKernelChoice(conv, kernel::Conv2d, variant::WinogradF4).empty())
+      return false;
+    auto tiles = [&](int64_t side) {
+      return in[0] * ((out[2] + side - 1) / side) * ((out[3] + side - 1) / side);
+    };
+    if (tiles(4) >= options.winogradMinTiles) {
+      choice = {kernel::Conv2d.str(), variant::WinogradF4.str(),
+                llvm::formatv("{0} 4x4 output tiles (>= {1})", tiles(4), options.winogradMinTiles)};
+      return true;
+    }
+    if (options.winograd2x2 && tiles(2) >= options.winogradMinTiles &&
+        w[0] >= kWinograd2MinChannels && w[1] >= kWinograd2MinChannels) {
+      choice = {kernel::Conv2d.str(), variant::WinogradF2.str(),
+                llvm::formatv("{0} 2x2 output tiles (>= {1}), {2} channels", tiles(2),
+                              options.winogradMinTiles, w[0])};
+      return true;
+    }
+    return false;
+  }
+
+  HeuristicOptions options;
+};
+
+/// "file:line:col" of `loc`: for an inlined call, the model's own line
+/// (the outermost caller's).
+std::string locationText(Location loc) {
+  while (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
+    loc = call.getCaller();
+  std::string text;
+  loc->walk([&](Location l) {
+    if (auto f = llvm::dyn_cast<FileLineColLoc>(l)) {
+      text = llvm::formatv("{0}:{1}:{2}", f.getFilename().getValue(), f.getLine(), f.getColumn());
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+std::string numberText(float f) {
+  std::ostringstream os;
+  os << f;
+  return os.str();
+}
+
+std::string epilogueText(Operation *op) {
+  std::optional<KernelSite> s = siteOf(op);
+  if (!s || s->epilogue.empty())
+    return "";
+  std::string t;
+  if (s->epilogue.residual)
+    t = "+residual";
+  if (s->epilogue.clamp)
+    t += (t.empty() ? "" : " ") + ("clamp[" + numberText(s->epilogue.lo) + ", " +
+                                   numberText(s->epilogue.hi) + "]");
+  return t;
+}
+
+} // namespace
+
+KernelConfigProvider::~KernelConfigProvider() = default;
+
+bool isKernelOp(Operation *op) {
+  return llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp, MaxPool2DOp>(op);
+}
+
+SmallVector<Operation *> kernelOps(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isKernelOp(op))
+      ops.push_back(op);
+  });
+  return ops;
+}
+
+KernelConfigAttr kernelConfigOf(Operation *op) {
+  return op->getAttrOfType<KernelConfigAttr>(kKernelConfigAttrName);
+}
+
+void setKernelConfig(Operation *op, const KernelChoice &choice, StringRef source) {
+  op->setAttr(kKernelConfigAttrName, KernelConfigAttr::get(op->getContext(), choice.kernel,
+                                                           choice.variant, source, choice.reason));
+}
+
+std::string checkKernelChoice(Operation *op, StringRef k, StringRef v) {
+  if (k == kernel::Linalg)
+    return v.empty() ? "" : "kernel 'linalg' has no variants";
+  if (auto conv = llvm::dyn_cast<Conv2DOp>(op))
+    return checkConv(conv, k, v);
+  if (auto linear = llvm::dyn_cast<LinearOp>(op))
+    return checkLinear(linear, k, v);
+  if (llvm::isa<MatmulOp, BatchMatmulOp>(op))
+    return checkMatmul(op, k, v);
+  if (auto pool = llvm::dyn_cast<MaxPool2DOp>(op))
+    return checkMaxPool(pool, k, v);
+  return notFor(k, op);
+}
+
+std::string checkBandedPair(Conv2DOp consumer, StringRef kind, KernelSite *producer) {
+  if (kind == kernel::DepthwisePointwise)
+    return checkDepthwisePointwise(consumer, producer);
+  if (kind == kernel::PointwiseDepthwise)
+    return checkPointwiseDepthwise(consumer, producer);
+  return ("'" + kind + "' is not a banded pair").str();
+}
+
+std::vector<std::string> validKernelChoices(Operation *op) {
+  static const std::pair<StringRef, StringRef> all[] = {
+      {kernel::Conv2d, variant::Im2col},
+      {kernel::Conv2d, variant::PixelRows},
+      {kernel::Conv2d, variant::WinogradF4},
+      {kernel::Conv2d, variant::WinogradF2},
+      {kernel::Depthwise, variant::Direct},
+      {kernel::DepthwisePointwise, variant::Banded},
+      {kernel::PointwiseDepthwise, variant::Banded},
+      {kernel::Linear, variant::WeightRows},
+      {kernel::Linear, variant::InputRows},
+      {kernel::Matmul, variant::Packed},
+      {kernel::MaxPool2d, variant::Direct}};
+  std::vector<std::string> out;
+  for (auto [k, v] : all)
+    if (checkKernelChoice(op, k, v).empty())
+      out.push_back((k + "/" + v).str());
+  out.push_back(kernel::Linalg.str());
+  return out;
+}
+
+std::unique_ptr<KernelConfigProvider> createHeuristicProvider(const HeuristicOptions &options) {
+  return std::make_unique<HeuristicProvider>(options);
+}
+
+llvm::json::Array kernelReport(ModuleOp module) {
+  llvm::json::Array report;
+  for (Operation *op : kernelOps(module)) {
+    llvm::json::Array inputs;
+    for (Value v : op->getOperands())
+      inputs.push_back(shapeText(v.getType()));
+    llvm::json::Object entry{{"op", op->getName().getStringRef()},
+                             {"location", locationText(op->getLoc())},
+                             {"inputs", std::move(inputs)},
+                             {"output", shapeText(op->getResult(0).getType())},
+                             {"epilogue", epilogueText(op)}};
+    if (KernelConfigAttr c = kernelConfigOf(op)) {
+      entry["kernel"] = c.getKernel();
+      entry["variant"] = c.getVariant();
+      entry["source"] = c.getSource();
+      entry["reason"] = c.getReason();
+    } else {
+      entry["kernel"] = kernel::Linalg;
+      entry["variant"] = "";
+      entry["source"] = "";
+      entry["reason"] = "no configuration";
+    }
+    report.push_back(std::move(entry));
+  }
+  return report;
+}
+
+} // namespace mlir::cuvil::cpu

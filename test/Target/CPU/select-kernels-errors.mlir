@@ -1,0 +1,19 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-choose-cpu-kernels --cuvil-select-cpu-kernels --verify-diagnostics -o /dev/null
+
+// The apply pass refuses a configuration its kernel cannot run.
+func.func @refused(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<8x8x5x5xf32>
+  // expected-error @+1 {{kernel configuration 'conv2d/winograd_f2x2' cannot run this op: Winograd needs a 3x3 stride-1 convolution without groups or dilation (it can take: conv2d/im2col, conv2d/pixel_rows, linalg)}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [2, 2] dilation [1, 1] {cuvil.kernel = #cuvil.kernel<kernel = "conv2d", variant = "winograd_f2x2">} : (tensor<1x8x16x16xf32>, tensor<8x8x5x5xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// The attribute's own verifier.
+func.func @malformed(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<8x8x3x3xf32>
+  // expected-error @+1 {{'cuvil.kernel' must be a #cuvil.kernel<kernel = ..., variant = ...>}}
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] {cuvil.kernel = "winograd"} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
