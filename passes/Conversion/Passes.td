@@ -12,9 +12,13 @@ def ConvertCuvilToLinalgPass : Pass<"convert-cuvil-to-linalg", "::mlir::ModuleOp
     (NumPy broadcasting through indexing maps, operands converted to the
     computation type as PyTorch does), GEMMs become `linalg.matmul` /
     `batch_matmul` plus a bias generic, reductions become reduction
-    generics, views become `tensor` reshapes and `linalg.transpose`, and a
-    `cuvil.fused.group` is inlined (its ops stay adjacent for the tiling and
-    fusion that follow). Unsigned 8-bit tensors become signless `i8` (arith
+    generics, views become `tensor` reshapes and `linalg.transpose`. Fusion
+    survives: a `cuvil.fused.group` is lowered inside an
+    `scf.execute_region`, where its element-wise ops are fused into one
+    `linalg.generic` (a producer used once, both inside the group; upstream
+    linalg element-wise fusion), then inlined: an element-wise chain the
+    graph pipeline grouped is one loop nest. Ops outside groups are not
+    fused here. Unsigned 8-bit tensors become signless `i8` (arith
     works on signless integers); the ops keep treating them as unsigned.
 
     Failures only known at run time (a model's assertion, an index out of

@@ -7,8 +7,12 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CONVERTCUVILTOLINALGPASS
@@ -20,13 +24,60 @@ using namespace mlir::cuvil;
 
 namespace {
 
-/// Replaces each fusion group by its body: the ops stay adjacent, in order,
-/// which is what the later tiling and fusion work from.
-void inlineFusionGroups(ModuleOp module) {
+/// Fusion survives the conversion: each fusion group's body moves into an
+/// scf.execute_region (the conversion lowers the ops inside it like any
+/// other), its element-wise ops are fused into one linalg.generic there,
+/// and the region is then inlined. A group whose result type the converter
+/// changes (ui8) is inlined at once, unfused.
+SmallVector<scf::ExecuteRegionOp> openFusionGroups(ModuleOp module, const TypeConverter &converter) {
   SmallVector<FusedGroupOp> groups;
   module.walk([&](FusedGroupOp g) { groups.push_back(g); });
-  for (FusedGroupOp g : groups)
-    g.inlineBody();
+  SmallVector<scf::ExecuteRegionOp> regions;
+  for (FusedGroupOp g : groups) {
+    Type type = g.getResult().getType();
+    if (!converter.isLegal(type)) {
+      g.inlineBody();
+      continue;
+    }
+    OpBuilder b(g);
+    auto region = b.create<scf::ExecuteRegionOp>(g.getLoc(), TypeRange{type});
+    Block *block = b.createBlock(&region.getRegion());
+    IRMapping map;
+    for (auto [arg, input] : llvm::zip(g.getBody().front().getArguments(), g.getInputs()))
+      map.map(arg, input);
+    for (Operation &op : g.getBody().front().without_terminator())
+      b.clone(op, map);
+    b.create<scf::YieldOp>(g.getLoc(), map.lookup(g.getYielded()));
+    g.getResult().replaceAllUsesWith(region.getResult(0));
+    g.erase();
+    regions.push_back(region);
+  }
+  return regions;
+}
+
+/// Fuses the element-wise linalg.generic ops of each group (producer and
+/// consumer both inside it, the producer used once) and inlines the
+/// regions.
+LogicalResult fuseAndCloseGroups(MLIRContext *ctx, ArrayRef<scf::ExecuteRegionOp> regions) {
+  RewritePatternSet patterns(ctx);
+  linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *use) {
+    Operation *producer = use->get().getDefiningOp();
+    return producer && producer->hasOneUse() &&
+           producer->getParentRegion() == use->getOwner()->getParentRegion() &&
+           llvm::isa<scf::ExecuteRegionOp>(producer->getParentOp());
+  });
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  IRRewriter rewriter(ctx);
+  for (scf::ExecuteRegionOp region : regions) {
+    (void)applyPatternsAndFoldGreedily(region.getRegion(), frozen);
+    Block &block = region.getRegion().front();
+    auto yield = llvm::cast<scf::YieldOp>(block.getTerminator());
+    SmallVector<Value> results(yield.getOperands());
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(&block, region);
+    rewriter.replaceOp(region, results);
+  }
+  return success();
 }
 
 struct ConvertCuvilToLinalgPass final
@@ -36,11 +87,11 @@ struct ConvertCuvilToLinalgPass final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    inlineFusionGroups(module);
+    TypeConverter converter = lowering::makeTypeConverter();
+    SmallVector<scf::ExecuteRegionOp> groups = openFusionGroups(module, converter);
     for (func::FuncOp f : module.getOps<func::FuncOp>())
       lowering::numberRuntimeChecks(f);
 
-    TypeConverter converter = lowering::makeTypeConverter();
     RewritePatternSet patterns(ctx);
     lowering::populateElementwiseLowering(converter, patterns);
     lowering::populateGemmLowering(converter, patterns);
@@ -92,6 +143,8 @@ struct ConvertCuvilToLinalgPass final
     if (unsupported)
       return signalPassFailure();
     if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    if (failed(fuseAndCloseGroups(ctx, groups)))
       return signalPassFailure();
     for (func::FuncOp f : module.getOps<func::FuncOp>())
       if (failed(lowering::addStatusResult(f)))
