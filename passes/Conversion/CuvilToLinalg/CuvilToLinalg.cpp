@@ -1,4 +1,6 @@
 //===- CuvilToLinalg.cpp - The convert-cuvil-to-linalg pass ---------------===//
+#include "passes/Conversion/CuvilToLinalg/CuvilToLinalg.h"
+
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
@@ -80,6 +82,46 @@ LogicalResult fuseAndCloseGroups(MLIRContext *ctx, ArrayRef<scf::ExecuteRegionOp
   return success();
 }
 
+} // namespace
+
+TypeConverter mlir::cuvil::createCuvilToLinalgTypeConverter() { return lowering::makeTypeConverter(); }
+
+void mlir::cuvil::populateCuvilToLinalgPatterns(TypeConverter &converter,
+                                               RewritePatternSet &patterns) {
+  lowering::populateElementwiseLowering(converter, patterns);
+  lowering::populateGemmLowering(converter, patterns);
+  lowering::populateConvPoolLowering(converter, patterns);
+  lowering::populateReductionLowering(converter, patterns);
+  lowering::populateShapeLowering(converter, patterns);
+  lowering::populateIndexingLowering(converter, patterns);
+  lowering::populateEffectLowering(converter, patterns);
+  lowering::populateRuntimeCallLowering(converter, patterns);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+}
+
+void mlir::cuvil::configureCuvilToLinalgTarget(ConversionTarget &target,
+                                              TypeConverter &converter,
+                                              RewritePatternSet &patterns) {
+  target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
+                         math::MathDialect, bufferization::BufferizationDialect>();
+  target.addIllegalDialect<CuvilDialect>();
+  target.addLegalOp<ModuleOp, UnrealizedConversionCastOp>();
+  // Ops of other dialects a target put in before (e.g. calls of runtime
+  // kernels on buffers) stay as they are.
+  target.markUnknownOpDynamicallyLegal(
+      [](Operation *op) { return !llvm::isa<CuvilDialect>(op->getDialect()); });
+  target.addDynamicallyLegalOp<func::FuncOp>([&converter](func::FuncOp f) {
+    return converter.isSignatureLegal(f.getFunctionType()) && converter.isLegal(&f.getBody());
+  });
+  target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+      [&converter](Operation *op) { return converter.isLegal(op); });
+  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
+}
+
+namespace {
+
 struct ConvertCuvilToLinalgPass final
     : mlir::cuvil::impl::ConvertCuvilToLinalgPassBase<ConvertCuvilToLinalgPass> {
   using Base::Base;
@@ -87,40 +129,15 @@ struct ConvertCuvilToLinalgPass final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    TypeConverter converter = lowering::makeTypeConverter();
+    TypeConverter converter = createCuvilToLinalgTypeConverter();
     SmallVector<scf::ExecuteRegionOp> groups = openFusionGroups(module, converter);
     for (func::FuncOp f : module.getOps<func::FuncOp>())
       lowering::numberRuntimeChecks(f);
 
     RewritePatternSet patterns(ctx);
-    lowering::populateElementwiseLowering(converter, patterns);
-    lowering::populateGemmLowering(converter, patterns);
-    lowering::populateConvPoolLowering(converter, patterns);
-    lowering::populateReductionLowering(converter, patterns);
-    lowering::populateShapeLowering(converter, patterns);
-    lowering::populateIndexingLowering(converter, patterns);
-    lowering::populateEffectLowering(converter, patterns);
-    lowering::populateRuntimeCallLowering(converter, patterns);
-
+    populateCuvilToLinalgPatterns(converter, patterns);
     ConversionTarget target(*ctx);
-    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
-                           math::MathDialect, bufferization::BufferizationDialect>();
-    target.addIllegalDialect<CuvilDialect>();
-    target.addLegalOp<ModuleOp, UnrealizedConversionCastOp>();
-    // Ops of other dialects a target put in before (e.g. calls of runtime
-    // kernels on buffers) stay as they are.
-    target.markUnknownOpDynamicallyLegal(
-        [](Operation *op) { return !llvm::isa<CuvilDialect>(op->getDialect()); });
-    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
-    populateReturnOpTypeConversionPattern(patterns, converter);
-    populateCallOpTypeConversionPattern(patterns, converter);
-    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
-      return converter.isSignatureLegal(f.getFunctionType()) &&
-             converter.isLegal(&f.getBody());
-    });
-    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
-        [&](Operation *op) { return converter.isLegal(op); });
-    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
+    configureCuvilToLinalgTarget(target, converter, patterns);
 
     // Report every op the code generator does not handle, at its source
     // location, rather than the conversion's first failure.
