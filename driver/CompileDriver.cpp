@@ -210,7 +210,8 @@ std::string kernelTable(const llvm::json::Array &report) {
 }
 
 Status writeKernelReport(const CompileOptions &options, const TargetBackend *target,
-                         const llvm::json::Array &kernels) {
+                         const CompileResult &result) {
+  const llvm::json::Array &kernels = result.kernels;
   if (!kernels.empty())
     spdlog::info("kernels of '{}':\n{}", options.model, kernelTable(kernels));
   if (options.kernelReport.empty())
@@ -218,7 +219,12 @@ Status writeKernelReport(const CompileOptions &options, const TargetBackend *tar
   llvm::json::Object report{{"model", options.model},
                             {"target", options.target},
                             {"cpu", target ? target->cpu() : std::string()},
-                            {"kernels", llvm::json::Array(kernels)}};
+                            {"kernels", llvm::json::Array(kernels)},
+                            {"memory", llvm::json::Object{
+                                           {"arena_bytes", result.arenaBytes},
+                                           {"graph_plan_bytes", result.graphPlanBytes},
+                                           {"lower_bound_bytes", result.lowerBoundBytes},
+                                           {"no_reuse_bytes", result.noReuseBytes}}}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
@@ -306,6 +312,14 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return ::cuvil::inputError("the model's IR is at compile stage '" + stage.getValue().str() +
                                "'; cuvil-export continues from 'kernels' (its --emit mlir output)");
   }
+  CompileResult result;
+  auto planned = [&](StringRef name) -> int64_t {
+    auto a = (*entry)->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  result.graphPlanBytes = planned("cuvil.memory.arena_bytes");
+  result.lowerBoundBytes = planned("cuvil.memory.lower_bound_bytes");
+  result.noReuseBytes = planned("cuvil.memory.total_bytes");
   FailureOr<ModelInterface> interface = readModelInterface(*entry, modelName);
   if (failed(interface))
     return stageError("reading the model's inputs and outputs");
@@ -318,7 +332,6 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   choose.addPass(std::make_unique<MarkCompileStagePass>(kStageKernels.str()));
   if (Status s = runPipeline(choose, module, "choosing kernels for " + options.target); !s)
     return s.error();
-  CompileResult result;
   result.kernels = target.kernelReport(module);
   if (options.emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(result.bytes);
@@ -503,12 +516,14 @@ Status compile(const CompileOptions &options) {
     return s;
   Result<std::unique_ptr<TargetBackend>> target =
       createTargetBackend(options.target, TargetOptions{options.cpu});
-  if (Status s = writeKernelReport(options, target ? target->get() : nullptr, result->kernels); !s)
+  if (Status s = writeKernelReport(options, target ? target->get() : nullptr, *result); !s)
     return s;
   auto done = std::chrono::steady_clock::now();
-  spdlog::info("wrote '{}' for {} in {:.2f} s (arena {} bytes, CPU features: {})", options.output,
-               options.target, std::chrono::duration<double>(done - start).count(),
-               result->arenaBytes, fmt::join(result->requiredFeatures, ","));
+  spdlog::info("wrote '{}' for {} in {:.2f} s (arena {} bytes; graph-level plan {} bytes, lower "
+               "bound {}, {} without reuse; CPU features: {})",
+               options.output, options.target, std::chrono::duration<double>(done - start).count(),
+               result->arenaBytes, result->graphPlanBytes, result->lowerBoundBytes,
+               result->noReuseBytes, fmt::join(result->requiredFeatures, ","));
   return Status();
 }
 

@@ -79,6 +79,10 @@ struct CompileResult {
   int64_t arenaBytes = 0;
   std::vector<std::string> requiredFeatures;
   llvm::json::Array kernels; ///< the kernel report's entries
+  /// The graph-level memory plan's figures (cuvil-plan-memory: a report;
+  /// the arena itself is planned by the target on the buffers the code
+  /// has): planned peak, lower bound, all intermediates without reuse.
+  int64_t graphPlanBytes = 0, lowerBoundBytes = 0, noReuseBytes = 0;
 };
 
 /// Compiles `module` (cuvil IR, one public function) for `options`.

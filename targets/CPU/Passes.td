@@ -15,7 +15,9 @@ def AllocsToArenaPass : Pass<"cuvil-allocs-to-arena", "::mlir::ModuleOp"> {
     `memref<Nxi8>` (N: the arena size): the compiled code never calls malloc, and the runtime
     owns the memory (one arena per model instance). The arena size is
     recorded as `cuvil.arena_bytes` on the function. Allocations of dynamic
-    size are an error.
+    size are an error. This is the one plan the code uses (the graph-level
+    `cuvil-plan-memory` is a report: see its description); both place
+    buffers with support/ArenaPlacement.h.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }

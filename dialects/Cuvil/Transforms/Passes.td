@@ -160,7 +160,13 @@ def CuvilPlanMemoryPass : Pass<"cuvil-plan-memory", "::mlir::func::FuncOp"> {
     (the planned peak), `cuvil.memory.lower_bound_bytes` (the most bytes
     live at any one op: no plan can use less) and
     `cuvil.memory.total_bytes` (all intermediates with no reuse). With
-    `report`, a one-line summary per function goes to stderr. Functions
+    `report`, a one-line summary per function goes to stderr.
+
+    This plan is a report, not the code's memory: kernel selection and
+    fusion change which tensors exist, so the code generator plans its
+    arena on the buffers the lowered code has (`cuvil-allocs-to-arena`,
+    with the same placement, support/ArenaPlacement.h). cuvil-export prints
+    both figures and writes them to `--kernel-report`'s "memory". Functions
     with dynamic shapes get a plan for their static buffers only.
   }];
   let options = [
