@@ -40,6 +40,10 @@ const char *cuvil_last_error(void) { return last_error_message; }
 
 uint32_t cuvil_abi_version(void) { return CUVIL_ABI_VERSION; }
 
+/* The description's, not this runtime's: a caller can tell a library it
+ * cannot run before creating an instance (create refuses it too). */
+uint32_t cuvil_model_abi_version(void) { return cuvil_rt_model.abi_version; }
+
 /*--- Element types ----------------------------------------------------------*/
 
 static size_t dtype_size(int32_t dtype) {
@@ -114,12 +118,17 @@ struct cuvil_model {
   atomic_int running;
   void *arena;
   cuvil_thread_pool *pool;
-  /* Per-tensor byte sizes (from the description) and the pointer arrays
-   * handed to the entry; sized once at create so a run never allocates. */
+  /* One run's checked copy of what the caller passed: byte sizes, the
+   * pointer and shape arrays handed to the entry (shapes point into
+   * shape_storage), all sized at create so a run never allocates. They
+   * belong to the call holding `running`. */
   uint64_t *input_bytes;
   uint64_t *output_bytes;
   void **input_data;
   void **output_data;
+  const int64_t **input_shapes;
+  const int64_t **output_shapes;
+  int64_t *shape_storage;
 };
 
 enum {
@@ -198,11 +207,12 @@ static cuvil_status read_options(const cuvil_options *options, int32_t *num_thre
   return CUVIL_OK;
 }
 
-/* Bytes of one tensor of the description; false if it does not fit. */
-static bool tensor_bytes(const cuvil_rt_tensor_desc *tensor, uint64_t *bytes) {
-  uint64_t total = dtype_size(tensor->dtype);
-  for (int32_t i = 0; i < tensor->rank; ++i)
-    if (__builtin_mul_overflow(total, (uint64_t)tensor->shape[i], &total))
+/* Bytes of `rank` sizes of `dtype` (sizes >= 0); false if they do not fit
+ * the address space. */
+static bool shape_bytes(int32_t dtype, const int64_t *shape, int32_t rank, uint64_t *bytes) {
+  uint64_t total = dtype_size(dtype);
+  for (int32_t i = 0; i < rank; ++i)
+    if (__builtin_mul_overflow(total, (uint64_t)shape[i], &total))
       return false;
   *bytes = total;
   return total <= SIZE_MAX;
@@ -218,13 +228,17 @@ static cuvil_status check_tensor_descs(const cuvil_rt_model_desc *desc, const ch
         tensor->rank > kMaxRank || (tensor->rank > 0 && !tensor->shape))
       return fail(CUVIL_ERR_ABI, "model '%s': malformed description of %s %d", model_name(desc),
                   role, (int)i);
-    for (int32_t d = 0; d < tensor->rank; ++d)
-      if (tensor->shape[d] < 0)
-        return fail(CUVIL_ERR_ABI,
-                    "model '%s': %s '%s' dim %d is dynamic; this runtime runs static shapes only",
-                    model_name(desc), role, tensor->name, (int)d);
+    /* The static sizes alone must fit: a run's can only be larger. */
+    int64_t static_sizes[kMaxRank];
+    for (int32_t d = 0; d < tensor->rank; ++d) {
+      if (tensor->shape[d] < -1)
+        return fail(CUVIL_ERR_ABI, "model '%s': %s '%s' dim %d is %lld (a size, or -1: dynamic)",
+                    model_name(desc), role, tensor->name, (int)d,
+                    (long long)tensor->shape[d]);
+      static_sizes[d] = tensor->shape[d] < 0 ? 1 : tensor->shape[d];
+    }
     uint64_t bytes;
-    if (!tensor_bytes(tensor, &bytes))
+    if (!shape_bytes(tensor->dtype, static_sizes, tensor->rank, &bytes))
       return fail(CUVIL_ERR_ABI, "model '%s': %s '%s' is larger than the address space",
                   model_name(desc), role, tensor->name);
   }
@@ -286,7 +300,7 @@ static cuvil_status check_cpu(const cuvil_rt_model_desc *desc) {
               "model '%s' was compiled for %s CPU '%s' and needs CPU features this machine "
               "lacks: %s%s%s%s; re-export it with a --cpu this machine supports",
               model_name(desc), desc->target ? desc->target : cuvil_runtime_target(),
-              desc->cpu ? desc->cpu : "generic", missing, this_cpu[0] ? " (this CPU: " : "",
+              desc->device ? desc->device : "generic", missing, this_cpu[0] ? " (this CPU: " : "",
               this_cpu, this_cpu[0] ? ")" : "");
 }
 
@@ -304,6 +318,9 @@ static void free_model(cuvil_model *model) {
   free(model->output_bytes);
   free(model->input_data);
   free(model->output_data);
+  free(model->input_shapes);
+  free(model->output_shapes);
+  free(model->shape_storage);
   model->magic = DEAD_MAGIC;
   free(model);
 }
@@ -335,16 +352,21 @@ cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **mode
   created->output_bytes = calloc(output_slots, sizeof(uint64_t));
   created->input_data = calloc(input_slots, sizeof(void *));
   created->output_data = calloc(output_slots, sizeof(void *));
+  created->input_shapes = calloc(input_slots, sizeof(int64_t *));
+  created->output_shapes = calloc(output_slots, sizeof(int64_t *));
+  size_t dims = 1;
+  for (int32_t i = 0; i < desc->num_inputs; ++i)
+    dims += (size_t)desc->inputs[i].rank;
+  for (int32_t i = 0; i < desc->num_outputs; ++i)
+    dims += (size_t)desc->outputs[i].rank;
+  created->shape_storage = calloc(dims, sizeof(int64_t));
   if (!created->input_bytes || !created->output_bytes || !created->input_data ||
-      !created->output_data) {
+      !created->output_data || !created->input_shapes || !created->output_shapes ||
+      !created->shape_storage) {
     free_model(created);
     return fail(CUVIL_ERR_OUT_OF_MEMORY, "out of memory creating an instance of '%s'",
                 model_name(desc));
   }
-  for (int32_t i = 0; i < desc->num_inputs; ++i)
-    tensor_bytes(&desc->inputs[i], &created->input_bytes[i]);
-  for (int32_t i = 0; i < desc->num_outputs; ++i)
-    tensor_bytes(&desc->outputs[i], &created->output_bytes[i]);
 
   if (desc->arena_bytes > 0) {
     if (desc->arena_bytes > SIZE_MAX - kArenaAlignment) {
@@ -443,15 +465,15 @@ cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index,
 
 /*--- Running ----------------------------------------------------------------*/
 
-/* One caller tensor against the description. Inputs must match the shape
- * exactly; an output's shape array only receives the shape. */
+/* One caller tensor against the description, into the run's copies: its
+ * shape (`shape`, rank entries) and byte size. Inputs give every size (a
+ * dynamic dimension any size >= 0); outputs only their dynamic ones (the
+ * buffer's capacity), the static ones come from the description. */
 static cuvil_status check_tensor(const char *role, const cuvil_tensor *tensor,
-                                 const cuvil_rt_tensor_desc *expected, uint64_t needed_bytes,
-                                 bool is_output) {
+                                 const cuvil_rt_tensor_desc *expected, bool is_output,
+                                 int64_t *shape, uint64_t *bytes) {
   char got_type[24], expected_type[24], shape_text[128];
   const char *name = expected->name;
-  if (!tensor->data && needed_bytes > 0)
-    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s '%s': data is NULL", role, name);
   if ((int32_t)tensor->dtype != expected->dtype)
     return fail(CUVIL_ERR_DTYPE, "%s '%s': expected dtype %s, got %s", role, name,
                 dtype_name(expected->dtype, expected_type), dtype_name(tensor->dtype, got_type));
@@ -461,16 +483,35 @@ static cuvil_status check_tensor(const char *role, const cuvil_tensor *tensor,
   if (expected->rank > 0 && !tensor->shape)
     return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s '%s': shape is NULL (rank %d)", role, name,
                 (int)expected->rank);
-  if (!is_output)
-    for (int32_t d = 0; d < expected->rank; ++d)
-      if (tensor->shape[d] != expected->shape[d])
-        return fail(CUVIL_ERR_SHAPE, "%s '%s' dim %d: expected %lld, got %lld", role, name, (int)d,
-                    (long long)expected->shape[d], (long long)tensor->shape[d]);
-  if (tensor->byte_size < needed_bytes)
-    return fail(CUVIL_ERR_SHAPE, "%s '%s': buffer holds %llu bytes, needs %llu (%s %s)", role,
-                name, (unsigned long long)tensor->byte_size, (unsigned long long)needed_bytes,
+  for (int32_t d = 0; d < expected->rank; ++d) {
+    int64_t want = expected->shape[d];
+    if (is_output && want >= 0) {
+      shape[d] = want; /* written by the run, not read */
+      continue;
+    }
+    int64_t got = tensor->shape[d];
+    if (want >= 0 && got != want)
+      return fail(CUVIL_ERR_SHAPE, "%s '%s' dim %d: expected %lld, got %lld", role, name, (int)d,
+                  (long long)want, (long long)got);
+    if (got < 0)
+      return fail(CUVIL_ERR_SHAPE,
+                  is_output ? "%s '%s' dim %d is dynamic: its shape entry must be the buffer's "
+                              "capacity along it (>= 0), got %lld"
+                            : "%s '%s' dim %d is dynamic: expected a size >= 0, got %lld",
+                  role, name, (int)d, (long long)got);
+    shape[d] = got;
+  }
+  if (!shape_bytes(expected->dtype, shape, expected->rank, bytes))
+    return fail(CUVIL_ERR_SHAPE, "%s '%s': %s %s is larger than the address space", role, name,
                 dtype_name(expected->dtype, expected_type),
-                format_shape(expected->shape, expected->rank, shape_text, sizeof(shape_text)));
+                format_shape(shape, expected->rank, shape_text, sizeof(shape_text)));
+  if (!tensor->data && *bytes > 0)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s '%s': data is NULL", role, name);
+  if (tensor->byte_size < *bytes)
+    return fail(CUVIL_ERR_SHAPE, "%s '%s': buffer holds %llu bytes, needs %llu (%s %s)", role,
+                name, (unsigned long long)tensor->byte_size, (unsigned long long)*bytes,
+                dtype_name(expected->dtype, expected_type),
+                format_shape(shape, expected->rank, shape_text, sizeof(shape_text)));
   /* Generated code accesses whole elements; a misaligned buffer would be
    * undefined behaviour (and a fault on some CPUs). */
   size_t element = dtype_size(expected->dtype);
@@ -508,6 +549,33 @@ static cuvil_status check_overlaps(const cuvil_model *model, const cuvil_tensor 
   return CUVIL_OK;
 }
 
+/* Every tensor of a run into the instance's copies (the caller holds
+ * `running`), so that the entry reads what was checked even if the caller's
+ * arrays change meanwhile. */
+static cuvil_status prepare_run(cuvil_model *model, const cuvil_tensor *inputs,
+                                const cuvil_tensor *outputs) {
+  const cuvil_rt_model_desc *desc = model->desc;
+  int64_t *storage = model->shape_storage;
+  cuvil_status status;
+  for (int32_t i = 0; i < desc->num_inputs; ++i) {
+    if ((status = check_tensor("input", &inputs[i], &desc->inputs[i], false, storage,
+                               &model->input_bytes[i])) != CUVIL_OK)
+      return status;
+    model->input_data[i] = inputs[i].data;
+    model->input_shapes[i] = desc->inputs[i].rank > 0 ? storage : NULL;
+    storage += desc->inputs[i].rank;
+  }
+  for (int32_t i = 0; i < desc->num_outputs; ++i) {
+    if ((status = check_tensor("output", &outputs[i], &desc->outputs[i], true, storage,
+                               &model->output_bytes[i])) != CUVIL_OK)
+      return status;
+    model->output_data[i] = outputs[i].data;
+    model->output_shapes[i] = desc->outputs[i].rank > 0 ? storage : NULL;
+    storage += desc->outputs[i].rank;
+  }
+  return check_overlaps(model, inputs, outputs);
+}
+
 cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
                              cuvil_tensor *outputs, int32_t num_outputs) {
   cuvil_status status = check_live(model);
@@ -526,16 +594,6 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
   if (num_outputs > 0 && !outputs)
     return fail(CUVIL_ERR_INVALID_ARGUMENT, "outputs is NULL (the model gives %d output%s)",
                 (int)num_outputs, num_outputs == 1 ? "" : "s");
-  for (int32_t i = 0; i < num_inputs; ++i)
-    if ((status = check_tensor("input", &inputs[i], &desc->inputs[i], model->input_bytes[i],
-                               false)) != CUVIL_OK)
-      return status;
-  for (int32_t i = 0; i < num_outputs; ++i)
-    if ((status = check_tensor("output", &outputs[i], &desc->outputs[i], model->output_bytes[i],
-                               true)) != CUVIL_OK)
-      return status;
-  if ((status = check_overlaps(model, inputs, outputs)) != CUVIL_OK)
-    return status;
 
   int idle = 0;
   if (!atomic_compare_exchange_strong_explicit(&model->running, &idle, 1, memory_order_acquire,
@@ -544,15 +602,22 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
                 "model %p is running a call on another thread; an instance runs one call at a "
                 "time (create one instance per thread)",
                 (void *)model);
-  for (int32_t i = 0; i < num_inputs; ++i)
-    model->input_data[i] = inputs[i].data;
-  for (int32_t i = 0; i < num_outputs; ++i)
-    model->output_data[i] = outputs[i].data;
+  if ((status = prepare_run(model, inputs, outputs)) != CUVIL_OK) {
+    atomic_store_explicit(&model->running, 0, memory_order_release);
+    return status;
+  }
   /* The kernels the generated code calls find this call's threads here. */
   void *outer_exec = cuvil_rt_current_exec;
   cuvil_rt_current_exec = model->pool;
-  int32_t result = desc->entry(model->input_data, model->output_data, model->arena, model->pool);
+  int32_t result =
+      desc->entry(model->input_data, model->input_shapes, model->output_data,
+                  model->output_shapes, model->arena, model->pool);
   cuvil_rt_current_exec = outer_exec;
+  if (result == 0)
+    for (int32_t i = 0; i < num_outputs; ++i)
+      if (desc->outputs[i].rank > 0)
+        memcpy(outputs[i].shape, model->output_shapes[i],
+               (size_t)desc->outputs[i].rank * sizeof(int64_t));
   atomic_store_explicit(&model->running, 0, memory_order_release);
 
   if (result != 0) {
@@ -562,9 +627,5 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
     return fail(CUVIL_ERR_MODEL, "model '%s' failed with code %d (no message for it)",
                 model_name(desc), (int)result);
   }
-  for (int32_t i = 0; i < num_outputs; ++i)
-    if (desc->outputs[i].rank > 0)
-      memcpy(outputs[i].shape, desc->outputs[i].shape,
-             (size_t)desc->outputs[i].rank * sizeof(int64_t));
   return succeed();
 }

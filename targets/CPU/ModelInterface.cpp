@@ -3,12 +3,16 @@
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+#include "runtime/include/cuvil/model_abi.h"
 #include "runtime/include/cuvil/runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/IRBuilder.h"
+
+#include <cstddef>
 
 namespace mlir::cuvil {
 
@@ -21,6 +25,24 @@ std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
     if (auto name = attrs.getAs<StringAttr>("cuvil.name"))
       return name.str();
   return fallback;
+}
+
+/// Whether `type`, laid out for an LP64 target (x86_64 and aarch64 Linux
+/// agree on it), has the C struct's size and field offsets: the IR below
+/// builds the descriptor field by field, and this catches a field added to
+/// model_abi.h but not here. Only checked on an LP64 host, where the C
+/// struct has that layout too.
+bool matchesCLayout(llvm::StructType *type, size_t size, llvm::ArrayRef<size_t> offsets) {
+  if constexpr (sizeof(void *) != 8)
+    return true;
+  llvm::DataLayout lp64("e-m:e-p:64:64-i64:64-n32:64-S128");
+  const llvm::StructLayout *layout = lp64.getStructLayout(type);
+  if (layout->getSizeInBytes() != size || type->getNumElements() != offsets.size())
+    return false;
+  for (unsigned i = 0; i < offsets.size(); ++i)
+    if (layout->getElementOffset(i) != offsets[i])
+      return false;
+  return true;
 }
 
 } // namespace
@@ -102,6 +124,12 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
   };
   // struct cuvil_rt_tensor_desc { const char *name; int32_t dtype; int32_t rank; const int64_t *shape; }
   llvm::StructType *tensorDesc = llvm::StructType::get(ctx, {ptr, i32, i32, ptr});
+  if (!matchesCLayout(tensorDesc, sizeof(cuvil_rt_tensor_desc),
+                      {offsetof(cuvil_rt_tensor_desc, name), offsetof(cuvil_rt_tensor_desc, dtype),
+                       offsetof(cuvil_rt_tensor_desc, rank), offsetof(cuvil_rt_tensor_desc, shape)})) {
+    error = "the tensor descriptor's LLVM type does not match cuvil_rt_tensor_desc (model_abi.h)";
+    return failure();
+  }
   auto tensorArray = [&](const std::vector<TensorSignature> &items) -> llvm::Constant * {
     if (items.empty())
       return llvm::ConstantPointerNull::get(ptr);
@@ -123,9 +151,12 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
                          "tensors");
   };
 
-  // The entry: unpack the pointer arrays, call the model, return its
-  // status (the number of the first failed run-time check) or 0.
-  llvm::FunctionType *entryType = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+  // The entry (cuvil_rt_entry_fn: inputs, input shapes, outputs, output
+  // shapes, arena, exec): unpack the pointer arrays, call the model, return
+  // its status (the number of the first failed run-time check) or 0. The
+  // model's shapes are static, so the run's shapes are not read.
+  llvm::FunctionType *entryType =
+      llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr}, false);
   llvm::Function *entry = llvm::Function::Create(entryType, llvm::GlobalValue::InternalLinkage,
                                                  "cuvil_rt_entry", module);
   {
@@ -136,8 +167,8 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
         args.push_back(b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, array, i)));
     };
     unpack(entry->getArg(0), interface.inputs.size());
-    unpack(entry->getArg(1), interface.outputs.size());
-    args.push_back(entry->getArg(2));
+    unpack(entry->getArg(2), interface.outputs.size());
+    args.push_back(entry->getArg(4));
     llvm::CallInst *call = b.CreateCall(model, args);
     bool hasStatus = model->getReturnType()->isIntegerTy(32);
     if (hasStatus != !interface.failureMessages.empty()) {
@@ -151,8 +182,21 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
   // struct cuvil_rt_model_desc (model_abi.h), field for field.
   llvm::StructType *descType = llvm::StructType::get(
       ctx, {i32, ptr, ptr, ptr, ptr, i32, i32, i32, ptr, ptr, i64, ptr, ptr, i32});
+  using Desc = cuvil_rt_model_desc;
+  if (!matchesCLayout(descType, sizeof(Desc),
+                      {offsetof(Desc, abi_version), offsetof(Desc, model_name),
+                       offsetof(Desc, target), offsetof(Desc, device),
+                       offsetof(Desc, required_features), offsetof(Desc, num_required_features),
+                       offsetof(Desc, num_inputs), offsetof(Desc, num_outputs),
+                       offsetof(Desc, inputs), offsetof(Desc, outputs), offsetof(Desc, arena_bytes),
+                       offsetof(Desc, entry), offsetof(Desc, failure_messages),
+                       offsetof(Desc, num_failure_messages)})) {
+    error = "the model descriptor's LLVM type does not match cuvil_rt_model_desc (model_abi.h)";
+    return failure();
+  }
   llvm::Constant *desc = llvm::ConstantStruct::get(
-      descType, {llvm::ConstantInt::get(i32, 1), string(interface.modelName), string(info.target),
+      descType, {llvm::ConstantInt::get(i32, CUVIL_RT_MODEL_ABI_VERSION),
+                 string(interface.modelName), string(info.target),
                  string(info.cpu), stringArray(info.requiredFeatures),
                  llvm::ConstantInt::get(i32, info.requiredFeatures.size()),
                  llvm::ConstantInt::get(i32, interface.inputs.size()),

@@ -37,16 +37,18 @@ FailureOr<ModelInterface> readModelInterface(func::FuncOp func, llvm::StringRef 
 /// Where the compiled code runs and what it needs.
 struct DescriptorInfo {
   std::string target;                       ///< "x86_64", "aarch64"
-  std::string cpu;                          ///< tuning CPU
+  std::string cpu;                          ///< tuning CPU: the descriptor's `device`
   std::vector<std::string> requiredFeatures; ///< names the runtime checks
   int64_t arenaBytes = 0;
 };
 
-/// Adds to `module` the hidden `cuvil_rt_model` descriptor and the entry
-/// `cuvil_rt_entry(inputs, outputs, arena, exec)` that unpacks the pointer
-/// arrays and calls `function` (the lowered model: inputs..., outputs...,
-/// arena as bare pointers). Fails when `function` is missing or takes
-/// another number of arguments.
+/// Adds to `module` the hidden `cuvil_rt_model` descriptor (model ABI
+/// CUVIL_RT_MODEL_ABI_VERSION) and the entry `cuvil_rt_entry(inputs,
+/// input_shapes, outputs, output_shapes, arena, exec)` that unpacks the
+/// pointer arrays and calls `function` (the lowered model: inputs...,
+/// outputs..., arena as bare pointers; static shapes, so the run's shapes
+/// are not passed on). Fails when `function` is missing or takes another
+/// number of arguments.
 LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
                                  const ModelInterface &interface, const DescriptorInfo &info,
                                  std::string &error);

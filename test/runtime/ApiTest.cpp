@@ -33,6 +33,7 @@ std::string modelPath(const std::string &name) {
 struct Library {
   void *handle = nullptr;
   decltype(&cuvil_abi_version) abiVersion = nullptr;
+  decltype(&cuvil_model_abi_version) modelAbiVersion = nullptr;
   decltype(&cuvil_options_init) optionsInit = nullptr;
   decltype(&cuvil_last_error) lastError = nullptr;
   decltype(&cuvil_model_create) create = nullptr;
@@ -48,6 +49,7 @@ struct Library {
     if (!handle)
       FAIL("dlopen " << name << ": " << dlerror());
     bind(abiVersion, "cuvil_abi_version");
+    bind(modelAbiVersion, "cuvil_model_abi_version");
     bind(optionsInit, "cuvil_options_init");
     bind(lastError, "cuvil_last_error");
     bind(create, "cuvil_model_create");
@@ -181,7 +183,10 @@ std::vector<std::string> commandLines(const std::string &command) {
 
 TEST_CASE("version_and_tensor_info", "[api]") {
   Library lib("fake_model_a");
+  STATIC_REQUIRE(CUVIL_ABI_VERSION == 2);
+  STATIC_REQUIRE(CUVIL_MODEL_ABI_VERSION == 2);
   CHECK(lib.abiVersion() == CUVIL_ABI_VERSION);
+  CHECK(lib.modelAbiVersion() == CUVIL_MODEL_ABI_VERSION);
   cuvil_model *model = lib.make();
   CHECK(lib.numInputs(model) == 2);
   CHECK(lib.numOutputs(model) == 1);
@@ -196,8 +201,14 @@ TEST_CASE("version_and_tensor_info", "[api]") {
   REQUIRE(lib.inputInfo(model, 1, &info) == CUVIL_OK);
   CHECK(std::string(info.name) == "k");
   CHECK(info.dtype == CUVIL_DTYPE_I64);
+  REQUIRE(info.rank == 1);
+  CHECK(info.shape[0] == 1);
   REQUIRE(lib.outputInfo(model, 0, &info) == CUVIL_OK);
   CHECK(std::string(info.name) == "y");
+  CHECK(info.dtype == CUVIL_DTYPE_F32);
+  REQUIRE(info.rank == 2);
+  CHECK(info.shape[0] == 2);
+  CHECK(info.shape[1] == 3);
   CHECK(lib.error().empty());
 
   CHECK(lib.inputInfo(model, 2, &info) == CUVIL_ERR_INVALID_ARGUMENT);
@@ -335,6 +346,125 @@ TEST_CASE("I3_dtype_rank_and_dims", "[I3]") {
     CHECK(call.run(lib, model) == c.status);
     CHECK(lib.error() == c.message);
     CHECK(call.outputUntouched());
+  }
+  lib.destroy(model);
+}
+
+// Buffers for one call of fake model dyn (y = k[0] * x, x and y f32 [-1, 3];
+// seen: the shapes its entry was given).
+struct CallDyn {
+  std::vector<float> x, y;
+  int64_t k[2] = {3, 0};
+  int64_t seen[4] = {-9, -9, -9, -9};
+  int64_t xShape[2], kShape[1] = {2}, yShape[2], seenShape[1] = {-7};
+  cuvil_tensor inputs[2];
+  cuvil_tensor outputs[2];
+
+  CallDyn(int64_t rows, int64_t capacity) : x(static_cast<size_t>(rows * 3)), y(static_cast<size_t>(capacity * 3), -99.0f) {
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i) - 2.5f;
+    xShape[0] = rows;
+    xShape[1] = 3;
+    yShape[0] = capacity; // the buffer's capacity: read, since the dim is dynamic
+    yShape[1] = -7;       // static: not read, written
+    inputs[0] = {x.data(), x.size() * sizeof(float), CUVIL_DTYPE_F32, 2, xShape};
+    inputs[1] = {k, sizeof(k), CUVIL_DTYPE_I64, 1, kShape};
+    outputs[0] = {y.data(), y.size() * sizeof(float), CUVIL_DTYPE_F32, 2, yShape};
+    outputs[1] = {seen, sizeof(seen), CUVIL_DTYPE_I64, 1, seenShape};
+  }
+  cuvil_status run(Library &lib, cuvil_model *model) { return lib.run(model, inputs, 2, outputs, 2); }
+  bool outputCorrect() const {
+    for (size_t i = 0; i < y.size(); ++i)
+      if (y[i] != (i < x.size() ? 3.0f * x[i] : 0.0f))
+        return false;
+    return true;
+  }
+};
+
+TEST_CASE("dynamic_dimensions_are_minus_one_and_take_any_size", "[abi2]") {
+  Library lib("fake_model_dyn");
+  cuvil_model *model = lib.make(2);
+  cuvil_tensor_info info{};
+  REQUIRE(lib.inputInfo(model, 0, &info) == CUVIL_OK);
+  CHECK(std::string(info.name) == "x");
+  REQUIRE(info.rank == 2);
+  CHECK(info.shape[0] == -1);
+  CHECK(info.shape[1] == 3);
+  REQUIRE(lib.inputInfo(model, 1, &info) == CUVIL_OK);
+  REQUIRE(info.rank == 1);
+  CHECK(info.shape[0] == 2);
+  REQUIRE(lib.outputInfo(model, 0, &info) == CUVIL_OK);
+  CHECK(std::string(info.name) == "y");
+  REQUIRE(info.rank == 2);
+  CHECK(info.shape[0] == -1);
+  CHECK(info.shape[1] == 3);
+
+  SECTION("any size of the dynamic dimension runs, and the entry gets it") {
+    for (int64_t rows : {4, 1, 17, 0}) {
+      INFO("rows " << rows);
+      CallDyn call(rows, rows);
+      REQUIRE(call.run(lib, model) == CUVIL_OK);
+      CHECK(lib.error().empty());
+      CHECK(call.outputCorrect());
+      CHECK(call.seen[0] == rows);
+      CHECK(call.seen[1] == 3);
+      CHECK(call.seen[2] == rows);
+      CHECK(call.seen[3] == 3);
+      CHECK(call.yShape[0] == rows);
+      CHECK(call.yShape[1] == 3);
+      CHECK(call.seenShape[0] == 4);
+    }
+    // No elements: NULL data is fine.
+    CallDyn empty(0, 0);
+    empty.inputs[0].data = nullptr;
+    empty.outputs[0].data = nullptr;
+    REQUIRE(empty.run(lib, model) == CUVIL_OK);
+  }
+
+  SECTION("an output's dynamic dimension is the buffer's capacity") {
+    CallDyn call(2, 5);
+    REQUIRE(call.run(lib, model) == CUVIL_OK);
+    CHECK(call.outputCorrect());
+    CHECK(call.seen[2] == 5);
+    CHECK(call.yShape[0] == 5); // the shape the buffer was filled in
+    CallDyn tooSmall(4, 3);
+    CHECK(tooSmall.run(lib, model) == CUVIL_ERR_MODEL);
+    CHECK(lib.error() ==
+          "model 'fake_dyn' failed: output 'y' has room for fewer rows than input 'x'");
+    CHECK(tooSmall.yShape[0] == 3); // not written on failure
+    CHECK(tooSmall.yShape[1] == -7);
+  }
+
+  SECTION("static dimensions must match, dynamic ones be sizes") {
+    struct Case {
+      void (*spoil)(CallDyn &);
+      const char *message;
+    };
+    const Case cases[] = {
+        {[](CallDyn &c) { c.xShape[1] = 4; }, "input 'x' dim 1: expected 3, got 4"},
+        {[](CallDyn &c) { c.kShape[0] = 3; }, "input 'k' dim 0: expected 2, got 3"},
+        {[](CallDyn &c) { c.xShape[0] = -1; },
+         "input 'x' dim 0 is dynamic: expected a size >= 0, got -1"},
+        {[](CallDyn &c) { c.yShape[0] = -2; },
+         "output 'y' dim 0 is dynamic: its shape entry must be the buffer's capacity along it "
+         "(>= 0), got -2"},
+        {[](CallDyn &c) { c.xShape[0] = 5; }, "input 'x': buffer holds 48 bytes, needs 60 (f32 [5, 3])"},
+        {[](CallDyn &c) { c.yShape[0] = 6; }, "output 'y': buffer holds 48 bytes, needs 72 (f32 [6, 3])"},
+        {[](CallDyn &c) { c.xShape[0] = INT64_MAX / 2; },
+         "input 'x': f32 [4611686018427387903, 3] is larger than the address space"},
+    };
+    for (const Case &c : cases) {
+      INFO(c.message);
+      CallDyn call(4, 4);
+      c.spoil(call);
+      CHECK(call.run(lib, model) == CUVIL_ERR_SHAPE);
+      CHECK(lib.error() == c.message);
+      CHECK(call.seen[0] == -9); // nothing ran
+      CHECK(call.yShape[1] == -7);
+    }
+    CallDyn call(4, 4);
+    REQUIRE(call.run(lib, model) == CUVIL_OK);
+    CHECK(call.outputCorrect());
   }
   lib.destroy(model);
 }
@@ -626,7 +756,7 @@ TEST_CASE("I11_options_struct_size_and_model_abi", "[I11]") {
   lib.destroy(model);
   newer.another_field = 1;
   CHECK(lib.create(&newer.base, &model) == CUVIL_ERR_ABI);
-  CHECK(lib.error() == "options set a field at byte 12, beyond the 8 bytes this library (ABI 1) "
+  CHECK(lib.error() == "options set a field at byte 12, beyond the 8 bytes this library (ABI 2) "
                        "knows; use a library built with the same cuvil/runtime.h");
   newer.base.struct_size = 1u << 20;
   CHECK(lib.create(&newer.base, &model) == CUVIL_ERR_ABI);
@@ -639,11 +769,19 @@ TEST_CASE("I11_options_struct_size_and_model_abi", "[I11]") {
   options.num_threads = 5000;
   CHECK(lib.create(&options, &model) == CUVIL_ERR_INVALID_ARGUMENT);
 
+  // A model of an ABI this runtime does not know: the version says so
+  // before create, and create refuses it.
   Library bad("fake_model_bad_abi");
+  CHECK(bad.abiVersion() == CUVIL_ABI_VERSION);
+  CHECK(bad.modelAbiVersion() == 99);
   CHECK(bad.create(nullptr, &model) == CUVIL_ERR_ABI);
   CHECK(model == nullptr);
   CHECK(bad.error() == "model 'fake_bad_abi' was generated for runtime model ABI 99 but this "
-                       "runtime implements 1; re-export it with a matching cuvil-export");
+                       "runtime implements 2; re-export it with a matching cuvil-export");
+  cuvil_options defaults;
+  bad.optionsInit(&defaults);
+  CHECK(bad.create(&defaults, &model) == CUVIL_ERR_ABI);
+  CHECK(model == nullptr);
 }
 
 TEST_CASE("I13_error_messages_are_per_thread", "[I13]") {
@@ -728,13 +866,15 @@ TEST_CASE("cpu_features_refuse_instead_of_sigill", "[cpu]") {
 
 TEST_CASE("libraries_export_only_the_c_api", "[symbols]") {
   const std::set<std::string> api = {
-      "cuvil_abi_version",      "cuvil_options_init",      "cuvil_last_error",
+      "cuvil_abi_version",      "cuvil_model_abi_version", "cuvil_options_init",
+      "cuvil_last_error",
       "cuvil_model_create",     "cuvil_model_destroy",     "cuvil_model_num_inputs",
       "cuvil_model_num_outputs", "cuvil_model_input_info", "cuvil_model_output_info",
       "cuvil_model_run"};
   const std::set<std::string> allowedNeeded = {"libc.so.6", "libm.so.6", "libpthread.so.0",
                                                "ld-linux-x86-64.so.2"};
-  for (const char *name : {"fake_model_a", "fake_model_b", "fake_model_c", "fake_model_bad_abi"}) {
+  for (const char *name :
+       {"fake_model_a", "fake_model_b", "fake_model_c", "fake_model_bad_abi", "fake_model_dyn"}) {
     INFO(name);
     std::set<std::string> exported;
     for (const std::string &line :

@@ -1,9 +1,10 @@
 /*===- aarch64_driver.c - The aarch64 runtime under qemu-user -------------===*
  *
- *   runtime_driver LIBFAKE_MODEL_A.so LIBFAKE_MODEL_B.so
- * Loads the aarch64 builds of fake models A and B with dlopen and checks
- * results, validation messages, the thread pool's split and the CPU
- * feature refusal. Prints each failed check; exits 1 if any failed.
+ *   runtime_driver LIBFAKE_MODEL_A.so LIBFAKE_MODEL_B.so LIBFAKE_MODEL_DYN.so
+ * Loads the aarch64 builds of fake models A, B and dyn with dlopen and
+ * checks the ABI versions, results, validation messages, the thread pool's
+ * split, the CPU feature refusal and a dynamic dimension. Prints each
+ * failed check; exits 1 if any failed.
  *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
@@ -26,6 +27,8 @@ static int failures;
 
 typedef struct api {
   void *handle;
+  uint32_t (*abi_version)(void);
+  uint32_t (*model_abi_version)(void);
   const char *(*last_error)(void);
   void (*options_init)(cuvil_options *);
   cuvil_status (*create)(const cuvil_options *, cuvil_model **);
@@ -50,6 +53,8 @@ static int load(const char *path, api *out) {
     }                                                                                         \
     memcpy(&out->field, &address, sizeof(address));                                          \
   } while (0)
+  BIND(abi_version, "cuvil_abi_version");
+  BIND(model_abi_version, "cuvil_model_abi_version");
   BIND(last_error, "cuvil_last_error");
   BIND(options_init, "cuvil_options_init");
   BIND(create, "cuvil_model_create");
@@ -128,18 +133,52 @@ static void check_model_b(api *lib) {
   }
 }
 
+/* x f32 [-1, 3] -> y = k[0] x, seen = the shapes the entry got. */
+static void check_model_dyn(api *lib) {
+  cuvil_model *model = make(lib, 2);
+  if (!model)
+    return;
+  float x[12], y[12];
+  int64_t k[2] = {3, 0}, seen[4] = {0};
+  int64_t x_shape[2] = {4, 3}, k_shape[1] = {2}, y_shape[2] = {4, 0}, seen_shape[1] = {0};
+  for (int i = 0; i < 12; ++i)
+    x[i] = (float)i;
+  cuvil_tensor inputs[2] = {{x, sizeof(x), CUVIL_DTYPE_F32, 2, x_shape},
+                            {k, sizeof(k), CUVIL_DTYPE_I64, 1, k_shape}};
+  cuvil_tensor outputs[2] = {{y, sizeof(y), CUVIL_DTYPE_F32, 2, y_shape},
+                             {seen, sizeof(seen), CUVIL_DTYPE_I64, 1, seen_shape}};
+  CHECK(lib->run(model, inputs, 2, outputs, 2) == CUVIL_OK);
+  for (int i = 0; i < 12; ++i)
+    CHECK(y[i] == 3.0f * x[i]);
+  CHECK(seen[0] == 4 && seen[1] == 3 && seen[2] == 4 && seen[3] == 3);
+  CHECK(y_shape[0] == 4 && y_shape[1] == 3);
+  x_shape[0] = 2;
+  y_shape[0] = 2;
+  CHECK(lib->run(model, inputs, 2, outputs, 2) == CUVIL_OK);
+  CHECK(seen[0] == 2 && seen[2] == 2);
+  x_shape[1] = 4;
+  CHECK(lib->run(model, inputs, 2, outputs, 2) == CUVIL_ERR_SHAPE);
+  CHECK(strcmp(lib->last_error(), "input 'x' dim 1: expected 3, got 4") == 0);
+  lib->destroy(model);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s LIBFAKE_MODEL_A.so LIBFAKE_MODEL_B.so\n", argv[0]);
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s LIBFAKE_MODEL_A.so LIBFAKE_MODEL_B.so LIBFAKE_MODEL_DYN.so\n",
+            argv[0]);
     return 2;
   }
-  api a, b;
-  if (!load(argv[1], &a) || !load(argv[2], &b))
+  api a, b, d;
+  if (!load(argv[1], &a) || !load(argv[2], &b) || !load(argv[3], &d))
     return 1;
+  CHECK(a.abi_version() == CUVIL_ABI_VERSION);
+  CHECK(a.model_abi_version() == CUVIL_MODEL_ABI_VERSION);
   check_model_a(&a);
   check_model_b(&b);
+  check_model_dyn(&d);
   dlclose(a.handle);
   dlclose(b.handle);
+  dlclose(d.handle);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

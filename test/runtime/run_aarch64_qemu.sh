@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the aarch64 runtime test driver under qemu-user.
-#   run_aarch64_qemu.sh QEMU SYSROOT DRIVER LIB_A LIB_B
+#   run_aarch64_qemu.sh QEMU SYSROOT DRIVER LIB...
 # Exit 77 (ctest: skipped) when qemu-aarch64 is not installed.
 qemu="$1" sysroot="$2"
 shift 2

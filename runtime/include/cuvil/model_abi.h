@@ -9,43 +9,58 @@
 #ifndef CUVIL_MODEL_ABI_H
 #define CUVIL_MODEL_ABI_H
 
+#include "cuvil/runtime.h" /* CUVIL_MODEL_ABI_VERSION, cuvil_dtype */
+
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define CUVIL_RT_MODEL_ABI_VERSION 1u
+/* The version this header describes; the runtime refuses any other. */
+#define CUVIL_RT_MODEL_ABI_VERSION CUVIL_MODEL_ABI_VERSION
 
 typedef struct cuvil_rt_tensor_desc {
   const char *name;
   int32_t dtype;        /* a cuvil_dtype */
   int32_t rank;
-  const int64_t *shape; /* -1: dynamic (not generated yet: static shapes only) */
+  const int64_t *shape; /* rank sizes; -1: dynamic, the size of each run */
 } cuvil_rt_tensor_desc;
 
-/* The compiled function: reads inputs[i], writes outputs[i] (buffers of
- * exactly the described shapes), uses `arena` (arena_bytes, 64-byte
- * aligned) for intermediates. Returns 0, or k > 0 when the model's k-th
- * failure message applies (an assertion in the model failed). `exec` is
- * the runtime's per-call context (threads), passed back to runtime
- * helpers. */
-typedef int32_t (*cuvil_rt_entry_fn)(void *const *inputs, void *const *outputs, void *arena,
-                                     void *exec);
+/* The compiled function: reads inputs[i], writes outputs[i], uses `arena`
+ * (arena_bytes, 64-byte aligned) for intermediates. input_shapes[i] and
+ * output_shapes[i] are the shapes of this run (rank entries each; NULL for
+ * rank 0), checked against the description: an input's are the caller's
+ * sizes (a dynamic dimension any size >= 0), an output's are the
+ * described static sizes and, for each dynamic dimension, the capacity the
+ * caller's buffer has along it, which the entry fills. Code for static
+ * shapes ignores them. Returns 0, or k > 0 when the model's k-th failure
+ * message applies (an assertion in the model failed). `exec` is the
+ * runtime's per-call context (threads), passed back to runtime helpers. */
+typedef int32_t (*cuvil_rt_entry_fn)(void *const *inputs, const int64_t *const *input_shapes,
+                                     void *const *outputs, const int64_t *const *output_shapes,
+                                     void *arena, void *exec);
 
+/* What a compiled model is, for any target. abi_version and model_name
+ * come first in every version, so a runtime can name and refuse a
+ * description of a version it does not know before reading further. */
 typedef struct cuvil_rt_model_desc {
   uint32_t abi_version; /* CUVIL_RT_MODEL_ABI_VERSION */
   const char *model_name;
-  const char *target;   /* "x86_64", "aarch64" */
-  const char *cpu;      /* the CPU the code was tuned for, e.g. "sapphirerapids" */
-  /* CPU features the code needs, LLVM names without '+': "avx512f", "neon". */
+  const char *target;   /* the code's target: "x86_64", "aarch64", ... */
+  /* The device the code was tuned for: a CPU ("sapphirerapids", "generic"),
+   * or a GPU or NPU model on targets that have one. */
+  const char *device;
+  /* Features of the device the code needs, in the target's names (CPUs:
+   * LLVM feature names without '+', "avx512f", "neon"); create refuses to
+   * run on a device that lacks one. */
   const char *const *required_features;
   int32_t num_required_features;
   int32_t num_inputs;
   int32_t num_outputs;
   const cuvil_rt_tensor_desc *inputs;
   const cuvil_rt_tensor_desc *outputs;
-  uint64_t arena_bytes;
+  uint64_t arena_bytes; /* a run's working memory, whatever the dynamic sizes */
   cuvil_rt_entry_fn entry;
   /* Messages for the entry's non-zero returns: failure_messages[k - 1]. */
   const char *const *failure_messages;

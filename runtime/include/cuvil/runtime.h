@@ -21,8 +21,13 @@
 extern "C" {
 #endif
 
-/* Bumped when a struct or a function of this header changes. */
-#define CUVIL_ABI_VERSION 1u
+/* Bumped when a struct or a function of this header changes. 2: models
+ * with dynamic dimensions (-1), cuvil_model_abi_version. */
+#define CUVIL_ABI_VERSION 2u
+/* The model ABI (between a library's compiled model and its runtime) of
+ * the libraries made with this header: 2 describes dynamic dimensions and
+ * passes each run's shapes to the compiled code. */
+#define CUVIL_MODEL_ABI_VERSION 2u
 
 typedef enum cuvil_status {
   CUVIL_OK = 0,
@@ -69,9 +74,15 @@ typedef struct cuvil_tensor_info {
   const int64_t *shape; /* rank entries; -1 for a dynamic dimension */
 } cuvil_tensor_info;
 
-/* A caller's buffer. For inputs, shape is the actual shape (rank entries).
- * For outputs, data must hold byte_size bytes and shape must point to rank
- * writable entries: the run writes the output's shape there. */
+/* A caller's buffer of byte_size bytes, enough for its shape.
+ * Inputs: shape is the actual shape (rank entries). A static dimension of
+ * the model must be matched exactly; a dynamic one (-1 in its info) takes
+ * any size >= 0.
+ * Outputs: shape points to rank writable entries. On entry the static
+ * dimensions are not read; a dynamic one must give the buffer's capacity
+ * along it (>= 0), and the model fills the buffer in that shape. On
+ * success the run writes the output's shape there: the model's static
+ * dimensions and, for each dynamic one, the capacity it was given. */
 typedef struct cuvil_tensor {
   void *data;
   size_t byte_size;
@@ -84,6 +95,12 @@ typedef struct cuvil_model cuvil_model;
 
 /* CUVIL_ABI_VERSION of the library. */
 uint32_t cuvil_abi_version(void);
+
+/* The model ABI version the library's compiled model was generated for
+ * (CUVIL_MODEL_ABI_VERSION of the cuvil-export that made it). Create
+ * refuses (CUVIL_ERR_ABI) a model whose version the library's runtime does
+ * not implement. */
+uint32_t cuvil_model_abi_version(void);
 
 /* Fills *options with the defaults. */
 void cuvil_options_init(cuvil_options *options);
@@ -110,7 +127,8 @@ cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index, cuv
 cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
 
 /* Runs the model. Every input and output is checked (count, dtype, rank,
- * shape, buffer size, NULL, alignment to the element size, outputs
+ * shape against the model's static and dynamic dimensions, buffer size for
+ * the actual shape, NULL, alignment to the element size, outputs
  * overlapping inputs or each other) before anything runs; a failed check
  * returns its status with a message naming the tensor and the dimension,
  * and leaves the outputs untouched. Output shapes are written on success. */

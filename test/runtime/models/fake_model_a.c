@@ -29,7 +29,11 @@ static void add_rows(void *closure, int64_t begin, int64_t end) {
       c->staged[row * kColumns + column] = c->x[row * kColumns + column] + c->offset;
 }
 
-static int32_t fake_a_entry(void *const *inputs, void *const *outputs, void *arena, void *exec) {
+static int32_t fake_a_entry(void *const *inputs, const int64_t *const *input_shapes,
+                             void *const *outputs, const int64_t *const *output_shapes, void *arena,
+                             void *exec) {
+  (void)input_shapes; /* static shapes */
+  (void)output_shapes;
   if ((uintptr_t)arena % 64 != 0)
     return 1;
   add_rows_closure closure = {inputs[0], (float)*(const int64_t *)inputs[1], arena};
@@ -60,7 +64,7 @@ const cuvil_rt_model_desc cuvil_rt_model = {
     .abi_version = CUVIL_RT_MODEL_ABI_VERSION,
     .model_name = "fake_a",
     .target = FAKE_TARGET,
-    .cpu = FAKE_CPU,
+    .device = FAKE_CPU,
     .required_features = kFeatures,
     .num_required_features = 1,
     .num_inputs = 2,

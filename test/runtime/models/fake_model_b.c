@@ -54,7 +54,11 @@ static int32_t hold(const int32_t *a, int32_t *doubled) {
   return 0;
 }
 
-static int32_t fake_b_entry(void *const *inputs, void *const *outputs, void *arena, void *exec) {
+static int32_t fake_b_entry(void *const *inputs, const int64_t *const *input_shapes,
+                             void *const *outputs, const int64_t *const *output_shapes, void *arena,
+                             void *exec) {
+  (void)input_shapes; /* static shapes */
+  (void)output_shapes;
   const int32_t *a = inputs[0];
   int32_t *doubled = outputs[0];
   if (a[1] == kHoldMarker)
@@ -94,7 +98,7 @@ const cuvil_rt_model_desc cuvil_rt_model = {
 #else
     .target = "aarch64",
 #endif
-    .cpu = "generic",
+    .device = "generic",
     .required_features = NULL,
     .num_required_features = 0,
     .num_inputs = 1,

@@ -11,7 +11,11 @@
 
 #include <string.h>
 
-static int32_t fake_c_entry(void *const *inputs, void *const *outputs, void *arena, void *exec) {
+static int32_t fake_c_entry(void *const *inputs, const int64_t *const *input_shapes,
+                             void *const *outputs, const int64_t *const *output_shapes, void *arena,
+                             void *exec) {
+  (void)input_shapes;
+  (void)output_shapes;
   (void)arena;
   (void)exec;
   memcpy(outputs[0], inputs[0], sizeof(float));
@@ -35,7 +39,7 @@ const cuvil_rt_model_desc cuvil_rt_model = {
     .abi_version = CUVIL_RT_MODEL_ABI_VERSION,
     .model_name = "fake_c",
     .target = FAKE_TARGET,
-    .cpu = FAKE_CPU,
+    .device = FAKE_CPU,
     .required_features = kFeatures,
     .num_required_features = 2,
     .num_inputs = 1,
