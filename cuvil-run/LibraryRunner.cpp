@@ -96,7 +96,27 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) 
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(impl->handle, name));
     missing |= fn == nullptr;
   };
+  // The versions first: the other functions of a library of another ABI
+  // may not be what this cuvil-run would call.
   sym(impl->abiVersion, "cuvil_abi_version");
+  if (missing)
+    return inputError("'" + path + "' is not a Cuvil library (it has no cuvil_abi_version)");
+  uint32_t (*modelAbiVersion)(void) = nullptr;
+  sym(modelAbiVersion, "cuvil_model_abi_version");
+  missing = false;
+  uint32_t api = impl->abiVersion();
+  if (api != CUVIL_ABI_VERSION || !modelAbiVersion ||
+      modelAbiVersion() != CUVIL_MODEL_ABI_VERSION) {
+    // Libraries of C API 1 (model ABI 1) have no cuvil_model_abi_version.
+    std::string model = modelAbiVersion ? std::to_string(modelAbiVersion())
+                        : api == 1      ? "1 (it has no cuvil_model_abi_version)"
+                                        : "unknown (it has no cuvil_model_abi_version)";
+    return inputError("'" + path + "' is a Cuvil library of C API version " +
+                      std::to_string(api) + " and model ABI version " + model +
+                      "; this cuvil-run runs C API version " + std::to_string(CUVIL_ABI_VERSION) +
+                      " and model ABI version " + std::to_string(CUVIL_MODEL_ABI_VERSION) +
+                      " only: re-export the model with the cuvil-export of this cuvil-run");
+  }
   sym(impl->lastError, "cuvil_last_error");
   sym(impl->optionsInit, "cuvil_options_init");
   sym(impl->create, "cuvil_model_create");
@@ -108,9 +128,6 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) 
   sym(impl->run, "cuvil_model_run");
   if (missing)
     return inputError("'" + path + "' is not a Cuvil library (cuvil_* functions missing)");
-  if (impl->abiVersion() != CUVIL_ABI_VERSION)
-    return inputError("'" + path + "' has C API version " + std::to_string(impl->abiVersion()) +
-                      ", this cuvil-run speaks version " + std::to_string(CUVIL_ABI_VERSION));
   cuvil_options options;
   impl->optionsInit(&options);
   options.num_threads = threads;
