@@ -8,7 +8,7 @@
 #include "support/AtomicFile.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
-#include "targets/CPU/ModelInterface.h"
+#include "targets/ModelInterface.h"
 #include "targets/Target.h"
 #include "targets/Targets.h"
 

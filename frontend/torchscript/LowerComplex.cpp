@@ -6,7 +6,7 @@
 // that makes, reads or computes on such a box:
 //  - the Fourier transforms (torch.fft.*, stft, istft), built around one
 //    kernel, an unnormalised complex DFT along a row (cuvil.linalg.kernel
-//    "dft", runtime/src/fft.c), by resizing, Hermitian extension, conj and
+//    "dft", runtime/cpu/fft.c), by resizing, Hermitian extension, conj and
 //    scaling with ordinary ops;
 //  - complex arithmetic (add, sub, mul, div, abs, angle, conj, exp, ...)
 //    written on the real and imaginary parts;

@@ -216,8 +216,6 @@ std::string checkMaxPool(MaxPool2DOp pool, StringRef k, StringRef v) {
     return notFor(k, pool);
   if (v != variant::Direct)
     return badVariant(k, v, {variant::Direct});
-  if (pool->getParentOfType<FusedGroupOp>())
-    return "it is inside a fusion group (the group's loops compute it)";
   Value input = pool.getInput();
   if (!isStaticF32(input) || !isStaticF32(pool.getResult()))
     return "its operands are not static f32 tensors";

@@ -152,8 +152,11 @@ std::optional<KernelSite> siteOf(Operation *product) {
   auto g = product->getParentOfType<FusedGroupOp>();
   if (!g)
     return KernelSite{product, product, SmallVector<Value>(product->getOperands()), Epilogue{}};
+  // A second product breaks the epilogue chain: its group is always opened
+  // up, and it runs alone.
   if (groupAnchor(g) != product)
-    return std::nullopt; // a second product inside a group stays with linalg
+    return KernelSite{product, product,
+                      *operandsOutside(g, product, /*keepInside=*/true), Epilogue{}};
   // The matmul kernel applies no epilogue.
   bool takesEpilogue = !llvm::isa<MatmulOp, BatchMatmulOp>(product);
   if (std::optional<Epilogue> e = matchEpilogue(g, product))

@@ -69,8 +69,8 @@ using ConvSite = KernelSite;
 /// epilogue the kernels apply.
 std::optional<KernelSite> convSite(Operation *op);
 /// The site of a product op itself: its group's when it anchors one whose
-/// epilogue the kernels apply, else the product alone (the group is opened
-/// up then); nothing for a product inside a group it does not anchor.
+/// epilogue the kernels apply, else the product alone (its group is opened
+/// up then).
 std::optional<KernelSite> siteOf(Operation *product);
 
 /// The convolutions a pair fusion may start from: plain ones and fusion

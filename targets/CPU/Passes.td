@@ -122,7 +122,7 @@ def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> 
     it (`cuvil_rt_conv2d_f32`, `cuvil_rt_depthwise_conv2d_f32`,
     `cuvil_rt_linear_f32`, `cuvil_rt_matmul_f32`, `cuvil_rt_max_pool2d_f32`,
     `cuvil_rt_depthwise_pointwise_f32`, `cuvil_rt_pointwise_depthwise_f32`;
-    runtime/src/gemm.c): register-blocked, cache-blocked, multi-threaded.
+    runtime/cpu/gemm.c): register-blocked, cache-blocked, multi-threaded.
     Ops without a configuration, or with `kernel = "linalg"`, stay for the
     linalg lowering. A configuration the kernel cannot run (a hand edit
     asking Winograd of a 5x5 convolution) is an error that names the op,

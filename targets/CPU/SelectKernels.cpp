@@ -3,7 +3,7 @@
 // The apply half of kernel selection: every convolution, linear layer,
 // matrix product and max pooling whose #cuvil.kernel names a kernel
 // (KernelConfig.h; written by cuvil-choose-cpu-kernels or by hand) becomes
-// a call of that runtime kernel (runtime/src/gemm.c and friends), with its
+// a call of that runtime kernel (runtime/cpu/gemm.c and friends), with its
 // fusion group's epilogue (a residual add, then relu / hardtanh / clamp)
 // when the group anchors on it. Weights are packed here, at compile time,
 // into the layout the variant reads: [ceil(rows/8)][K][8] per group
@@ -102,7 +102,7 @@ std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int6
 /// 3x3 filters [cout][cin][3][3] in the Winograd domain of F(m x m, 3x3),
 /// U = G g G^T (Lavin & Gray's G; F(4x4): points 0, +-1, +-2, inf, 6 x 6
 /// positions; F(2x2): 0, +-1, inf, 4 x 4), packed in the order the
-/// runtime's products read them (runtime/src/winograd.c): by blocks of
+/// runtime's products read them (runtime/cpu/winograd.c): by blocks of
 /// kWinogradKC input channels, [ceil(cin/KC)][positions][ceil(cout/8)]
 /// [kc][8], so U streams in one sequential run. In double: the transform's
 /// error stays below float rounding.

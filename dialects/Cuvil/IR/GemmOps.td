@@ -109,7 +109,7 @@ def Cuvil_LinalgKernelOp : Cuvil_Op<"linalg.kernel", [Pure]> {
     LU, Cholesky and QR follow LAPACK's conventions (pivots, reflector
     signs); eigen- and singular vectors have their largest component
     positive (LAPACK leaves the sign free). The code generator calls the
-    runtime's kernels (runtime/src/linalg.h); the evaluator runs the same.
+    runtime's kernels (runtime/cpu/linalg.h); the evaluator runs the same.
 
     ```mlir
     %lu, %piv, %info = cuvil.linalg.kernel "lu" (%a) : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)

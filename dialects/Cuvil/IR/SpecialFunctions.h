@@ -1,6 +1,6 @@
 //===- SpecialFunctions.h - The functions of cuvil.math.special -*- C++ -*-===//
 //
-// The special functions the runtime computes (runtime/src/special.h,
+// The special functions the runtime computes (runtime/cpu/special.h,
 // cuvil_special_<name>, double precision, PyTorch's algorithms): their
 // names and arities, for the verifier, the evaluator and the lowering.
 //

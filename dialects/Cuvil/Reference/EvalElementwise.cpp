@@ -210,7 +210,7 @@ FailureOr<Tensor> softmax(Operation *op, const Tensor &x, int64_t dim, bool log)
   return r;
 }
 
-// The special functions by name (runtime/src/special.h).
+// The special functions by name (runtime/cpu/special.h).
 using Special1 = double (*)(double);
 using Special2 = double (*)(double, double);
 Special1 specialFunction1(llvm::StringRef name) {

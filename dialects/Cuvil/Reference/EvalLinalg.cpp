@@ -348,7 +348,7 @@ ConvParams convTransposeParams(OpTy op) {
   return p;
 }
 
-/// The factorisations: the runtime's own kernels (runtime/src/linalg.h) on
+/// The factorisations: the runtime's own kernels (runtime/cpu/linalg.h) on
 /// the evaluator's buffers, so that both agree by construction; the kernels
 /// are checked against PyTorch/LAPACK in test/runtime/LinalgTest.cpp.
 FailureOr<SmallVector<Tensor>> evalLinalgKernel(LinalgKernelOp op, ArrayRef<Tensor> a) {

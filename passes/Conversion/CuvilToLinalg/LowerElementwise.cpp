@@ -111,7 +111,7 @@ Value libmCall(OpBuilder &b, Location l, Operation *op, StringRef name, ValueRan
   });
 }
 
-/// cuvil_special_<name> (runtime/src/special.h): double in, double out,
+/// cuvil_special_<name> (runtime/cpu/special.h): double in, double out,
 /// whatever the element type.
 Value specialCall(OpBuilder &b, Location l, Operation *op, StringRef name, ValueRange xs) {
   Type t = xs[0].getType(), f64 = b.getF64Type();

@@ -1,5 +1,5 @@
 //===- ModelInterface.cpp - The descriptor of a compiled model ------------===//
-#include "targets/CPU/ModelInterface.h"
+#include "targets/ModelInterface.h"
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"

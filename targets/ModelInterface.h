@@ -6,8 +6,8 @@
 // descriptor (runtime/include/cuvil/model_abi.h) in LLVM IR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef CUVIL_TARGETS_CPU_MODELINTERFACE_H
-#define CUVIL_TARGETS_CPU_MODELINTERFACE_H
+#ifndef CUVIL_TARGETS_MODELINTERFACE_H
+#define CUVIL_TARGETS_MODELINTERFACE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/IR/Module.h"
@@ -55,4 +55,4 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
 
 } // namespace mlir::cuvil
 
-#endif // CUVIL_TARGETS_CPU_MODELINTERFACE_H
+#endif // CUVIL_TARGETS_MODELINTERFACE_H
