@@ -279,33 +279,26 @@ public:
     // Pairs first (their producers are claimed), in the order the apply
     // pass fuses them: depthwise -> pointwise, then pointwise -> depthwise.
     llvm::DenseSet<Operation *> claimed;
-    for (Operation *op : convCandidates(module)) {
-      std::optional<KernelSite> pw = convSite(op);
-      if (!pw || !free(pw->op, claimed))
-        continue;
-      KernelSite dw;
-      if (!checkDepthwisePointwise(pw->conv(), &dw).empty() || !free(dw.op, claimed))
-        continue;
-      Value mid = pw->operands[0];
-      ArrayRef<int64_t> in = shapeOf(mid);
-      if (bytesOf(mid) < options.fuseDepthwiseMinBytes ||
-          pixelRowsPay(in[2] * in[3], shapeOf(pw->operands[1])[0], true))
-        continue;
-      pair(pw->op, dw.op, kernel::DepthwisePointwise, mid, claimed);
-    }
-    for (Operation *op : convCandidates(module)) {
-      std::optional<KernelSite> dw = convSite(op);
-      if (!dw || !free(dw->op, claimed))
-        continue;
-      KernelSite pw;
-      if (!checkPointwiseDepthwise(dw->conv(), &pw).empty() || !free(pw.op, claimed))
-        continue;
-      Value mid = dw->operands[0];
-      ArrayRef<int64_t> in = shapeOf(mid);
-      if (bytesOf(mid) < options.fuseDepthwiseMinBytes || pixelRowsPay(in[2] * in[3], in[1], true))
-        continue;
-      pair(dw->op, pw.op, kernel::PointwiseDepthwise, mid, claimed);
-    }
+    for (StringRef kind : {kernel::DepthwisePointwise, kernel::PointwiseDepthwise})
+      for (Operation *op : convCandidates(module)) {
+        std::optional<KernelSite> consumer = convSite(op);
+        if (!consumer || !free(consumer->op, claimed))
+          continue;
+        KernelSite producer;
+        if (!checkBandedPair(consumer->conv(), kind, &producer).empty() ||
+            !free(producer.op, claimed))
+          continue;
+        // The band pays where the middle tensor would leave the cache and
+        // the 1x1 convolution is not better off with its pixels as rows.
+        Value mid = consumer->operands[0];
+        ArrayRef<int64_t> in = shapeOf(mid);
+        int64_t pointwiseChannels =
+            kind == kernel::DepthwisePointwise ? shapeOf(consumer->operands[1])[0] : in[1];
+        if (bytesOf(mid) < options.fuseDepthwiseMinBytes ||
+            pixelRowsPay(in[2] * in[3], pointwiseChannels, true))
+          continue;
+        pair(consumer->op, producer.op, kind, mid, claimed);
+      }
     for (Operation *op : kernelOps(module))
       if (!kernelConfigOf(op))
         setKernelConfig(op, choose(op), name());
