@@ -179,6 +179,39 @@ def Cuvil_KernelConfigAttr : AttrDef<Cuvil_Dialect, "KernelConfig"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Quantization parameters
+//===----------------------------------------------------------------------===//
+
+def Cuvil_QuantParamsAttr : AttrDef<Cuvil_Dialect, "QuantParams"> {
+  let mnemonic = "quant";
+  let summary = "Affine quantization parameters: real = (q - zero_point) * scale";
+  let description = [{
+    Per tensor (`axis = -1`, one scale and one zero point) or per channel
+    along `axis` (one of each per index of that dimension), as PyTorch's
+    `per_tensor_affine` and `per_channel_affine` quantizers. The storage
+    type (`i8`, `ui8`, `i32`) is the tensor's element type; the scales are
+    kept in double as PyTorch keeps them.
+
+    ```mlir
+    #cuvil.quant<scale = [0.05], zero_point = [128]>
+    #cuvil.quant<scale = [0.1, 0.2], zero_point = [0, 0], axis = 0>
+    ```
+  }];
+  let parameters = (ins
+    AttrParameter<"::mlir::DenseF64ArrayAttr", "scales, > 0 and finite">:$scale,
+    AttrParameter<"::mlir::DenseI64ArrayAttr", "zero points, one per scale">:$zero_point,
+    DefaultValuedParameter<"int64_t", "-1", "the channel dimension, or -1 per tensor">:$axis);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isPerTensor() const { return getAxis() < 0; }
+    /// The scale and zero point of channel `c` (0 per tensor).
+    double scaleAt(int64_t c) const { return getScale()[isPerTensor() ? 0 : c]; }
+    int64_t zeroPointAt(int64_t c) const { return getZeroPoint()[isPerTensor() ? 0 : c]; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Traits
 //===----------------------------------------------------------------------===//
 

@@ -9,6 +9,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::cuvil;
 
@@ -40,6 +42,25 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   if (!isName(variant) || !isName(source))
     return emitError() << "#cuvil.kernel: 'variant' and 'source' must be names (letters, "
                           "digits, '_', '-')";
+  return success();
+}
+
+LogicalResult QuantParamsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      DenseF64ArrayAttr scale, DenseI64ArrayAttr zeroPoint,
+                                      int64_t axis) {
+  if (!scale || !zeroPoint || scale.empty())
+    return emitError() << "#cuvil.quant needs at least one scale";
+  if (scale.size() != zeroPoint.size())
+    return emitError() << "#cuvil.quant has " << scale.size() << " scale(s) but "
+                       << zeroPoint.size() << " zero point(s)";
+  if (axis < -1)
+    return emitError() << "#cuvil.quant axis must be -1 (per tensor) or a dimension, got " << axis;
+  if (axis == -1 && scale.size() != 1)
+    return emitError() << "#cuvil.quant per tensor (axis -1) takes one scale, got "
+                       << scale.size();
+  for (double s : scale.asArrayRef())
+    if (!(s > 0) || !std::isfinite(s))
+      return emitError() << "#cuvil.quant scales must be positive and finite, got " << s;
   return success();
 }
 
@@ -105,6 +126,10 @@ void CuvilDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Cuvil/IR/FusedOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Cuvil/IR/QuantOps.cpp.inc"
       >();
 }
 

@@ -41,5 +41,7 @@
 #include "dialects/Cuvil/IR/EffectOps.h.inc"
 #define GET_OP_CLASSES
 #include "dialects/Cuvil/IR/FusedOps.h.inc"
+#define GET_OP_CLASSES
+#include "dialects/Cuvil/IR/QuantOps.h.inc"
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H

@@ -60,6 +60,7 @@ void registerLinalgEvaluators(OpEvaluators &e);
 void registerNormPoolEvaluators(OpEvaluators &e);
 void registerReduceEvaluators(OpEvaluators &e);
 void registerShapeEvaluators(OpEvaluators &e);
+void registerQuantEvaluators(OpEvaluators &e);
 
 //===----------------------------------------------------------------------===//
 // Helpers

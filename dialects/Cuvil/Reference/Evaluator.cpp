@@ -124,6 +124,7 @@ static const OpEvaluators &getOpEvaluators() {
     registerNormPoolEvaluators(e);
     registerReduceEvaluators(e);
     registerShapeEvaluators(e);
+    registerQuantEvaluators(e);
     return e;
   }();
   return evaluators;

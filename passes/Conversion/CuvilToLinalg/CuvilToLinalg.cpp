@@ -96,6 +96,7 @@ void mlir::cuvil::populateCuvilToLinalgPatterns(TypeConverter &converter,
   lowering::populateIndexingLowering(converter, patterns);
   lowering::populateEffectLowering(converter, patterns);
   lowering::populateRuntimeCallLowering(converter, patterns);
+  lowering::populateQuantLowering(converter, patterns);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
   populateReturnOpTypeConversionPattern(patterns, converter);
   populateCallOpTypeConversionPattern(patterns, converter);

@@ -21,6 +21,8 @@ void populateIndexingLowering(const TypeConverter &tc, RewritePatternSet &patter
 void populateEffectLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 /// Ops the runtime library computes (cuvil.tensor.sort): kernel calls.
 void populateRuntimeCallLowering(const TypeConverter &tc, RewritePatternSet &patterns);
+/// cuvil.quant.quantize / dequantize / requantize (PyTorch's arithmetic).
+void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 /// cuvil.constant, cuvil.shape.*, cuvil.tensor.* (data movement).
 void populateShapeLowering(const TypeConverter &tc, RewritePatternSet &patterns);
 

@@ -1441,3 +1441,67 @@ func.func @special_int(%x: tensor<4xi32>) {
   %0 = cuvil.math.special %x {function = "digamma"} : tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @quant_zero_point_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.quant.quantize' op params zero point 300 is outside 'ui8''s range [0, 255]}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [0.1], zero_point = [300]>} : tensor<4xf32> -> tensor<4xui8>
+  return
+}
+
+// -----
+
+func.func @quant_channels(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.quant.quantize' op params has 2 scale(s) for the 3 channel(s) of dimension 1}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [0.1, 0.2], zero_point = [0, 0], axis = 1>} : tensor<2x3xf32> -> tensor<2x3xi8>
+  return
+}
+
+// -----
+
+func.func @quant_axis(%x: tensor<2x3xi8>) {
+  // expected-error @+1 {{'cuvil.quant.dequantize' op params axis 2 is not a dimension of a rank-2 tensor}}
+  %0 = cuvil.quant.dequantize %x {params = #cuvil.quant<scale = [0.1, 0.2], zero_point = [0, 0], axis = 2>} : tensor<2x3xi8> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quant_shape(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.quant.quantize' op changes the shape; (de)quantizing converts elements only}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<2x3xf32> -> tensor<3x2xi8>
+  return
+}
+
+// -----
+
+func.func @quant_storage(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.quant.quantize' op result #0 must be ranked tensor of i8, ui8 or i32 (quantized storage)}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<4xf32> -> tensor<4xi16>
+  return
+}
+
+// -----
+
+func.func @quant_scale(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#cuvil.quant scales must be positive and finite, got -1}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [-1.0], zero_point = [0]>} : tensor<4xf32> -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @quant_counts(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#cuvil.quant has 2 scale(s) but 1 zero point(s)}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [1.0, 2.0], zero_point = [0], axis = 0>} : tensor<4xf32> -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @quant_per_tensor(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#cuvil.quant per tensor (axis -1) takes one scale, got 2}}
+  %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [1.0, 2.0], zero_point = [0, 0]>} : tensor<4xf32> -> tensor<4xi8>
+  return
+}

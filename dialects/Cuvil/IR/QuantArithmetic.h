@@ -1,0 +1,46 @@
+//===- QuantArithmetic.h - PyTorch's quantization arithmetic ----*- C++ -*-===//
+//
+// The scalar formulas of cuvil.quant.*, shared by the reference evaluator
+// and the code generator so that both compute what PyTorch (CPU, no FBGEMM,
+// x86) computes, bit for bit:
+//   quantize:   v = float(zero_point) + nearbyint(x * (1.0f / float(scale)))
+//               NaN or beyond int64 -> qmin (x86's conversion of such a
+//               float to int64), else clamp(v, qmin, qmax)
+//   dequantize: float(scale) * float(q - zero_point) per tensor,
+//               float(double(q - zero_point) * scale) per channel, the
+//               difference in int32 (wrapping) per tensor, int64 per channel
+// (checked against torch.quantize_per_tensor / _per_channel and dequantize
+// on every 8-bit value and ties; test/reference).
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_DIALECT_CUVIL_IR_QUANTARITHMETIC_H
+#define CUVIL_DIALECT_CUVIL_IR_QUANTARITHMETIC_H
+
+#include <cmath>
+#include <cstdint>
+
+namespace mlir::cuvil::quant {
+
+inline int64_t quantizeValue(float x, double scale, int64_t zeroPoint, int64_t qmin,
+                             int64_t qmax) {
+  float inverse = 1.0f / static_cast<float>(scale);
+  float v = static_cast<float>(zeroPoint) + std::nearbyint(x * inverse);
+  // 2^63 is exactly representable; anything at or past it (or NaN) is what
+  // x86's cvttss2si turns into INT64_MIN.
+  if (!(v > -9223372036854775808.0f && v < 9223372036854775808.0f))
+    return qmin;
+  int64_t q = static_cast<int64_t>(v);
+  return q < qmin ? qmin : q > qmax ? qmax : q;
+}
+
+inline float dequantizeValue(int64_t q, double scale, int64_t zeroPoint, bool perChannel) {
+  if (perChannel) // in int64 and double
+    return static_cast<float>(static_cast<double>(q - zeroPoint) * scale);
+  // In int32, wrapping as PyTorch's does (qint32 storage far from zero).
+  int32_t centred = static_cast<int32_t>(static_cast<uint32_t>(q) - static_cast<uint32_t>(zeroPoint));
+  return static_cast<float>(scale) * static_cast<float>(centred);
+}
+
+} // namespace mlir::cuvil::quant
+
+#endif // CUVIL_DIALECT_CUVIL_IR_QUANTARITHMETIC_H

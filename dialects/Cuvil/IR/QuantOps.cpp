@@ -1,0 +1,76 @@
+//===- QuantOps.cpp - The cuvil.quant family ------------------------------===//
+#include "dialects/Cuvil/IR/CuvilOps.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+#define GET_OP_CLASSES
+#include "dialects/Cuvil/IR/QuantOps.cpp.inc"
+
+namespace {
+
+/// The range of a quantized storage type: i8 [-128, 127], ui8 [0, 255],
+/// i32 [-2^31, 2^31 - 1].
+std::pair<int64_t, int64_t> storageRange(Type t) {
+  auto i = llvm::cast<IntegerType>(t);
+  if (i.isUnsigned())
+    return {0, (int64_t(1) << i.getWidth()) - 1};
+  return {-(int64_t(1) << (i.getWidth() - 1)), (int64_t(1) << (i.getWidth() - 1)) - 1};
+}
+
+/// `params` against the quantized tensor `storage` it describes, and the
+/// shapes of the op's operand and result.
+LogicalResult checkParams(Operation *op, QuantParamsAttr params, RankedTensorType storage,
+                          StringRef role) {
+  auto [lo, hi] = storageRange(storage.getElementType());
+  for (int64_t zp : params.getZeroPoint().asArrayRef())
+    if (zp < lo || zp > hi)
+      return op->emitOpError() << role << " zero point " << zp << " is outside " << storage.getElementType()
+                               << "'s range [" << lo << ", " << hi << "]";
+  if (params.isPerTensor())
+    return success();
+  int64_t axis = params.getAxis();
+  if (axis >= storage.getRank())
+    return op->emitOpError() << role << " axis " << axis << " is not a dimension of a rank-"
+                             << storage.getRank() << " tensor";
+  int64_t channels = storage.getDimSize(axis);
+  if (!ShapedType::isDynamic(channels) &&
+      channels != static_cast<int64_t>(params.getScale().size()))
+    return op->emitOpError() << role << " has " << params.getScale().size()
+                             << " scale(s) for the " << channels << " channel(s) of dimension "
+                             << axis;
+  return success();
+}
+
+LogicalResult checkSameShape(Operation *op) {
+  auto in = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  if (in.getRank() != out.getRank() ||
+      !areCompatibleShapes(in.getShape(), out.getShape()))
+    return op->emitOpError() << "changes the shape; (de)quantizing converts elements only";
+  return success();
+}
+
+RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+
+} // namespace
+
+LogicalResult QuantizeOp::verify() {
+  if (failed(checkSameShape(*this)))
+    return failure();
+  return checkParams(*this, getParams(), typeOf(getResult()), "params");
+}
+
+LogicalResult DequantizeOp::verify() {
+  if (failed(checkSameShape(*this)))
+    return failure();
+  return checkParams(*this, getParams(), typeOf(getInput()), "params");
+}
+
+LogicalResult RequantizeOp::verify() {
+  if (failed(checkSameShape(*this)))
+    return failure();
+  if (failed(checkParams(*this, getInputParams(), typeOf(getInput()), "input_params")))
+    return failure();
+  return checkParams(*this, getOutputParams(), typeOf(getResult()), "output_params");
+}

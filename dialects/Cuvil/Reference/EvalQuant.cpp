@@ -1,0 +1,74 @@
+//===- EvalQuant.cpp - Reference implementations of cuvil.quant.* ---------===//
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/QuantArithmetic.h"
+#include "dialects/Cuvil/Reference/EvalHelpers.h"
+
+namespace mlir::cuvil::reference {
+
+namespace {
+
+std::pair<int64_t, int64_t> storageRange(DType t) {
+  switch (t) {
+  case DType::UInt8: return {0, 255};
+  case DType::Int8: return {-128, 127};
+  default: return {INT32_MIN, INT32_MAX};
+  }
+}
+
+/// For element `i` of a tensor of `shape`, the index into `params`' scales
+/// (0 per tensor).
+class ChannelOf {
+public:
+  ChannelOf(QuantParamsAttr params, const Shape &shape) {
+    if (params.isPerTensor())
+      return;
+    channels = shape[params.getAxis()];
+    for (size_t d = params.getAxis() + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+  int64_t operator()(int64_t i) const { return channels ? (i / inner) % channels : 0; }
+
+private:
+  int64_t channels = 0, inner = 1;
+};
+
+Tensor quantize(const Tensor &x, QuantParamsAttr p, DType storage) {
+  Tensor q(storage, x.shape());
+  auto [lo, hi] = storageRange(storage);
+  ChannelOf channel(p, x.shape());
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    int64_t c = channel(i);
+    q.setInt(i, quant::quantizeValue(static_cast<float>(x.getDouble(i)), p.scaleAt(c),
+                                     p.zeroPointAt(c), lo, hi));
+  }
+  return q;
+}
+
+Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real) {
+  Tensor x(real, q.shape());
+  ChannelOf channel(p, q.shape());
+  for (int64_t i = 0; i < q.numElements(); ++i) {
+    int64_t c = channel(i);
+    x.setDouble(i, quant::dequantizeValue(q.getInt(i), p.scaleAt(c), p.zeroPointAt(c),
+                                                !p.isPerTensor()));
+  }
+  return x;
+}
+
+} // namespace
+
+void registerQuantEvaluators(OpEvaluators &e) {
+  e.add<QuantizeOp>([](QuantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return quantize(a[0], op.getParams(), resultDType(op));
+  });
+  e.add<DequantizeOp>([](DequantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return dequantize(a[0], op.getParams(), resultDType(op));
+  });
+  // PyTorch's requantize_val: the real value in float, then quantized.
+  e.add<RequantizeOp>([](RequantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return quantize(dequantize(a[0], op.getInputParams(), DType::Float32), op.getOutputParams(),
+                    resultDType(op));
+  });
+}
+
+} // namespace mlir::cuvil::reference

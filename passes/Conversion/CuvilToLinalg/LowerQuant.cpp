@@ -1,0 +1,207 @@
+//===- LowerQuant.cpp - cuvil.quant.* to linalg ----------------------------===//
+//
+// Quantize, dequantize and requantize as element-wise linalg.generic ops
+// with PyTorch's arithmetic (dialects/Cuvil/IR/QuantArithmetic.h, which the
+// reference evaluator runs): per tensor the parameters are constants in
+// the body, per channel they are constant tensors of shape [C, 1, ...]
+// broadcast along the channel dimension.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Conversion/CuvilToLinalg/Patterns.h"
+
+#include "dialects/Cuvil/IR/CuvilOps.h"
+#include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir::cuvil::lowering {
+namespace {
+
+/// The parameters one element is computed with: the inverse scale (or the
+/// scale) and the zero point, as the arithmetic takes them.
+struct ChannelParams {
+  SmallVector<float> scale;   ///< float(scale), or 1.0f / float(scale)
+  SmallVector<double> scaleD; ///< the scale itself (per-channel dequantize)
+  SmallVector<float> zeroF;   ///< float(zero point)
+  SmallVector<int32_t> zeroI; ///< int32(zero point) (per-tensor dequantize)
+  SmallVector<int64_t> zeroL; ///< the zero point (per-channel dequantize)
+};
+
+ChannelParams channelParams(QuantParamsAttr p, bool inverse) {
+  ChannelParams c;
+  for (auto [s, z] : llvm::zip(p.getScale().asArrayRef(), p.getZeroPoint().asArrayRef())) {
+    float sf = static_cast<float>(s);
+    c.scale.push_back(inverse ? 1.0f / sf : sf);
+    c.scaleD.push_back(s);
+    c.zeroF.push_back(static_cast<float>(z));
+    c.zeroI.push_back(static_cast<int32_t>(z));
+    c.zeroL.push_back(z);
+  }
+  return c;
+}
+
+/// The values of a per-channel parameter as a [C, 1, ...] constant that
+/// broadcasts along `axis` of a rank-`rank` tensor.
+template <typename T>
+Value channelConstant(OpBuilder &b, Location loc, ArrayRef<T> values, Type element, int64_t axis,
+                      int64_t rank) {
+  SmallVector<int64_t> shape{static_cast<int64_t>(values.size())};
+  shape.append(rank - axis - 1, 1);
+  auto type = RankedTensorType::get(shape, element);
+  return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+}
+
+/// Inputs of the generic for `p`: none per tensor, else the scale and zero
+/// point tensors.
+SmallVector<Value> paramOperands(OpBuilder &b, Location loc, QuantParamsAttr p,
+                                 const ChannelParams &c, int64_t rank, bool integerZero) {
+  if (p.isPerTensor())
+    return {};
+  // Dequantizing per channel is done in double (PyTorch's arithmetic).
+  Value scale = integerZero
+                    ? channelConstant<double>(b, loc, c.scaleD, b.getF64Type(), p.getAxis(), rank)
+                    : channelConstant<float>(b, loc, c.scale, b.getF32Type(), p.getAxis(), rank);
+  Value zero = integerZero ? channelConstant<int64_t>(b, loc, c.zeroL, b.getI64Type(), p.getAxis(), rank)
+                           : channelConstant<float>(b, loc, c.zeroF, b.getF32Type(), p.getAxis(), rank);
+  return {scale, zero};
+}
+
+/// Scale and zero point of this element: body scalars per channel,
+/// constants per tensor.
+std::pair<Value, Value> paramScalars(OpBuilder &b, Location loc, QuantParamsAttr p,
+                                     const ChannelParams &c, ValueRange scalars, bool integerZero) {
+  if (!p.isPerTensor())
+    return {scalars[0], scalars[1]};
+  Value scale = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(c.scale[0]));
+  Value zero = integerZero ? b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(c.zeroI[0]))
+                           : b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(c.zeroF[0]));
+  return {scale, zero};
+}
+
+/// q (a storage scalar; `unsignedStorage` for ui8) to the real value, f32:
+/// in int32 (wrapping) and float per tensor, in int64 and double per
+/// channel (`zero`'s type says which).
+Value dequantizeScalar(OpBuilder &b, Location loc, Value q, bool unsignedStorage, Value scale,
+                       Value zero) {
+  Type wide = zero.getType();
+  if (q.getType() != wide)
+    q = unsignedStorage ? b.create<arith::ExtUIOp>(loc, wide, q).getResult()
+                        : b.create<arith::ExtSIOp>(loc, wide, q).getResult();
+  Value centred = b.create<arith::SubIOp>(loc, q, zero);
+  Value real = b.create<arith::SIToFPOp>(loc, scale.getType(), centred);
+  Value product = b.create<arith::MulFOp>(loc, scale, real);
+  if (!product.getType().isF32())
+    product = b.create<arith::TruncFOp>(loc, b.getF32Type(), product);
+  return product;
+}
+
+/// x (f32) to storage `storage` (signless; `unsignedStorage` for ui8).
+Value quantizeScalar(OpBuilder &b, Location loc, Value x, Type storage, bool unsignedStorage,
+                     Value inverseScale, Value zero) {
+  Value scaled = b.create<arith::MulFOp>(loc, x, inverseScale);
+  Value v = b.create<arith::AddFOp>(loc, zero, b.create<math::RoundEvenOp>(loc, scaled));
+  unsigned width = storage.getIntOrFloatBitWidth();
+  int64_t qmin = unsignedStorage ? 0 : -(int64_t(1) << (width - 1));
+  int64_t qmax = unsignedStorage ? (int64_t(1) << width) - 1 : (int64_t(1) << (width - 1)) - 1;
+  Type i64 = b.getI64Type();
+  // NaN and values beyond int64 become qmin, as x86's conversion makes them.
+  Value limit = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(9223372036854775808.0f));
+  Value negLimit = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(-9223372036854775808.0f));
+  Value inRange = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, v, negLimit),
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, v, limit));
+  Value lo = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(qmin));
+  Value hi = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(qmax));
+  Value zeroF = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  Value safe = b.create<arith::SelectOp>(loc, inRange, v, zeroF);
+  Value q = b.create<arith::FPToSIOp>(loc, i64, safe);
+  q = b.create<arith::MinSIOp>(loc, b.create<arith::MaxSIOp>(loc, q, lo), hi);
+  q = b.create<arith::SelectOp>(loc, inRange, q, lo);
+  return b.create<arith::TruncIOp>(loc, storage, q);
+}
+
+bool isUnsignedStorage(Value cuvilTensor) { return scalarTypeOf(cuvilTensor).isUnsigned; }
+
+Value toF32(OpBuilder &b, Location loc, Value x, ScalarType from) {
+  return convertScalar(b, loc, x, from, ScalarType{b.getF32Type()});
+}
+
+struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    QuantParamsAttr p = op.getParams();
+    ChannelParams c = channelParams(p, /*inverse=*/true);
+    SmallVector<Value> operands{adaptor.getInput()};
+    llvm::append_range(operands, paramOperands(rewriter, loc, p, c, type.getRank(), false));
+    ScalarType in = scalarTypeOf(op.getInput());
+    bool unsignedStorage = isUnsignedStorage(op.getResult());
+    Value r = elementwiseGeneric(rewriter, loc, type, operands, [&](OpBuilder &b, Location l, ValueRange s) {
+      auto [inverse, zero] = paramScalars(b, l, p, c, s.drop_front(), false);
+      return quantizeScalar(b, l, toF32(b, l, s[0], in), type.getElementType(), unsignedStorage,
+                            inverse, zero);
+    });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    QuantParamsAttr p = op.getParams();
+    ChannelParams c = channelParams(p, /*inverse=*/false);
+    SmallVector<Value> operands{adaptor.getInput()};
+    llvm::append_range(operands, paramOperands(rewriter, loc, p, c, type.getRank(), true));
+    bool unsignedStorage = isUnsignedStorage(op.getInput());
+    ScalarType out = scalarTypeOf(op.getResult());
+    Value r = elementwiseGeneric(rewriter, loc, type, operands, [&](OpBuilder &b, Location l, ValueRange s) {
+      auto [scale, zero] = paramScalars(b, l, p, c, s.drop_front(), true);
+      Value real = dequantizeScalar(b, l, s[0], unsignedStorage, scale, zero);
+      return convertScalar(b, l, real, ScalarType{b.getF32Type()}, out);
+    });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(RequantizeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    QuantParamsAttr pin = op.getInputParams(), pout = op.getOutputParams();
+    ChannelParams cin = channelParams(pin, false), cout = channelParams(pout, true);
+    SmallVector<Value> operands{adaptor.getInput()};
+    SmallVector<Value> inOps = paramOperands(rewriter, loc, pin, cin, type.getRank(), true);
+    SmallVector<Value> outOps = paramOperands(rewriter, loc, pout, cout, type.getRank(), false);
+    llvm::append_range(operands, inOps);
+    llvm::append_range(operands, outOps);
+    bool unsignedIn = isUnsignedStorage(op.getInput());
+    bool unsignedOut = isUnsignedStorage(op.getResult());
+    size_t nin = inOps.size();
+    Value r = elementwiseGeneric(rewriter, loc, type, operands, [&](OpBuilder &b, Location l, ValueRange s) {
+      auto [scale, zeroI] = paramScalars(b, l, pin, cin, s.slice(1, nin), true);
+      auto [inverse, zeroF] = paramScalars(b, l, pout, cout, s.drop_front(1 + nin), false);
+      Value real = dequantizeScalar(b, l, s[0], unsignedIn, scale, zeroI);
+      return quantizeScalar(b, l, real, type.getElementType(), unsignedOut, inverse, zeroF);
+    });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
+  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering>(tc, patterns.getContext());
+}
+
+} // namespace mlir::cuvil::lowering

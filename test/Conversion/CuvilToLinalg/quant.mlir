@@ -1,0 +1,39 @@
+// RUN: cuvil-opt %s --split-input-file --convert-cuvil-to-linalg | FileCheck %s
+
+// Per tensor: one generic with the float reciprocal of the scale and the
+// zero point as constants; ties to even; NaN and values past int64 to qmin;
+// clamped in i64, stored as (signless) i8.
+// CHECK-LABEL: func.func @quantize_per_tensor
+//       CHECK:   linalg.generic
+//       CHECK:     arith.mulf %{{.*}}, %{{.*}} : f32
+//       CHECK:     math.roundeven
+//       CHECK:     arith.addf
+//       CHECK:     arith.cmpf ogt
+//       CHECK:     arith.cmpf olt
+//       CHECK:     arith.fptosi %{{.*}} : f32 to i64
+//       CHECK:     arith.maxsi
+//       CHECK:     arith.minsi
+//       CHECK:     arith.trunci %{{.*}} : i64 to i8
+//       CHECK:   -> tensor<4xi8>
+func.func @quantize_per_tensor(%x: tensor<4xf32>) -> tensor<4xui8> {
+  %q = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [0.05], zero_point = [128]>} : tensor<4xf32> -> tensor<4xui8>
+  return %q : tensor<4xui8>
+}
+
+// -----
+
+// Per channel: the parameters are [C, 1] constants broadcast along axis 0;
+// dequantizing per channel computes in int64 and double, as PyTorch does.
+// CHECK-LABEL: func.func @dequantize_per_channel
+//   CHECK-DAG:   arith.constant dense<[{{\[}}1.000000e-01], [2.000000e-01], [3.000000e-01]]> : tensor<3x1xf64>
+//   CHECK-DAG:   arith.constant dense<{{\[}}[0], [1], [-1]]> : tensor<3x1xi64>
+//       CHECK:   linalg.generic
+//       CHECK:     arith.extsi %{{.*}} : i8 to i64
+//       CHECK:     arith.subi
+//       CHECK:     arith.sitofp %{{.*}} : i64 to f64
+//       CHECK:     arith.mulf %{{.*}}, %{{.*}} : f64
+//       CHECK:     arith.truncf %{{.*}} : f64 to f32
+func.func @dequantize_per_channel(%q: tensor<3x4xi8>) -> tensor<3x4xf32> {
+  %d = cuvil.quant.dequantize %q {params = #cuvil.quant<scale = [0.1, 0.2, 0.3], zero_point = [0, 1, -1], axis = 0>} : tensor<3x4xi8> -> tensor<3x4xf32>
+  return %d : tensor<3x4xf32>
+}

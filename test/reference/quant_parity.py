@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""cuvil.quant.* against PyTorch's own quantization, bit for bit.
+
+For each storage type (quint8, qint8, qint32), per tensor and per channel
+(on every axis of a rank-3 tensor), quantize, dequantize and requantize
+are evaluated by the reference evaluator (cuvil-run on the .mlir) and by
+the library cuvil-export compiles for x86_64, on inputs with ties (x.5
+steps), NaN, +-inf and values past int64, and every result is compared
+with torch.quantize_per_tensor / quantize_per_channel / dequantize exactly.
+
+    /usr/bin/python3 test/reference/quant_parity.py --bin build/bin --work-dir /tmp/quant
+Exit status: 0 all exact, 1 a difference, 77 PyTorch is not importable.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import torch
+except ImportError:
+    sys.exit(77)
+
+STORAGE = {torch.quint8: ("ui8", 0, 255), torch.qint8: ("i8", -128, 127),
+           torch.qint32: ("i32", -2**31, 2**31 - 1)}
+SHAPE = (2, 3, 4)
+
+
+def params_attr(scales, zero_points, axis):
+    s = ", ".join(repr(float(x)) for x in scales)
+    z = ", ".join(str(int(x)) for x in zero_points)
+    tail = f", axis = {axis}" if axis is not None else ""
+    return f"#cuvil.quant<scale = [{s}], zero_point = [{z}]{tail}>"
+
+
+def tensor(elem):
+    return "tensor<" + "x".join(str(d) for d in SHAPE) + f"x{elem}>"
+
+
+def sample_input(rng, scale):
+    x = (rng.randn(*SHAPE) * 40 * float(np.max(scale))).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[:4] = [np.nan, np.inf, -np.inf, 1e30]
+    s0 = float(np.ravel(scale)[0])
+    flat[4:8] = np.float32(s0) * np.array([2.5, 3.5, -2.5, 0.5], dtype=np.float32)
+    return x
+
+
+def cases(rng):
+    """(name, torch quantize fn, params (scales, zps, axis), storage dtype)."""
+    out = []
+    for dtype, (elem, lo, hi) in STORAGE.items():
+        zp_hi = min(hi, 20) if dtype != torch.quint8 else 200
+        zp_lo = max(lo, -20)
+        scale = float(rng.uniform(0.01, 0.5))
+        zp = int(rng.randint(zp_lo, zp_hi + 1))
+        out.append((f"{elem}_tensor", dtype, [scale], [zp], None))
+        for axis in range(len(SHAPE)):
+            n = SHAPE[axis]
+            scales = rng.uniform(0.01, 0.5, n)
+            zps = rng.randint(zp_lo, zp_hi + 1, n)
+            out.append((f"{elem}_axis{axis}", dtype, list(scales), list(zps), axis))
+    return out
+
+
+def torch_quantize(x, dtype, scales, zps, axis):
+    if axis is None:
+        return torch.quantize_per_tensor(x, scales[0], zps[0], dtype)
+    return torch.quantize_per_channel(x, torch.tensor(scales, dtype=torch.double),
+                                      torch.tensor(zps, dtype=torch.int64), axis, dtype)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work-dir", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    rng = np.random.RandomState(11)
+    failures = 0
+    for name, dtype, scales, zps, axis in cases(rng):
+        elem = STORAGE[dtype][0]
+        attr = params_attr(scales, zps, axis)
+        out_attr = params_attr([0.07], [3], None)  # requantize target: quint8 per tensor
+        mlir = f"""func.func @forward(%x: {tensor('f32')}) -> ({tensor(elem)}, {tensor('f32')}, {tensor('ui8')}) {{
+  %q = cuvil.quant.quantize %x {{params = {attr}}} : {tensor('f32')} -> {tensor(elem)}
+  %d = cuvil.quant.dequantize %q {{params = {attr}}} : {tensor(elem)} -> {tensor('f32')}
+  %r = cuvil.quant.requantize %q {{input_params = {attr}, output_params = {out_attr}}} : {tensor(elem)} -> {tensor('ui8')}
+  return %q, %d, %r : {tensor(elem)}, {tensor('f32')}, {tensor('ui8')}
+}}
+"""
+        d = os.path.join(args.work_dir, name)
+        os.makedirs(d, exist_ok=True)
+        model = os.path.join(d, "model.mlir")
+        with open(model, "w") as f:
+            f.write(mlir)
+        x = sample_input(rng, np.array(scales))
+        np.save(os.path.join(d, "x.npy"), x)
+        q = torch_quantize(torch.from_numpy(x), dtype, scales, zps, axis)
+        r = torch.quantize_per_tensor(q.dequantize(), 0.07, 3, torch.quint8)
+        want = [q.int_repr().numpy(), q.dequantize().numpy(), r.int_repr().numpy()]
+        lib = os.path.join(d, "lib.so")
+        subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", model, "--target",
+                        "x86_64", "-o", lib], check=True)
+        for how, path in (("reference", model), ("x86_64", lib)):
+            out = os.path.join(d, how)
+            subprocess.run([os.path.join(args.bin, "cuvil-run"), path, "-i",
+                            os.path.join(d, "x.npy"), "-o", out, "--quiet"], check=True)
+            for i, (label, w) in enumerate(zip(("quantize", "dequantize", "requantize"), want)):
+                got = np.load(os.path.join(out, f"output{i}.npy"))
+                exact = np.array_equal(got.astype(np.float64), w.astype(np.float64), equal_nan=True)
+                if not exact:
+                    bad = np.argwhere(got.astype(np.float64) != w.astype(np.float64))[:3].tolist()
+                    print(f"FAIL {name} {how} {label}: differs at {bad}")
+                    failures += 1
+        print(f"{name}: quantize, dequantize, requantize exact (reference, x86_64)"
+              if not failures else f"{name}: checked")
+    print(f"{'all exact' if not failures else f'{failures} difference(s)'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
