@@ -7,6 +7,9 @@ are evaluated by the reference evaluator (cuvil-run on the .mlir) and by
 the library cuvil-export compiles for x86_64, on inputs with ties (x.5
 steps), NaN, +-inf and values past int64, and every result is compared
 with torch.quantize_per_tensor / quantize_per_channel / dequantize exactly.
+cuvil.quant.linear (weights per tensor and per output channel, with and
+without bias) is compared exactly with torch.ops.quantized.linear on the
+QNNPACK engine, whose arithmetic it defines.
 
     /usr/bin/python3 test/reference/quant_parity.py --bin build/bin --work-dir /tmp/quant
 Exit status: 0 all exact, 1 a difference, 77 PyTorch is not importable.
@@ -71,6 +74,70 @@ def torch_quantize(x, dtype, scales, zps, axis):
                                       torch.tensor(zps, dtype=torch.int64), axis, dtype)
 
 
+def check_linear(args, rng):
+    """cuvil.quant.linear against torch.ops.quantized.linear (QNNPACK), with
+    and without bias, weights per tensor and per output channel."""
+    torch.backends.quantized.engine = "qnnpack"
+    failures = 0
+    m, k, n = 6, 45, 9
+    for per_channel in (False, True):
+        for with_bias in (True, False):
+            name = f"linear_{'channel' if per_channel else 'tensor'}{'_bias' if with_bias else ''}"
+            x = torch.from_numpy(rng.randn(m, k).astype(np.float32))
+            w = torch.from_numpy((rng.randn(n, k) * 0.2).astype(np.float32))
+            b = torch.from_numpy(rng.randn(n).astype(np.float32)) if with_bias else None
+            sx, zx, sy, zy = 0.03, 120, 0.08, 100
+            xq = torch.quantize_per_tensor(x, sx, zx, torch.quint8)
+            if per_channel:
+                sw = rng.uniform(0.002, 0.01, n)
+                wq = torch.quantize_per_channel(w, torch.tensor(sw), torch.zeros(n, dtype=torch.int64),
+                                                0, torch.qint8)
+                wattr = params_attr(sw, [0] * n, 0)
+            else:
+                wq = torch.quantize_per_tensor(w, 0.005, 0, torch.qint8)
+                wattr = params_attr([0.005], [0], None)
+            try:
+                yq = torch.ops.quantized.linear(xq, torch.ops.quantized.linear_prepack(wq, b), sy, zy)
+            except RuntimeError as e:  # an engine without this form
+                print(f"{name}: skipped, PyTorch's QNNPACK cannot run it ({str(e).splitlines()[0]})")
+                continue
+            d = os.path.join(args.work_dir, name)
+            os.makedirs(d, exist_ok=True)
+            bias_arg = ", %b" if with_bias else ""
+            bias_type = f", tensor<{n}xf32>" if with_bias else ""
+            mlir = f"""func.func @forward(%x: tensor<{m}x{k}xui8>, %w: tensor<{n}x{k}xi8>{bias_arg and f", %b: tensor<{n}xf32>"}) -> tensor<{m}x{n}xui8> {{
+  %y = cuvil.quant.linear %x, %w{bias_arg} {{input_params = {params_attr([sx], [zx], None)}, weight_params = {wattr}, output_params = {params_attr([sy], [zy], None)}}} : (tensor<{m}x{k}xui8>, tensor<{n}x{k}xi8>{bias_type}) -> tensor<{m}x{n}xui8>
+  return %y : tensor<{m}x{n}xui8>
+}}
+"""
+            model = os.path.join(d, "model.mlir")
+            with open(model, "w") as f:
+                f.write(mlir)
+            inputs = [xq.int_repr().numpy(), wq.int_repr().numpy()] + ([b.numpy()] if with_bias else [])
+            paths = []
+            for i, a in enumerate(inputs):
+                paths.append(os.path.join(d, f"input{i}.npy"))
+                np.save(paths[-1], a)
+            lib = os.path.join(d, "lib.so")
+            subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", model, "--target",
+                            "x86_64", "-o", lib], check=True)
+            want = yq.int_repr().numpy()
+            for how, path in (("reference", model), ("x86_64", lib)):
+                out = os.path.join(d, how)
+                cmd = [os.path.join(args.bin, "cuvil-run"), path, "-o", out, "--quiet"]
+                for p in paths:
+                    cmd += ["-i", p]
+                subprocess.run(cmd, check=True)
+                got = np.load(os.path.join(out, "output0.npy"))
+                if not np.array_equal(got, want):
+                    diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+                    print(f"FAIL {name} {how}: {int((diff > 0).sum())} element(s) differ, "
+                          f"by up to {int(diff.max())}")
+                    failures += 1
+            print(f"{name}: {'exact' if not failures else 'checked'} (reference, x86_64)")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -116,6 +183,7 @@ def main():
                     failures += 1
         print(f"{name}: quantize, dequantize, requantize exact (reference, x86_64)"
               if not failures else f"{name}: checked")
+    failures += check_linear(args, rng)
     print(f"{'all exact' if not failures else f'{failures} difference(s)'}")
     return 1 if failures else 0
 

@@ -41,6 +41,24 @@ inline float dequantizeValue(int64_t q, double scale, int64_t zeroPoint, bool pe
   return static_cast<float>(scale) * static_cast<float>(centred);
 }
 
+/// The float multiplier of a quantized product's epilogue, as QNNPACK
+/// forms it: float(weight scale) * float(input scale) / float(output scale).
+inline float requantizeMultiplier(double inputScale, double weightScale, double outputScale) {
+  return static_cast<float>(weightScale) * static_cast<float>(inputScale) /
+         static_cast<float>(outputScale);
+}
+
+/// An int32 accumulator to the output's storage: clamp(zero_point +
+/// nearbyint(float(acc) * multiplier)).
+inline int64_t requantizeAccumulator(int32_t acc, float multiplier, int64_t zeroPoint,
+                                     int64_t qmin, int64_t qmax) {
+  float v = static_cast<float>(zeroPoint) + std::nearbyint(static_cast<float>(acc) * multiplier);
+  if (!(v > -9223372036854775808.0f && v < 9223372036854775808.0f))
+    return qmin;
+  int64_t q = static_cast<int64_t>(v);
+  return q < qmin ? qmin : q > qmax ? qmax : q;
+}
+
 } // namespace mlir::cuvil::quant
 
 #endif // CUVIL_DIALECT_CUVIL_IR_QUANTARITHMETIC_H

@@ -74,3 +74,33 @@ LogicalResult RequantizeOp::verify() {
     return failure();
   return checkParams(*this, getOutputParams(), typeOf(getResult()), "output_params");
 }
+
+LogicalResult QuantLinearOp::verify() {
+  auto x = typeOf(getInput()), w = typeOf(getWeight()), y = typeOf(getResult());
+  if (x.getRank() != 2 || w.getRank() != 2 || y.getRank() != 2)
+    return emitOpError() << "takes an input [M, K] and weights [N, K] (rank 2)";
+  if (!x.getElementType().isInteger(8) || !w.getElementType().isInteger(8) ||
+      !y.getElementType().isInteger(8))
+    return emitOpError() << "takes 8-bit input, weights and result";
+  auto same = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!same(x.getDimSize(1), w.getDimSize(1)))
+    return emitOpError() << "input has " << x.getDimSize(1) << " features, weights "
+                         << w.getDimSize(1);
+  if (!same(y.getDimSize(0), x.getDimSize(0)) || !same(y.getDimSize(1), w.getDimSize(0)))
+    return emitOpError() << "result must be [" << x.getDimSize(0) << ", " << w.getDimSize(0) << "]";
+  if (Value b = getBias()) {
+    auto bt = typeOf(b);
+    if (bt.getRank() != 1 || !same(bt.getDimSize(0), w.getDimSize(0)) || !bt.getElementType().isF32())
+      return emitOpError() << "bias must be f32 [" << w.getDimSize(0) << "]";
+  }
+  if (!getInputParams().isPerTensor() || !getOutputParams().isPerTensor())
+    return emitOpError() << "input and output are quantized per tensor";
+  if (!getWeightParams().isPerTensor() && getWeightParams().getAxis() != 0)
+    return emitOpError() << "weights are quantized per tensor or per output channel (axis 0)";
+  if (failed(checkParams(*this, getInputParams(), x, "input_params")) ||
+      failed(checkParams(*this, getWeightParams(), w, "weight_params")))
+    return failure();
+  return checkParams(*this, getOutputParams(), y, "output_params");
+}

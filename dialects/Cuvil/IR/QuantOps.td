@@ -66,4 +66,31 @@ def Cuvil_RequantizeOp : Cuvil_Op<"quant.requantize", [Pure, Cuvil_Elementwise],
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
+def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
+  let summary = "A quantized linear layer: int32 accumulation, then a requantize epilogue.";
+  let description = [{
+    `torch.ao.nn.quantized.Linear` as PyTorch's QNNPACK engine computes it:
+    `acc[m][n] = sum_k (x[m][k] - zx) * (w[n][k] - zw[n])` in int32; the
+    float bias quantized to int32 with scale `sx * sw[n]` (as `quantize`
+    does, zero point 0) and added; then `y = clamp(zy + nearbyint(float(acc)
+    * (float(sw[n]) * float(sx) / float(sy))), qmin, qmax)` in float, ties
+    to even (QuantArithmetic.h). `x` is `[M, K]`, `w` is `[N, K]` (weights
+    per tensor or per output channel, axis 0), `bias` is `[N]` f32.
+
+    ```mlir
+    %y = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>,
+           weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>,
+           output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>}
+         : (tensor<5x37xui8>, tensor<7x37xi8>, tensor<7xf32>) -> tensor<5x7xui8>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantStorageTensor:$input, Cuvil_QuantStorageTensor:$weight,
+                       Optional<Cuvil_FloatTensor>:$bias, Cuvil_QuantParamsAttr:$input_params,
+                       Cuvil_QuantParamsAttr:$weight_params, Cuvil_QuantParamsAttr:$output_params);
+  let results = (outs Cuvil_QuantStorageTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->` type($result)
+  }];
+}
+
 #endif // CUVIL_DIALECT_CUVIL_IR_QUANTOPS_TD

@@ -55,9 +55,40 @@ Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real) {
   return x;
 }
 
+/// PyTorch's quantized linear (QNNPACK): int32 sums of centred products,
+/// the bias quantized with scale sx * sw, the float requantize epilogue.
+Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Tensor *bias,
+                   DType storage) {
+  QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+  int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
+  Tensor y(storage, {m, n});
+  auto [lo, hi] = storageRange(storage);
+  int64_t zx = px.zeroPointAt(0);
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t zw = pw.zeroPointAt(j);
+    double sw = pw.scaleAt(j);
+    int32_t biasQ = 0;
+    if (bias)
+      biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(j)),
+                                                        px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
+    float multiplier = quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0));
+    for (int64_t i = 0; i < m; ++i) {
+      uint32_t acc = static_cast<uint32_t>(biasQ); // int32, wrapping
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += static_cast<uint32_t>((x.getInt(i * k + kk) - zx) * (w.getInt(j * k + kk) - zw));
+      y.setInt(i * n + j, quant::requantizeAccumulator(static_cast<int32_t>(acc), multiplier,
+                                                       py.zeroPointAt(0), lo, hi));
+    }
+  }
+  return y;
+}
+
 } // namespace
 
 void registerQuantEvaluators(OpEvaluators &e) {
+  e.add<QuantLinearOp>([](QuantLinearOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return quantLinear(op, a[0], a[1], a.size() > 2 ? &a[2] : nullptr, resultDType(op));
+  });
   e.add<QuantizeOp>([](QuantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     return quantize(a[0], op.getParams(), resultDType(op));
   });

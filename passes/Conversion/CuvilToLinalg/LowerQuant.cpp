@@ -10,6 +10,7 @@
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/QuantArithmetic.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -198,10 +199,111 @@ struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
   }
 };
 
+/// A storage scalar widened to i32 (`unsignedStorage` for ui8).
+Value widen(OpBuilder &b, Location loc, Value q, bool unsignedStorage) {
+  Type i32 = b.getI32Type();
+  if (q.getType() == i32)
+    return q;
+  return unsignedStorage ? b.create<arith::ExtUIOp>(loc, i32, q).getResult()
+                         : b.create<arith::ExtSIOp>(loc, i32, q).getResult();
+}
+
+/// cuvil.quant.linear: one contraction generic (centred int32 products,
+/// wrapping sums) and one epilogue generic (the bias quantized with scale
+/// sx * sw, the float requantize), the arithmetic of QuantArithmetic.h.
+struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantLinearOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+    bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
+    int64_t n = type.getDimSize(1);
+    // Per output channel: the weights' zero point, the bias's inverse scale
+    // and the epilogue's multiplier, as [N] constants (or scalars).
+    SmallVector<int32_t> zw;
+    SmallVector<float> biasInverse, multiplier;
+    int64_t channels = pw.isPerTensor() ? 1 : n;
+    for (int64_t j = 0; j < channels; ++j) {
+      zw.push_back(static_cast<int32_t>(pw.zeroPointAt(j)));
+      biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(j)));
+      multiplier.push_back(quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(j), py.scaleAt(0)));
+    }
+    auto vector = [&](auto values, Type element) -> Value {
+      auto t = RankedTensorType::get({static_cast<int64_t>(values.size())}, element);
+      return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(t, ArrayRef(values)));
+    };
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    bool perChannel = !pw.isPerTensor();
+
+    // acc[m][n] = sum_k (x[m][k] - zx) * (w[n][k] - zw[n]), int32.
+    AffineExpr m = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
+    SmallVector<Value> ins{adaptor.getInput(), adaptor.getWeight()};
+    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {nn, k}, ctx)};
+    if (perChannel) {
+      ins.push_back(vector(zw, i32));
+      maps.push_back(AffineMap::get(3, 0, {nn}, ctx));
+    }
+    maps.push_back(AffineMap::get(3, 0, {m, nn}, ctx));
+    auto accType = RankedTensorType::get(type.getShape(), i32);
+    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
+    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {}))
+                     .getResult(0);
+    int32_t zx = static_cast<int32_t>(px.zeroPointAt(0));
+    Value acc = rewriter
+                    .create<linalg::GenericOp>(
+                        loc, accType, ins, ValueRange{init}, maps,
+                        SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                                         utils::IteratorType::parallel,
+                                                         utils::IteratorType::reduction},
+                        [&](OpBuilder &b, Location l, ValueRange s) {
+                          Value zxV = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zx));
+                          Value zwV = perChannel ? s[2]
+                                                 : b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zw[0])).getResult();
+                          Value a = b.create<arith::SubIOp>(l, widen(b, l, s[0], unsignedX), zxV);
+                          Value w = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedW), zwV);
+                          Value sum = b.create<arith::AddIOp>(l, s.back(), b.create<arith::MulIOp>(l, a, w));
+                          b.create<linalg::YieldOp>(l, sum);
+                        })
+                    .getResult(0);
+
+    // y = requantize(acc + quantize(bias, sx * sw, 0)).
+    SmallVector<Value> epilogueIns{acc};
+    if (adaptor.getBias())
+      epilogueIns.push_back(adaptor.getBias());
+    if (perChannel) {
+      epilogueIns.push_back(vector(biasInverse, f32));
+      epilogueIns.push_back(vector(multiplier, f32));
+    }
+    bool hasBias = static_cast<bool>(adaptor.getBias());
+    bool unsignedY = isUnsignedStorage(op.getResult());
+    float zy = static_cast<float>(py.zeroPointAt(0));
+    Value y = elementwiseGeneric(rewriter, loc, type, epilogueIns, [&](OpBuilder &b, Location l, ValueRange s) {
+      size_t next = hasBias ? 2 : 1;
+      Value inv = perChannel ? s[next] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(biasInverse[0])).getResult();
+      Value mult = perChannel ? s[next + 1] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(multiplier[0])).getResult();
+      Value sum = s[0];
+      if (hasBias) {
+        Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+        Value biasQ = quantizeScalar(b, l, s[1], b.getI32Type(), false, inv, zeroF);
+        sum = b.create<arith::AddIOp>(l, sum, biasQ);
+      }
+      Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
+      Value zyV = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(zy));
+      return quantizeScalar(b, l, real, type.getElementType(), unsignedY, mult, zyV);
+    });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering>(tc, patterns.getContext());
+  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantLinearLowering>(
+      tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

@@ -37,3 +37,29 @@ func.func @dequantize_per_channel(%q: tensor<3x4xi8>) -> tensor<3x4xf32> {
   %d = cuvil.quant.dequantize %q {params = #cuvil.quant<scale = [0.1, 0.2, 0.3], zero_point = [0, 1, -1], axis = 0>} : tensor<3x4xi8> -> tensor<3x4xf32>
   return %d : tensor<3x4xf32>
 }
+
+// -----
+
+// A quantized linear layer: one contraction of centred int32 products
+// (the weights' zero points per output channel as an [N] constant), then
+// one epilogue: the bias quantized to int32 with scale sx * sw, added, and
+// requantized with the float multiplier sw * sx / sy per channel.
+// CHECK-LABEL: func.func @linear
+//   CHECK-DAG:   %[[ZW:.*]] = arith.constant dense<[0, 1]> : tensor<2xi32>
+//   CHECK-DAG:   %[[INIT:.*]] = linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<5x2xi32>)
+//       CHECK:   %[[ACC:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1, %[[ZW]] : tensor<5x37xi8>, tensor<2x37xi8>, tensor<2xi32>) outs(%[[INIT]] : tensor<5x2xi32>)
+//       CHECK:     arith.extui %{{.*}} : i8 to i32
+//       CHECK:     arith.extsi %{{.*}} : i8 to i32
+//       CHECK:     arith.muli
+//       CHECK:     arith.addi
+//       CHECK:   linalg.generic {{.*}} ins(%[[ACC]], %arg2, %{{.*}}, %{{.*}} : tensor<5x2xi32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+//       CHECK:     math.roundeven
+//       CHECK:     arith.trunci %{{.*}} : i64 to i32
+//       CHECK:     arith.addi
+//       CHECK:     arith.sitofp %{{.*}} : i32 to f32
+//       CHECK:     math.roundeven
+//       CHECK:     arith.trunci %{{.*}} : i64 to i8
+func.func @linear(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tensor<2xf32>) -> tensor<5x2xui8> {
+  %0 = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 1], axis = 0>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
+  return %0 : tensor<5x2xui8>
+}

@@ -1505,3 +1505,27 @@ func.func @quant_per_tensor(%x: tensor<4xf32>) {
   %0 = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [1.0, 2.0], zero_point = [0, 0]>} : tensor<4xf32> -> tensor<4xi8>
   return
 }
+
+// -----
+
+func.func @quant_linear_features(%x: tensor<5x36xui8>, %w: tensor<2x37xi8>) {
+  // expected-error @+1 {{'cuvil.quant.linear' op input has 36 features, weights 37}}
+  %0 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x36xui8>, tensor<2x37xi8>) -> tensor<5x2xui8>
+  return
+}
+
+// -----
+
+func.func @quant_linear_axis(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) {
+  // expected-error @+1 {{'cuvil.quant.linear' op weights are quantized per tensor or per output channel (axis 0)}}
+  %0 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0], axis = 1>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xui8>
+  return
+}
+
+// -----
+
+func.func @quant_linear_bias(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'cuvil.quant.linear' op bias must be f32 [2]}}
+  %0 = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<3xf32>) -> tensor<5x2xui8>
+  return
+}

@@ -11,3 +11,14 @@ func.func @round_trip(%x: tensor<2x3xf32>, %c: tensor<2x3xi8>, %acc: tensor<2x3x
   %r = cuvil.quant.requantize %acc {input_params = #cuvil.quant<scale = [0.001], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.05], zero_point = [-3]>} : tensor<2x3xi32> -> tensor<2x3xi8>
   return %q, %d, %r : tensor<2x3xui8>, tensor<2x3xf32>, tensor<2x3xi8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @linear
+//       CHECK:   cuvil.quant.linear %{{.*}}, %{{.*}}, %{{.*}} {input_params = #cuvil.quant<scale = [3.000000e-02], zero_point = [120]>, output_params = #cuvil.quant<scale = [8.000000e-02], zero_point = [100]>, weight_params = #cuvil.quant<scale = [5.000000e-03, 6.000000e-03], zero_point = [0, 0], axis = 0>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
+//       CHECK:   cuvil.quant.linear %{{.*}}, %{{.*}} {{.*}} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xui8>
+func.func @linear(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tensor<2xf32>) -> (tensor<5x2xui8>, tensor<5x2xui8>) {
+  %0 = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 0], axis = 0>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
+  %1 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xui8>
+  return %0, %1 : tensor<5x2xui8>, tensor<5x2xui8>
+}
