@@ -1,5 +1,6 @@
 //===- QuantOps.cpp - The cuvil.quant family ------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/TypeRules.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -75,13 +76,58 @@ LogicalResult RequantizeOp::verify() {
   return checkParams(*this, getOutputParams(), typeOf(getResult()), "output_params");
 }
 
+/// The rules a quantized product's parameters share: 8-bit storage, input
+/// and output per tensor, weights per tensor or per output channel.
+static LogicalResult checkProductParams(Operation *op, QuantParamsAttr in, QuantParamsAttr w,
+                                        QuantParamsAttr out, RankedTensorType x,
+                                        RankedTensorType wt, RankedTensorType y) {
+  if (!x.getElementType().isInteger(8) || !wt.getElementType().isInteger(8) ||
+      !y.getElementType().isInteger(8))
+    return op->emitOpError() << "takes 8-bit input, weights and result";
+  if (!in.isPerTensor() || !out.isPerTensor())
+    return op->emitOpError() << "input and output are quantized per tensor";
+  if (!w.isPerTensor() && w.getAxis() != 0)
+    return op->emitOpError() << "weights are quantized per tensor or per output channel (axis 0)";
+  if (failed(checkParams(op, in, x, "input_params")) ||
+      failed(checkParams(op, w, wt, "weight_params")))
+    return failure();
+  return checkParams(op, out, y, "output_params");
+}
+
+LogicalResult QuantConv2DOp::verify() {
+  auto x = typeOf(getInput()), w = typeOf(getWeight()), y = typeOf(getResult());
+  if (x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4)
+    return emitOpError() << "takes NCHW input and [Cout, Cin/groups, KH, KW] weights";
+  if (getStride().size() != 2 || getPadding().size() != 2 || getDilation().size() != 2)
+    return emitOpError() << "stride, padding and dilation take two values each";
+  int64_t groups = getGroups();
+  if (groups < 1 || x.getDimSize(1) % groups != 0 || w.getDimSize(0) % groups != 0 ||
+      w.getDimSize(1) * groups != x.getDimSize(1))
+    return emitOpError() << "groups " << groups << " do not divide " << x.getDimSize(1)
+                         << " input and " << w.getDimSize(0) << " output channels into weights of "
+                         << w.getDimSize(1) << " input channels";
+  for (int64_t i = 0; i < 2; ++i) {
+    std::optional<int64_t> size = windowOutputSize(x.getDimSize(2 + i), w.getDimSize(2 + i),
+                                                   getStride()[i], getPadding()[i], getDilation()[i],
+                                                   /*ceilMode=*/false);
+    if (!size || *size != y.getDimSize(2 + i))
+      return emitOpError() << "result must be " << (size ? std::to_string(*size) : "?")
+                           << " along dimension " << 2 + i;
+  }
+  if (y.getDimSize(0) != x.getDimSize(0) || y.getDimSize(1) != w.getDimSize(0))
+    return emitOpError() << "result must have the batch and the output channels";
+  if (Value b = getBias()) {
+    auto bt = typeOf(b);
+    if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0) || !bt.getElementType().isF32())
+      return emitOpError() << "bias must be f32 [" << w.getDimSize(0) << "]";
+  }
+  return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParams(), x, w, y);
+}
+
 LogicalResult QuantLinearOp::verify() {
   auto x = typeOf(getInput()), w = typeOf(getWeight()), y = typeOf(getResult());
   if (x.getRank() != 2 || w.getRank() != 2 || y.getRank() != 2)
     return emitOpError() << "takes an input [M, K] and weights [N, K] (rank 2)";
-  if (!x.getElementType().isInteger(8) || !w.getElementType().isInteger(8) ||
-      !y.getElementType().isInteger(8))
-    return emitOpError() << "takes 8-bit input, weights and result";
   auto same = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
   };
@@ -95,12 +141,5 @@ LogicalResult QuantLinearOp::verify() {
     if (bt.getRank() != 1 || !same(bt.getDimSize(0), w.getDimSize(0)) || !bt.getElementType().isF32())
       return emitOpError() << "bias must be f32 [" << w.getDimSize(0) << "]";
   }
-  if (!getInputParams().isPerTensor() || !getOutputParams().isPerTensor())
-    return emitOpError() << "input and output are quantized per tensor";
-  if (!getWeightParams().isPerTensor() && getWeightParams().getAxis() != 0)
-    return emitOpError() << "weights are quantized per tensor or per output channel (axis 0)";
-  if (failed(checkParams(*this, getInputParams(), x, "input_params")) ||
-      failed(checkParams(*this, getWeightParams(), w, "weight_params")))
-    return failure();
-  return checkParams(*this, getOutputParams(), y, "output_params");
+  return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParams(), x, w, y);
 }

@@ -93,4 +93,33 @@ def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
   }];
 }
 
+def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
+  let summary = "A quantized 2-D convolution: int32 accumulation, then a requantize epilogue.";
+  let description = [{
+    `torch.ao.nn.quantized.Conv2d` as PyTorch's QNNPACK engine computes it,
+    with the arithmetic of `cuvil.quant.linear`: centred int32 products
+    summed over the window (padding reads the input's zero point, i.e.
+    contributes nothing), the float bias quantized with scale `sx * sw[co]`,
+    the float requantize epilogue. Input NCHW, weights `[Cout, Cin/groups,
+    KH, KW]` per tensor or per output channel (axis 0).
+
+    ```mlir
+    %y = cuvil.quant.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1]
+           {input_params = ..., weight_params = ..., output_params = ...}
+         : (tensor<1x4x8x8xui8>, tensor<8x4x3x3xi8>, tensor<8xf32>) -> tensor<1x8x8x8xui8>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantStorageTensor:$input, Cuvil_QuantStorageTensor:$weight,
+                       Optional<Cuvil_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, DefaultValuedAttr<I64Attr, "1">:$groups,
+                       Cuvil_QuantParamsAttr:$input_params, Cuvil_QuantParamsAttr:$weight_params,
+                       Cuvil_QuantParamsAttr:$output_params);
+  let results = (outs Cuvil_QuantStorageTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
+    (`groups` $groups^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 #endif // CUVIL_DIALECT_CUVIL_IR_QUANTOPS_TD

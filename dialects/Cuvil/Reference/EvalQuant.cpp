@@ -83,9 +83,60 @@ Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Ten
   return y;
 }
 
+/// PyTorch's quantized convolution (QNNPACK): as quantLinear over each
+/// output pixel's window; padded positions contribute nothing.
+Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Tensor *bias,
+                   const Shape &outShape, DType storage) {
+  QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+  int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
+  int64_t co = w.dim(0), cig = w.dim(1), kh = w.dim(2), kw = w.dim(3);
+  int64_t oh = outShape[2], ow = outShape[3], groups = op.getGroups(), cog = co / groups;
+  ArrayRef<int64_t> st = op.getStride(), pad = op.getPadding(), dil = op.getDilation();
+  Tensor y(storage, outShape);
+  auto [lo, hi] = storageRange(storage);
+  int64_t zx = px.zeroPointAt(0);
+  for (int64_t o = 0; o < co; ++o) {
+    int64_t g = o / cog, zw = pw.zeroPointAt(o);
+    double sw = pw.scaleAt(o);
+    int32_t biasQ = 0;
+    if (bias)
+      biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(o)),
+                                                        px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
+    float multiplier = quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0));
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          uint32_t acc = static_cast<uint32_t>(biasQ); // int32, wrapping
+          for (int64_t ci = 0; ci < cig; ++ci)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t e = 0; e < kw; ++e) {
+                int64_t r = i * st[0] - pad[0] + a * dil[0], s = j * st[1] - pad[1] + e * dil[1];
+                if (r < 0 || r >= h || s < 0 || s >= wd)
+                  continue;
+                int64_t xv = x.getInt(((b * c + g * cig + ci) * h + r) * wd + s) - zx;
+                int64_t wv = w.getInt(((o * cig + ci) * kh + a) * kw + e) - zw;
+                acc += static_cast<uint32_t>(xv * wv);
+              }
+          y.setInt(((b * co + o) * oh + i) * ow + j,
+                   quant::requantizeAccumulator(static_cast<int32_t>(acc), multiplier,
+                                                py.zeroPointAt(0), lo, hi));
+        }
+  }
+  return y;
+}
+
 } // namespace
 
 void registerQuantEvaluators(OpEvaluators &e) {
+  e.add<QuantConv2DOp>([](QuantConv2DOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    auto out = llvm::cast<RankedTensorType>(op.getType());
+    if (!out.hasStaticShape()) {
+      op.emitError() << "the reference evaluator needs a static result shape";
+      return failure();
+    }
+    return quantConv2d(op, a[0], a[1], a.size() > 2 ? &a[2] : nullptr,
+                       Shape(out.getShape().begin(), out.getShape().end()), resultDType(op));
+  });
   e.add<QuantLinearOp>([](QuantLinearOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     return quantLinear(op, a[0], a[1], a.size() > 2 ? &a[2] : nullptr, resultDType(op));
   });

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::cuvil::lowering {
 namespace {
@@ -299,11 +300,139 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
   }
 };
 
+/// cuvil.quant.conv2d: the input padded with its zero point, one
+/// contraction generic over (n, g, cog, oh, ow, cig, kh, kw) on the input
+/// and weights split by group, then the epilogue of quant.linear with the
+/// per-channel values as [Cout, 1, 1] tensors.
+struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantConv2DOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    auto inType = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
+    auto wType = llvm::cast<RankedTensorType>(adaptor.getWeight().getType());
+    if (!inType.hasStaticShape() || !wType.hasStaticShape() || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "static shapes only");
+    QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+    bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
+    int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
+    int64_t co = wType.getDimSize(0), cig = wType.getDimSize(1), kh = wType.getDimSize(2),
+            kw = wType.getDimSize(3);
+    int64_t groups = op.getGroups(), cog = co / groups;
+    int64_t oh = type.getDimSize(2), ow = type.getDimSize(3);
+    ArrayRef<int64_t> st = op.getStride(), pad = op.getPadding(), dil = op.getDilation();
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    Type storage = inType.getElementType();
+
+    // Padding reads the zero point: centred, it adds nothing.
+    int64_t zx = px.zeroPointAt(0);
+    Value padValue = rewriter.create<arith::ConstantOp>(
+        loc, IntegerAttr::get(storage, APInt(storage.getIntOrFloatBitWidth(), zx, /*isSigned=*/true)));
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t p : {int64_t(0), int64_t(0), pad[0], pad[1]}) {
+      low.push_back(rewriter.getIndexAttr(p));
+      high.push_back(rewriter.getIndexAttr(p));
+    }
+    auto paddedType = RankedTensorType::get(
+        {n, c, inType.getDimSize(2) + 2 * pad[0], inType.getDimSize(3) + 2 * pad[1]}, storage);
+    Value padded = rewriter.create<tensor::PadOp>(loc, paddedType, adaptor.getInput(), low, high,
+                                                  padValue);
+    // [N, C, H, W] -> [N, G, C/G, H, W]; [Cout, ...] -> [G, Cout/G, ...].
+    auto inGrouped = RankedTensorType::get(
+        {n, groups, cig, paddedType.getDimSize(2), paddedType.getDimSize(3)}, storage);
+    Value xg = rewriter.create<tensor::ExpandShapeOp>(
+        loc, inGrouped, padded, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    auto wGrouped = RankedTensorType::get({groups, cog, cig, kh, kw}, wType.getElementType());
+    Value wg = rewriter.create<tensor::ExpandShapeOp>(
+        loc, wGrouped, adaptor.getWeight(), SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+
+    bool perChannel = !pw.isPerTensor();
+    SmallVector<int32_t> zw;
+    SmallVector<float> biasInverse, multiplier;
+    for (int64_t o = 0; o < (perChannel ? co : 1); ++o) {
+      zw.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
+      biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(o)));
+      multiplier.push_back(quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0)));
+    }
+    auto constantOf = [&](auto values, Type element, ArrayRef<int64_t> shape) -> Value {
+      auto t = RankedTensorType::get(shape, element);
+      return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(t, ArrayRef(values)));
+    };
+
+    // d0 n, d1 g, d2 cog, d3 oh, d4 ow, d5 cig, d6 kh, d7 kw.
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<Value> ins{xg, wg};
+    SmallVector<AffineMap> maps{
+        AffineMap::get(8, 0, {d(0), d(1), d(5), d(3) * st[0] + d(6) * dil[0], d(4) * st[1] + d(7) * dil[1]}, ctx),
+        AffineMap::get(8, 0, {d(1), d(2), d(5), d(6), d(7)}, ctx)};
+    if (perChannel) {
+      ins.push_back(constantOf(zw, i32, {groups, cog}));
+      maps.push_back(AffineMap::get(8, 0, {d(1), d(2)}, ctx));
+    }
+    maps.push_back(AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx));
+    auto accType = RankedTensorType::get({n, groups, cog, oh, ow}, i32);
+    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
+    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {}))
+                     .getResult(0);
+    using utils::IteratorType;
+    SmallVector<IteratorType> iterators(5, IteratorType::parallel);
+    iterators.append(3, IteratorType::reduction);
+    int32_t zx32 = static_cast<int32_t>(zx);
+    Value acc = rewriter
+                    .create<linalg::GenericOp>(
+                        loc, accType, ins, ValueRange{init}, maps, iterators,
+                        [&](OpBuilder &b, Location l, ValueRange s) {
+                          Value zxV = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zx32));
+                          Value zwV = perChannel ? s[2]
+                                                 : b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zw[0])).getResult();
+                          Value a = b.create<arith::SubIOp>(l, widen(b, l, s[0], unsignedX), zxV);
+                          Value w = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedW), zwV);
+                          Value sum = b.create<arith::AddIOp>(l, s.back(), b.create<arith::MulIOp>(l, a, w));
+                          b.create<linalg::YieldOp>(l, sum);
+                        })
+                    .getResult(0);
+    Value accFlat = rewriter.create<tensor::CollapseShapeOp>(
+        loc, RankedTensorType::get({n, co, oh, ow}, i32), acc,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+
+    // The epilogue, per output channel along dimension 1: [Cout, 1, 1].
+    SmallVector<Value> epilogueIns{accFlat};
+    bool hasBias = static_cast<bool>(adaptor.getBias());
+    if (hasBias)
+      epilogueIns.push_back(rewriter.create<tensor::ExpandShapeOp>(
+          loc, RankedTensorType::get({co, 1, 1}, f32), adaptor.getBias(),
+          SmallVector<ReassociationIndices>{{0, 1, 2}}));
+    if (perChannel) {
+      epilogueIns.push_back(constantOf(biasInverse, f32, {co, 1, 1}));
+      epilogueIns.push_back(constantOf(multiplier, f32, {co, 1, 1}));
+    }
+    bool unsignedY = isUnsignedStorage(op.getResult());
+    float zy = static_cast<float>(py.zeroPointAt(0));
+    Value y = elementwiseGeneric(rewriter, loc, type, epilogueIns, [&](OpBuilder &b, Location l, ValueRange s) {
+      size_t next = hasBias ? 2 : 1;
+      Value inv = perChannel ? s[next] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(biasInverse[0])).getResult();
+      Value mult = perChannel ? s[next + 1] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(multiplier[0])).getResult();
+      Value sum = s[0];
+      if (hasBias) {
+        Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+        sum = b.create<arith::AddIOp>(l, sum, quantizeScalar(b, l, s[1], b.getI32Type(), false, inv, zeroF));
+      }
+      Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
+      Value zyV = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(zy));
+      return quantizeScalar(b, l, real, type.getElementType(), unsignedY, mult, zyV);
+    });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantLinearLowering>(
-      tc, patterns.getContext());
+  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantLinearLowering,
+               QuantConv2DLowering>(tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

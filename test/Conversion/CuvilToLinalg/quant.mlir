@@ -63,3 +63,23 @@ func.func @linear(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tensor<2xf32>) 
   %0 = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 1], axis = 0>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
   return %0 : tensor<5x2xui8>
 }
+
+// -----
+
+// A quantized convolution: the input padded with its zero point (120 as
+// i8 is 120; 200 would be -56), split by group, one contraction over
+// (n, g, cog, oh, ow, cig, kh, kw), collapsed back, then the epilogue.
+// CHECK-LABEL: func.func @conv
+//       CHECK:   tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:     tensor.yield %{{.*}} : i8
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<1x2x2x10x10xi8>
+//       CHECK:   tensor.expand_shape %arg1 {{.*}} into tensor<2x3x2x3x3xi8>
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+//       CHECK:   tensor.collapse_shape {{.*}} into tensor<1x6x8x8xi32>
+//       CHECK:   linalg.generic
+//       CHECK:     math.roundeven
+//       CHECK:   -> tensor<1x6x8x8xi8>
+func.func @conv(%x: tensor<1x4x8x8xui8>, %w: tensor<6x2x3x3xi8>) -> tensor<1x6x8x8xui8> {
+  %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>) -> tensor<1x6x8x8xui8>
+  return %0 : tensor<1x6x8x8xui8>
+}

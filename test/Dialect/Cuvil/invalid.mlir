@@ -1529,3 +1529,19 @@ func.func @quant_linear_bias(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tens
   %0 = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<3xf32>) -> tensor<5x2xui8>
   return
 }
+
+// -----
+
+func.func @quant_conv_size(%x: tensor<1x4x8x8xui8>, %w: tensor<6x4x3x3xi8>) {
+  // expected-error @+1 {{'cuvil.quant.conv2d' op result must be 8 along dimension 2}}
+  %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x6x8xui8>
+  return
+}
+
+// -----
+
+func.func @quant_conv_groups(%x: tensor<1x4x8x8xui8>, %w: tensor<6x4x3x3xi8>) {
+  // expected-error @+1 {{'cuvil.quant.conv2d' op groups 2 do not divide 4 input and 6 output channels into weights of 4 input channels}}
+  %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x8x8xui8>
+  return
+}

@@ -22,3 +22,12 @@ func.func @linear(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tensor<2xf32>) 
   %1 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xui8>
   return %0, %1 : tensor<5x2xui8>, tensor<5x2xui8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @conv
+//       CHECK:   cuvil.quant.conv2d %{{.*}}, %{{.*}}, %{{.*}} stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {{{.*}}} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>, tensor<6xf32>) -> tensor<1x6x8x8xui8>
+func.func @conv(%x: tensor<1x4x8x8xui8>, %w: tensor<6x2x3x3xi8>, %b: tensor<6xf32>) -> tensor<1x6x8x8xui8> {
+  %0 = cuvil.quant.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>, tensor<6xf32>) -> tensor<1x6x8x8xui8>
+  return %0 : tensor<1x6x8x8xui8>
+}
