@@ -4,7 +4,8 @@
 For each storage type (quint8, qint8, qint32), per tensor and per channel
 (on every axis of a rank-3 tensor), quantize, dequantize and requantize
 are evaluated by the reference evaluator (cuvil-run on the .mlir) and by
-the library cuvil-export compiles for x86_64, on inputs with ties (x.5
+the libraries cuvil-export compiles for x86_64 and for aarch64 (run under
+qemu-aarch64 where it is installed; skipped visibly otherwise), on inputs with ties (x.5
 steps), NaN, +-inf and values past int64, and every result is compared
 with torch.quantize_per_tensor / quantize_per_channel / dequantize exactly.
 cuvil.quant.linear and cuvil.quant.conv2d (weights per tensor and per
@@ -18,6 +19,7 @@ Exit status: 0 all exact, 1 a difference, 77 PyTorch is not importable.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 
@@ -112,32 +114,29 @@ def check_linear(args, rng):
   return %y : tensor<{m}x{n}xui8>
 }}
 """
-            model = os.path.join(d, "model.mlir")
-            with open(model, "w") as f:
-                f.write(mlir)
             inputs = [xq.int_repr().numpy(), wq.int_repr().numpy()] + ([b.numpy()] if with_bias else [])
-            paths = []
-            for i, a in enumerate(inputs):
-                paths.append(os.path.join(d, f"input{i}.npy"))
-                np.save(paths[-1], a)
-            lib = os.path.join(d, "lib.so")
-            subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", model, "--target",
-                            "x86_64", "-o", lib], check=True)
-            want = yq.int_repr().numpy()
-            for how, path in (("reference", model), ("x86_64", lib)):
-                out = os.path.join(d, how)
-                cmd = [os.path.join(args.bin, "cuvil-run"), path, "-o", out, "--quiet"]
-                for p in paths:
-                    cmd += ["-i", p]
-                subprocess.run(cmd, check=True)
-                got = np.load(os.path.join(out, "output0.npy"))
-                if not np.array_equal(got, want):
-                    diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
-                    print(f"FAIL {name} {how}: {int((diff > 0).sum())} element(s) differ, "
-                          f"by up to {int(diff.max())}")
-                    failures += 1
-            print(f"{name}: {'exact' if not failures else 'checked'} (reference, x86_64)")
+            failures += run_both(args, d, mlir, inputs, yq.int_repr().numpy(), name)
     return failures
+
+
+def runs(args, d, model):
+    """(label, command prefix) of each way to run `model`: the evaluator,
+    the x86_64 library and, where qemu-aarch64 and the aarch64 cuvil-run
+    exist, the aarch64 library under emulation."""
+    out = [("reference", [os.path.join(args.bin, "cuvil-run"), model])]
+    for target in ("x86_64", "aarch64"):
+        lib = os.path.join(d, f"lib-{target}.so")
+        runner = [os.path.join(args.bin, "cuvil-run")]
+        if target == "aarch64":
+            runner = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu",
+                      os.path.join(args.bin, "aarch64", "cuvil-run")]
+            if not shutil.which(runner[0]) or not os.path.exists(runner[-1]):
+                print("SKIPPED aarch64: qemu-aarch64 or the aarch64 cuvil-run is missing")
+                continue
+        subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", model, "--target",
+                        target, "-o", lib], check=True)
+        out.append((target, runner + [lib]))
+    return out
 
 
 def run_both(args, d, mlir, inputs, want, name, max_step=0):
@@ -150,13 +149,10 @@ def run_both(args, d, mlir, inputs, want, name, max_step=0):
     for i, a in enumerate(inputs):
         paths.append(os.path.join(d, f"input{i}.npy"))
         np.save(paths[-1], a)
-    lib = os.path.join(d, "lib.so")
-    subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", model, "--target", "x86_64",
-                    "-o", lib], check=True)
     failures = 0
-    for how, path in (("reference", model), ("x86_64", lib)):
+    for how, prefix in runs(args, d, model):
         out = os.path.join(d, how)
-        cmd = [os.path.join(args.bin, "cuvil-run"), path, "-o", out, "--quiet"]
+        cmd = prefix + ["-o", out, "--quiet"]
         for p in paths:
             cmd += ["-i", p]
         subprocess.run(cmd, check=True)
@@ -168,7 +164,7 @@ def run_both(args, d, mlir, inputs, want, name, max_step=0):
             failures += 1
         elif diff.any():
             print(f"{name} {how}: {int((diff > 0).sum())} element(s) one step off (allowed here)")
-    print(f"{name}: {'checked' if not failures else 'DIFFERS'} (reference, x86_64)")
+    print(f"{name}: {'checked' if not failures else 'DIFFERS'} (reference, x86_64, aarch64)")
     return failures
 
 
@@ -260,13 +256,10 @@ def main():
         q = torch_quantize(torch.from_numpy(x), dtype, scales, zps, axis)
         r = torch.quantize_per_tensor(q.dequantize(), 0.07, 3, torch.quint8)
         want = [q.int_repr().numpy(), q.dequantize().numpy(), r.int_repr().numpy()]
-        lib = os.path.join(d, "lib.so")
-        subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", model, "--target",
-                        "x86_64", "-o", lib], check=True)
-        for how, path in (("reference", model), ("x86_64", lib)):
+        for how, prefix in runs(args, d, model):
             out = os.path.join(d, how)
-            subprocess.run([os.path.join(args.bin, "cuvil-run"), path, "-i",
-                            os.path.join(d, "x.npy"), "-o", out, "--quiet"], check=True)
+            subprocess.run(prefix + ["-i", os.path.join(d, "x.npy"), "-o", out, "--quiet"],
+                           check=True)
             for i, (label, w) in enumerate(zip(("quantize", "dequantize", "requantize"), want)):
                 got = np.load(os.path.join(out, f"output{i}.npy"))
                 exact = np.array_equal(got.astype(np.float64), w.astype(np.float64), equal_nan=True)
@@ -274,7 +267,7 @@ def main():
                     bad = np.argwhere(got.astype(np.float64) != w.astype(np.float64))[:3].tolist()
                     print(f"FAIL {name} {how} {label}: differs at {bad}")
                     failures += 1
-        print(f"{name}: quantize, dequantize, requantize exact (reference, x86_64)"
+        print(f"{name}: quantize, dequantize, requantize exact (reference, x86_64, aarch64)"
               if not failures else f"{name}: checked")
     failures += check_linear(args, rng)
     failures += check_conv(args, rng)
