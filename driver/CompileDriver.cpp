@@ -209,8 +209,7 @@ std::string kernelTable(const llvm::json::Array &report) {
   return out;
 }
 
-Status writeKernelReport(const CompileOptions &options, const TargetBackend *target,
-                         const CompileResult &result) {
+Status writeKernelReport(const CompileOptions &options, const CompileResult &result) {
   const llvm::json::Array &kernels = result.kernels;
   if (!kernels.empty())
     spdlog::info("kernels of '{}':\n{}", options.model, kernelTable(kernels));
@@ -218,7 +217,7 @@ Status writeKernelReport(const CompileOptions &options, const TargetBackend *tar
     return Status();
   llvm::json::Object report{{"model", options.model},
                             {"target", options.target},
-                            {"cpu", target ? target->cpu() : std::string()},
+                            {"cpu", result.cpu},
                             {"kernels", llvm::json::Array(kernels)},
                             {"memory", llvm::json::Object{
                                            {"arena_bytes", result.arenaBytes},
@@ -333,6 +332,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   if (Status s = runPipeline(choose, module, "choosing kernels for " + options.target); !s)
     return s.error();
   result.kernels = target.kernelReport(module);
+  result.cpu = target.cpu();
   if (options.emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(result.bytes);
     module.print(os);
@@ -514,9 +514,7 @@ Status compile(const CompileOptions &options) {
   }
   if (Status s = writeSideOutputs(options); !s)
     return s;
-  Result<std::unique_ptr<TargetBackend>> target =
-      createTargetBackend(options.target, TargetOptions{options.cpu});
-  if (Status s = writeKernelReport(options, target ? target->get() : nullptr, *result); !s)
+  if (Status s = writeKernelReport(options, *result); !s)
     return s;
   auto done = std::chrono::steady_clock::now();
   spdlog::info("wrote '{}' for {} in {:.2f} s (arena {} bytes; graph-level plan {} bytes, lower "

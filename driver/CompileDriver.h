@@ -77,6 +77,7 @@ struct CompileResult {
   std::string bytes;
   std::string libraryTempPath; ///< EmitKind::SharedLibrary only
   int64_t arenaBytes = 0;
+  std::string cpu; ///< the machine the target resolved
   std::vector<std::string> requiredFeatures;
   llvm::json::Array kernels; ///< the kernel report's entries
   /// The graph-level memory plan's figures (cuvil-plan-memory: a report;

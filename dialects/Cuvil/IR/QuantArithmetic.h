@@ -21,16 +21,22 @@
 
 namespace mlir::cuvil::quant {
 
-inline int64_t quantizeValue(float x, double scale, int64_t zeroPoint, int64_t qmin,
-                             int64_t qmax) {
-  float inverse = 1.0f / static_cast<float>(scale);
-  float v = static_cast<float>(zeroPoint) + std::nearbyint(x * inverse);
+/// zero_point + nearbyint(x * multiplier), in float, saturated to
+/// [qmin, qmax]: quantize (multiplier 1 / scale) and requantize share it.
+inline int64_t roundToStorage(float x, float multiplier, int64_t zeroPoint, int64_t qmin,
+                              int64_t qmax) {
+  float v = static_cast<float>(zeroPoint) + std::nearbyint(x * multiplier);
   // 2^63 is exactly representable; anything at or past it (or NaN) is what
   // x86's cvttss2si turns into INT64_MIN.
   if (!(v > -9223372036854775808.0f && v < 9223372036854775808.0f))
     return qmin;
   int64_t q = static_cast<int64_t>(v);
   return q < qmin ? qmin : q > qmax ? qmax : q;
+}
+
+inline int64_t quantizeValue(float x, double scale, int64_t zeroPoint, int64_t qmin,
+                             int64_t qmax) {
+  return roundToStorage(x, 1.0f / static_cast<float>(scale), zeroPoint, qmin, qmax);
 }
 
 inline float dequantizeValue(int64_t q, double scale, int64_t zeroPoint, bool perChannel) {
@@ -52,11 +58,7 @@ inline float requantizeMultiplier(double inputScale, double weightScale, double 
 /// nearbyint(float(acc) * multiplier)).
 inline int64_t requantizeAccumulator(int32_t acc, float multiplier, int64_t zeroPoint,
                                      int64_t qmin, int64_t qmax) {
-  float v = static_cast<float>(zeroPoint) + std::nearbyint(static_cast<float>(acc) * multiplier);
-  if (!(v > -9223372036854775808.0f && v < 9223372036854775808.0f))
-    return qmin;
-  int64_t q = static_cast<int64_t>(v);
-  return q < qmin ? qmin : q > qmax ? qmax : q;
+  return roundToStorage(static_cast<float>(acc), multiplier, zeroPoint, qmin, qmax);
 }
 
 } // namespace mlir::cuvil::quant

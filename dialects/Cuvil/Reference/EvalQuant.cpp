@@ -55,6 +55,24 @@ Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real) {
   return x;
 }
 
+/// Per output channel of a quantized product: the bias quantized with
+/// scale sx * sw (0 without bias) and the epilogue's multiplier.
+struct ChannelEpilogue {
+  int32_t biasQ = 0;
+  float multiplier = 0;
+};
+
+ChannelEpilogue channelEpilogue(QuantParamsAttr px, QuantParamsAttr pw, QuantParamsAttr py,
+                                const Tensor *bias, int64_t o) {
+  ChannelEpilogue e;
+  double sw = pw.scaleAt(o);
+  if (bias)
+    e.biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(o)),
+                                                        px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
+  e.multiplier = quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0));
+  return e;
+}
+
 /// PyTorch's quantized linear (QNNPACK): int32 sums of centred products,
 /// the bias quantized with scale sx * sw, the float requantize epilogue.
 Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Tensor *bias,
@@ -66,17 +84,12 @@ Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Ten
   int64_t zx = px.zeroPointAt(0);
   for (int64_t j = 0; j < n; ++j) {
     int64_t zw = pw.zeroPointAt(j);
-    double sw = pw.scaleAt(j);
-    int32_t biasQ = 0;
-    if (bias)
-      biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(j)),
-                                                        px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
-    float multiplier = quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0));
+    ChannelEpilogue e = channelEpilogue(px, pw, py, bias, j);
     for (int64_t i = 0; i < m; ++i) {
-      uint32_t acc = static_cast<uint32_t>(biasQ); // int32, wrapping
+      uint32_t acc = static_cast<uint32_t>(e.biasQ); // int32, wrapping
       for (int64_t kk = 0; kk < k; ++kk)
         acc += static_cast<uint32_t>((x.getInt(i * k + kk) - zx) * (w.getInt(j * k + kk) - zw));
-      y.setInt(i * n + j, quant::requantizeAccumulator(static_cast<int32_t>(acc), multiplier,
+      y.setInt(i * n + j, quant::requantizeAccumulator(static_cast<int32_t>(acc), e.multiplier,
                                                        py.zeroPointAt(0), lo, hi));
     }
   }
@@ -97,16 +110,11 @@ Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Ten
   int64_t zx = px.zeroPointAt(0);
   for (int64_t o = 0; o < co; ++o) {
     int64_t g = o / cog, zw = pw.zeroPointAt(o);
-    double sw = pw.scaleAt(o);
-    int32_t biasQ = 0;
-    if (bias)
-      biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(o)),
-                                                        px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
-    float multiplier = quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0));
+    ChannelEpilogue ep = channelEpilogue(px, pw, py, bias, o);
     for (int64_t b = 0; b < n; ++b)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
-          uint32_t acc = static_cast<uint32_t>(biasQ); // int32, wrapping
+          uint32_t acc = static_cast<uint32_t>(ep.biasQ); // int32, wrapping
           for (int64_t ci = 0; ci < cig; ++ci)
             for (int64_t a = 0; a < kh; ++a)
               for (int64_t e = 0; e < kw; ++e) {
@@ -118,7 +126,7 @@ Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Ten
                 acc += static_cast<uint32_t>(xv * wv);
               }
           y.setInt(((b * co + o) * oh + i) * ow + j,
-                   quant::requantizeAccumulator(static_cast<int32_t>(acc), multiplier,
+                   quant::requantizeAccumulator(static_cast<int32_t>(acc), ep.multiplier,
                                                 py.zeroPointAt(0), lo, hi));
         }
   }

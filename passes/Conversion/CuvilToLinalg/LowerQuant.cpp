@@ -209,6 +209,84 @@ Value widen(OpBuilder &b, Location loc, Value q, bool unsignedStorage) {
                          : b.create<arith::ExtSIOp>(loc, i32, q).getResult();
 }
 
+/// What a quantized product's lowering needs per output channel (one
+/// entry per tensor): the weights' zero point, the inverse of the bias's
+/// scale sx * sw, and the epilogue's multiplier.
+struct ProductParams {
+  bool perChannel = false;
+  SmallVector<int32_t> weightZero;
+  SmallVector<float> biasInverse, multiplier;
+};
+
+ProductParams productParams(QuantParamsAttr px, QuantParamsAttr pw, QuantParamsAttr py,
+                            int64_t outChannels) {
+  ProductParams pp;
+  pp.perChannel = !pw.isPerTensor();
+  for (int64_t o = 0; o < (pp.perChannel ? outChannels : 1); ++o) {
+    pp.weightZero.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
+    pp.biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(o)));
+    pp.multiplier.push_back(quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0)));
+  }
+  return pp;
+}
+
+/// A constant tensor of `values` in `shape`.
+template <typename T>
+Value constantTensor(OpBuilder &b, Location loc, ArrayRef<T> values, Type element,
+                     ArrayRef<int64_t> shape) {
+  return b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get(shape, element), values));
+}
+
+/// The contraction body: acc + (x - zx) * (w - zw), int32, wrapping. `zw`
+/// is the per-channel operand, or null per tensor.
+void centredProductBody(OpBuilder &b, Location l, ValueRange s, bool unsignedX, bool unsignedW,
+                        int32_t zx, const ProductParams &pp) {
+  Value zxV = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zx));
+  Value zwV = pp.perChannel
+                  ? s[2]
+                  : b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(pp.weightZero[0])).getResult();
+  Value a = b.create<arith::SubIOp>(l, widen(b, l, s[0], unsignedX), zxV);
+  Value w = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedW), zwV);
+  Value sum = b.create<arith::AddIOp>(l, s.back(), b.create<arith::MulIOp>(l, a, w));
+  b.create<linalg::YieldOp>(l, sum);
+}
+
+/// The epilogue generic over `type`: acc (+ the bias quantized with scale
+/// sx * sw), requantized. `bias` is null or shaped to broadcast along the
+/// output channels; the per-channel constants take `channelShape`.
+Value requantizeEpilogue(OpBuilder &rewriter, Location loc, RankedTensorType type, Value acc,
+                         Value bias, const ProductParams &pp, ArrayRef<int64_t> channelShape,
+                         bool unsignedY, int64_t zy) {
+  SmallVector<Value> ins{acc};
+  if (bias)
+    ins.push_back(bias);
+  Type f32 = rewriter.getF32Type();
+  if (pp.perChannel) {
+    ins.push_back(constantTensor<float>(rewriter, loc, pp.biasInverse, f32, channelShape));
+    ins.push_back(constantTensor<float>(rewriter, loc, pp.multiplier, f32, channelShape));
+  }
+  bool hasBias = static_cast<bool>(bias);
+  return elementwiseGeneric(rewriter, loc, type, ins, [&](OpBuilder &b, Location l, ValueRange s) {
+    auto scalar = [&](size_t index, float value) -> Value {
+      return pp.perChannel ? s[index]
+                           : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(value)).getResult();
+    };
+    size_t next = hasBias ? 2 : 1;
+    Value sum = s[0];
+    if (hasBias) {
+      Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+      Value biasQ = quantizeScalar(b, l, s[1], b.getI32Type(), false, scalar(next, pp.biasInverse[0]),
+                                   zeroF);
+      sum = b.create<arith::AddIOp>(l, sum, biasQ);
+    }
+    Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
+    Value zyV = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(zy)));
+    return quantizeScalar(b, l, real, type.getElementType(), unsignedY,
+                          scalar(next + 1, pp.multiplier[0]), zyV);
+  });
+}
+
 /// cuvil.quant.linear: one contraction generic (centred int32 products,
 /// wrapping sums) and one epilogue generic (the bias quantized with scale
 /// sx * sw, the float requantize), the arithmetic of QuantArithmetic.h.
@@ -219,39 +297,24 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
-    bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
+    QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
     int64_t n = type.getDimSize(1);
-    // Per output channel: the weights' zero point, the bias's inverse scale
-    // and the epilogue's multiplier, as [N] constants (or scalars).
-    SmallVector<int32_t> zw;
-    SmallVector<float> biasInverse, multiplier;
-    int64_t channels = pw.isPerTensor() ? 1 : n;
-    for (int64_t j = 0; j < channels; ++j) {
-      zw.push_back(static_cast<int32_t>(pw.zeroPointAt(j)));
-      biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(j)));
-      multiplier.push_back(quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(j), py.scaleAt(0)));
-    }
-    auto vector = [&](auto values, Type element) -> Value {
-      auto t = RankedTensorType::get({static_cast<int64_t>(values.size())}, element);
-      return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(t, ArrayRef(values)));
-    };
-    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
-    bool perChannel = !pw.isPerTensor();
+    ProductParams pp = productParams(px, op.getWeightParams(), py, n);
 
     // acc[m][n] = sum_k (x[m][k] - zx) * (w[n][k] - zw[n]), int32.
     AffineExpr m = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
     SmallVector<Value> ins{adaptor.getInput(), adaptor.getWeight()};
     SmallVector<AffineMap> maps{AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {nn, k}, ctx)};
-    if (perChannel) {
-      ins.push_back(vector(zw, i32));
+    if (pp.perChannel) {
+      ins.push_back(constantTensor<int32_t>(rewriter, loc, pp.weightZero, rewriter.getI32Type(), {n}));
       maps.push_back(AffineMap::get(3, 0, {nn}, ctx));
     }
     maps.push_back(AffineMap::get(3, 0, {m, nn}, ctx));
-    auto accType = RankedTensorType::get(type.getShape(), i32);
+    auto accType = RankedTensorType::get(type.getShape(), rewriter.getI32Type());
     Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
     Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {}))
                      .getResult(0);
+    bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
     int32_t zx = static_cast<int32_t>(px.zeroPointAt(0));
     Value acc = rewriter
                     .create<linalg::GenericOp>(
@@ -260,41 +323,11 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
                                                          utils::IteratorType::parallel,
                                                          utils::IteratorType::reduction},
                         [&](OpBuilder &b, Location l, ValueRange s) {
-                          Value zxV = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zx));
-                          Value zwV = perChannel ? s[2]
-                                                 : b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zw[0])).getResult();
-                          Value a = b.create<arith::SubIOp>(l, widen(b, l, s[0], unsignedX), zxV);
-                          Value w = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedW), zwV);
-                          Value sum = b.create<arith::AddIOp>(l, s.back(), b.create<arith::MulIOp>(l, a, w));
-                          b.create<linalg::YieldOp>(l, sum);
+                          centredProductBody(b, l, s, unsignedX, unsignedW, zx, pp);
                         })
                     .getResult(0);
-
-    // y = requantize(acc + quantize(bias, sx * sw, 0)).
-    SmallVector<Value> epilogueIns{acc};
-    if (adaptor.getBias())
-      epilogueIns.push_back(adaptor.getBias());
-    if (perChannel) {
-      epilogueIns.push_back(vector(biasInverse, f32));
-      epilogueIns.push_back(vector(multiplier, f32));
-    }
-    bool hasBias = static_cast<bool>(adaptor.getBias());
-    bool unsignedY = isUnsignedStorage(op.getResult());
-    float zy = static_cast<float>(py.zeroPointAt(0));
-    Value y = elementwiseGeneric(rewriter, loc, type, epilogueIns, [&](OpBuilder &b, Location l, ValueRange s) {
-      size_t next = hasBias ? 2 : 1;
-      Value inv = perChannel ? s[next] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(biasInverse[0])).getResult();
-      Value mult = perChannel ? s[next + 1] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(multiplier[0])).getResult();
-      Value sum = s[0];
-      if (hasBias) {
-        Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
-        Value biasQ = quantizeScalar(b, l, s[1], b.getI32Type(), false, inv, zeroF);
-        sum = b.create<arith::AddIOp>(l, sum, biasQ);
-      }
-      Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
-      Value zyV = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(zy));
-      return quantizeScalar(b, l, real, type.getElementType(), unsignedY, mult, zyV);
-    });
+    Value y = requantizeEpilogue(rewriter, loc, type, acc, adaptor.getBias(), pp, {n},
+                                 isUnsignedStorage(op.getResult()), py.zeroPointAt(0));
     rewriter.replaceOp(op, y);
     return success();
   }
@@ -348,27 +381,15 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
     Value wg = rewriter.create<tensor::ExpandShapeOp>(
         loc, wGrouped, adaptor.getWeight(), SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
 
-    bool perChannel = !pw.isPerTensor();
-    SmallVector<int32_t> zw;
-    SmallVector<float> biasInverse, multiplier;
-    for (int64_t o = 0; o < (perChannel ? co : 1); ++o) {
-      zw.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
-      biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(o)));
-      multiplier.push_back(quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0)));
-    }
-    auto constantOf = [&](auto values, Type element, ArrayRef<int64_t> shape) -> Value {
-      auto t = RankedTensorType::get(shape, element);
-      return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(t, ArrayRef(values)));
-    };
-
+    ProductParams pp = productParams(px, pw, py, co);
     // d0 n, d1 g, d2 cog, d3 oh, d4 ow, d5 cig, d6 kh, d7 kw.
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<Value> ins{xg, wg};
     SmallVector<AffineMap> maps{
         AffineMap::get(8, 0, {d(0), d(1), d(5), d(3) * st[0] + d(6) * dil[0], d(4) * st[1] + d(7) * dil[1]}, ctx),
         AffineMap::get(8, 0, {d(1), d(2), d(5), d(6), d(7)}, ctx)};
-    if (perChannel) {
-      ins.push_back(constantOf(zw, i32, {groups, cog}));
+    if (pp.perChannel) {
+      ins.push_back(constantTensor<int32_t>(rewriter, loc, pp.weightZero, i32, {groups, cog}));
       maps.push_back(AffineMap::get(8, 0, {d(1), d(2)}, ctx));
     }
     maps.push_back(AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx));
@@ -384,13 +405,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
                     .create<linalg::GenericOp>(
                         loc, accType, ins, ValueRange{init}, maps, iterators,
                         [&](OpBuilder &b, Location l, ValueRange s) {
-                          Value zxV = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zx32));
-                          Value zwV = perChannel ? s[2]
-                                                 : b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(zw[0])).getResult();
-                          Value a = b.create<arith::SubIOp>(l, widen(b, l, s[0], unsignedX), zxV);
-                          Value w = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedW), zwV);
-                          Value sum = b.create<arith::AddIOp>(l, s.back(), b.create<arith::MulIOp>(l, a, w));
-                          b.create<linalg::YieldOp>(l, sum);
+                          centredProductBody(b, l, s, unsignedX, unsignedW, zx32, pp);
                         })
                     .getResult(0);
     Value accFlat = rewriter.create<tensor::CollapseShapeOp>(
@@ -398,31 +413,13 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 
     // The epilogue, per output channel along dimension 1: [Cout, 1, 1].
-    SmallVector<Value> epilogueIns{accFlat};
-    bool hasBias = static_cast<bool>(adaptor.getBias());
-    if (hasBias)
-      epilogueIns.push_back(rewriter.create<tensor::ExpandShapeOp>(
+    Value bias;
+    if (adaptor.getBias())
+      bias = rewriter.create<tensor::ExpandShapeOp>(
           loc, RankedTensorType::get({co, 1, 1}, f32), adaptor.getBias(),
-          SmallVector<ReassociationIndices>{{0, 1, 2}}));
-    if (perChannel) {
-      epilogueIns.push_back(constantOf(biasInverse, f32, {co, 1, 1}));
-      epilogueIns.push_back(constantOf(multiplier, f32, {co, 1, 1}));
-    }
-    bool unsignedY = isUnsignedStorage(op.getResult());
-    float zy = static_cast<float>(py.zeroPointAt(0));
-    Value y = elementwiseGeneric(rewriter, loc, type, epilogueIns, [&](OpBuilder &b, Location l, ValueRange s) {
-      size_t next = hasBias ? 2 : 1;
-      Value inv = perChannel ? s[next] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(biasInverse[0])).getResult();
-      Value mult = perChannel ? s[next + 1] : b.create<arith::ConstantOp>(l, b.getF32FloatAttr(multiplier[0])).getResult();
-      Value sum = s[0];
-      if (hasBias) {
-        Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
-        sum = b.create<arith::AddIOp>(l, sum, quantizeScalar(b, l, s[1], b.getI32Type(), false, inv, zeroF));
-      }
-      Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
-      Value zyV = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(zy));
-      return quantizeScalar(b, l, real, type.getElementType(), unsignedY, mult, zyV);
-    });
+          SmallVector<ReassociationIndices>{{0, 1, 2}});
+    Value y = requantizeEpilogue(rewriter, loc, type, accFlat, bias, pp, {co, 1, 1},
+                                 isUnsignedStorage(op.getResult()), py.zeroPointAt(0));
     rewriter.replaceOp(op, y);
     return success();
   }
