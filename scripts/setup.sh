@@ -15,6 +15,8 @@ PACKAGES=(
   libclang-rt-19-dev
   # benchmarks: PyTorch at its best needs an optimised BLAS
   libopenblas0-pthread
+  # cuvil-quantize's HTML report is checked in a real, headless browser
+  chromium
 )
 
 missing=()
