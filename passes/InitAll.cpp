@@ -5,6 +5,7 @@
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/GraphPipeline.h"
+#include "quantize/QuantizeLayers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,4 +27,5 @@ void mlir::cuvil::registerAllPasses() {
   registerCuvilTransformsPasses();
   registerGraphPipeline();
   registerConversionPasses();
+  registerQuantizePasses();
 }

@@ -71,6 +71,17 @@ LogicalResult CuvilDialect::verifyOperationAttribute(Operation *op, NamedAttribu
   if (attr.getName() == kCompileStageAttrName &&
       (!llvm::isa<ModuleOp>(op) || !llvm::isa<StringAttr>(attr.getValue())))
     return op->emitOpError() << "'" << kCompileStageAttrName << "' must be a string on a module";
+  if (attr.getName() == kPrecisionAttrName) {
+    auto s = llvm::dyn_cast<StringAttr>(attr.getValue());
+    if (!s || !llvm::is_contained({"int8", "fp16", "bf16", "fp32"}, s.getValue()))
+      return op->emitOpError() << "'" << kPrecisionAttrName
+                               << "' must be \"int8\", \"fp16\", \"bf16\" or \"fp32\"";
+  }
+  if ((attr.getName() == kQuantInputAttrName || attr.getName() == kQuantOutputAttrName ||
+       attr.getName() == kQuantWeightAttrName) &&
+      !llvm::isa<QuantParamsAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be a #cuvil.quant<scale = ..., zero_point = ...>";
   return success();
 }
 

@@ -46,6 +46,14 @@ inline constexpr llvm::StringLiteral kKernelConfigAttrName = "cuvil.kernel";
 /// writes it). The compile driver resumes from there instead of running the
 /// graph pipeline again.
 inline constexpr llvm::StringLiteral kCompileStageAttrName = "cuvil.compile_stage";
+/// The precision cuvil-quantize chose for a layer: "int8", "fp16", "bf16"
+/// or "fp32" (a string on the layer's op).
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "cuvil.precision";
+/// A layer's activation parameters (#cuvil.quant) before cuvil-quantize-layers
+/// rewrites it: its input's and output's; optionally its weights'.
+inline constexpr llvm::StringLiteral kQuantInputAttrName = "cuvil.quant.input";
+inline constexpr llvm::StringLiteral kQuantOutputAttrName = "cuvil.quant.output";
+inline constexpr llvm::StringLiteral kQuantWeightAttrName = "cuvil.quant.weight";
 } // namespace mlir::cuvil
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H
