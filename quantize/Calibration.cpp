@@ -69,14 +69,9 @@ void TensorObserver::observeHistograms(const float *data, size_t n) {
 }
 
 std::optional<Method> parseMethod(const std::string &name) {
-  if (name == "minmax")
-    return Method::MinMax;
-  if (name == "percentile")
-    return Method::Percentile;
-  if (name == "entropy")
-    return Method::Entropy;
-  if (name == "mse")
-    return Method::Mse;
+  for (Method m : {Method::MinMax, Method::Percentile, Method::Entropy, Method::Mse})
+    if (name == methodName(m))
+      return m;
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
+#include "quantize/Calibration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -38,18 +39,15 @@ FailureOr<Tensor> constantValue(Operation *op, Value v, StringRef role) {
 
 /// Per output channel (axis 0), symmetric, on [-127, 127].
 QuantParamsAttr weightParams(MLIRContext *ctx, const Tensor &w) {
-  int64_t channels = w.dim(0), per = w.numElements() / std::max<int64_t>(channels, 1);
+  std::vector<double> d = w.toDoubles();
+  std::vector<float> values(d.begin(), d.end());
+  size_t channels = w.dim(0), per = values.size() / std::max<size_t>(channels, 1);
   SmallVector<double> scales;
   SmallVector<int64_t> zeros;
-  for (int64_t c = 0; c < channels; ++c) {
-    double amax = 0;
-    for (int64_t i = 0; i < per; ++i) {
-      double v = w.getDouble(c * per + i);
-      if (std::isfinite(v))
-        amax = std::max(amax, std::fabs(v));
-    }
-    scales.push_back(std::max(amax / 127.0, double(std::numeric_limits<float>::epsilon())));
-    zeros.push_back(0);
+  for (const ::cuvil::quant::AffineParams &a :
+       ::cuvil::quant::perChannelSymmetricParams(values.data(), channels, per, {-127, 127, true})) {
+    scales.push_back(a.scale);
+    zeros.push_back(a.zeroPoint);
   }
   return QuantParamsAttr::get(ctx, DenseF64ArrayAttr::get(ctx, scales),
                               DenseI64ArrayAttr::get(ctx, zeros), 0);
@@ -162,8 +160,12 @@ LogicalResult roundToNarrow(Operation *op, OpBuilder &b, bool bf16) {
   Tensor r(wt->dtype(), wt->shape());
   for (int64_t i = 0; i < wt->numElements(); ++i) {
     float v = static_cast<float>(wt->getDouble(i));
-    r.setDouble(i, bf16 ? ::cuvil::bf16ToFloat(::cuvil::floatToBf16(v))
-                        : ::cuvil::halfToFloat(::cuvil::floatToHalf(v)));
+    float rounded = bf16 ? ::cuvil::bf16ToFloat(::cuvil::floatToBf16(v))
+                         : ::cuvil::halfToFloat(::cuvil::floatToHalf(v));
+    if (std::isfinite(v) && !std::isfinite(rounded))
+      return op->emitOpError() << "cannot run in " << (bf16 ? "bf16" : "fp16") << ": weight "
+                               << v << " is beyond its range (use fp32)";
+    r.setDouble(i, rounded);
   }
   auto wType = llvm::cast<RankedTensorType>(w.getType());
   op->setOperand(1, b.create<ConstantOp>(w.getLoc(), wType,
@@ -172,15 +174,13 @@ LogicalResult roundToNarrow(Operation *op, OpBuilder &b, bool bf16) {
   return success();
 }
 
-bool sameParams(QuantParamsAttr a, QuantParamsAttr b) { return a == b; }
-
 /// quantize(dequantize(q, P), P) -> q; relu(dequantize(q, P)) -> the
 /// dequantized value when P's zero point is the storage's minimum.
 void foldRoundTrips(func::FuncOp f) {
   f.walk([](Operation *op) {
     if (auto q = llvm::dyn_cast<QuantizeOp>(op)) {
       auto d = q.getInput().getDefiningOp<DequantizeOp>();
-      if (d && sameParams(d.getParams(), q.getParams()) &&
+      if (d && d.getParams() == q.getParams() &&
           d.getInput().getType() == q.getResult().getType()) {
         q.getResult().replaceAllUsesWith(d.getInput());
         q->erase();

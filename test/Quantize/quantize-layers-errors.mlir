@@ -41,3 +41,12 @@ func.func @bad_params_attr(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %0 = cuvil.gemm.linear %x, %w {cuvil.precision = "int8", cuvil.quant.input = 0.5} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
+
+// -----
+
+func.func @fp16_overflow(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = cuvil.constant dense<[[1.0, 70000.0], [0.5, 2.0]]> : tensor<2x2xf32>
+  // expected-error @+1 {{cannot run in fp16: weight 7.000000e+04 is beyond its range (use fp32)}}
+  %0 = cuvil.gemm.linear %x, %w {cuvil.precision = "fp16"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
