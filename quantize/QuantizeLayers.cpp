@@ -37,35 +37,6 @@ FailureOr<Tensor> constantValue(Operation *op, Value v, StringRef role) {
   return reference::tensorFromAttr(c.getValue(), c.getLoc());
 }
 
-/// Per output channel (axis 0), symmetric, on [-127, 127].
-QuantParamsAttr weightParams(MLIRContext *ctx, const Tensor &w) {
-  std::vector<double> d = w.toDoubles();
-  std::vector<float> values(d.begin(), d.end());
-  size_t channels = w.dim(0), per = values.size() / std::max<size_t>(channels, 1);
-  SmallVector<double> scales;
-  SmallVector<int64_t> zeros;
-  for (const ::cuvil::quant::AffineParams &a :
-       ::cuvil::quant::perChannelSymmetricParams(values.data(), channels, per, {-127, 127, true})) {
-    scales.push_back(a.scale);
-    zeros.push_back(a.zeroPoint);
-  }
-  return QuantParamsAttr::get(ctx, DenseF64ArrayAttr::get(ctx, scales),
-                              DenseI64ArrayAttr::get(ctx, zeros), 0);
-}
-
-Tensor quantizeWeights(const Tensor &w, QuantParamsAttr p) {
-  Tensor q(DType::Int8, w.shape());
-  ArrayRef<double> scales = p.getScale().asArrayRef();
-  ArrayRef<int64_t> zeros = p.getZeroPoint().asArrayRef();
-  int64_t channels = p.getAxis() < 0 ? 1 : w.dim(0);
-  int64_t per = w.numElements() / std::max<int64_t>(channels, 1);
-  for (int64_t i = 0; i < w.numElements(); ++i) {
-    int64_t c = p.getAxis() < 0 ? 0 : i / per;
-    q.setInt(i, quant::quantizeValue(static_cast<float>(w.getDouble(i)), scales[c], zeros[c], -128, 127));
-  }
-  return q;
-}
-
 RankedTensorType withElement(Type t, Type element) {
   auto r = llvm::cast<RankedTensorType>(t);
   return RankedTensorType::get(r.getShape(), element);
@@ -97,7 +68,7 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
     return failure();
   auto wp = op->getAttrOfType<QuantParamsAttr>(kQuantWeightAttrName);
   if (!wp)
-    wp = weightParams(ctx, *wt);
+    wp = weightQuantParams(ctx, *wt, {-127, 127, true}, /*perChannel=*/true);
   else if (wp.getAxis() > 0)
     return op->emitOpError() << "weights are quantized per tensor or per output channel (axis 0)";
   for (int64_t zp : wp.getZeroPoint().asArrayRef())
@@ -110,7 +81,7 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
   auto wType = withElement(w.getType(), i8);
   Value wq = b.create<ConstantOp>(
       w.getLoc(), wType,
-      reference::elementsAttrFromTensor(quantizeWeights(*wt, wp), wType, derivedName(w, "int8")));
+      reference::elementsAttrFromTensor(quantizeWeightTensor(*wt, wp), wType, derivedName(w, "int8")));
 
   Value result;
   if (auto conv = llvm::dyn_cast<Conv2DOp>(op)) {
@@ -242,6 +213,35 @@ struct QuantizeLayersPass : PassWrapper<QuantizeLayersPass, OperationPass<func::
 };
 
 } // namespace
+
+QuantParamsAttr weightQuantParams(MLIRContext *ctx, const Tensor &w, ::cuvil::quant::QuantGrid grid,
+                                  bool perChannel) {
+  std::vector<double> d = w.toDoubles();
+  std::vector<float> values(d.begin(), d.end());
+  size_t channels = perChannel ? w.dim(0) : 1, per = values.size() / std::max<size_t>(channels, 1);
+  SmallVector<double> scales;
+  SmallVector<int64_t> zeros;
+  for (const ::cuvil::quant::AffineParams &a :
+       ::cuvil::quant::perChannelSymmetricParams(values.data(), channels, per, grid)) {
+    scales.push_back(a.scale);
+    zeros.push_back(a.zeroPoint);
+  }
+  return QuantParamsAttr::get(ctx, DenseF64ArrayAttr::get(ctx, scales),
+                              DenseI64ArrayAttr::get(ctx, zeros), perChannel ? 0 : -1);
+}
+
+Tensor quantizeWeightTensor(const Tensor &w, QuantParamsAttr p) {
+  Tensor q(DType::Int8, w.shape());
+  ArrayRef<double> scales = p.getScale().asArrayRef();
+  ArrayRef<int64_t> zeros = p.getZeroPoint().asArrayRef();
+  int64_t channels = p.getAxis() < 0 ? 1 : w.dim(0);
+  int64_t per = w.numElements() / std::max<int64_t>(channels, 1);
+  for (int64_t i = 0; i < w.numElements(); ++i) {
+    int64_t c = p.getAxis() < 0 ? 0 : i / per;
+    q.setInt(i, quant::quantizeValue(static_cast<float>(w.getDouble(i)), scales[c], zeros[c], -128, 127));
+  }
+  return q;
+}
 
 std::unique_ptr<Pass> createCuvilQuantizeLayersPass() {
   return std::make_unique<QuantizeLayersPass>();

@@ -19,6 +19,10 @@
 #ifndef CUVIL_QUANTIZE_QUANTIZELAYERS_H
 #define CUVIL_QUANTIZE_QUANTIZELAYERS_H
 
+#include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "quantize/Calibration.h"
+#include "support/Tensor.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
@@ -27,6 +31,14 @@ namespace mlir::cuvil {
 
 std::unique_ptr<Pass> createCuvilQuantizeLayersPass();
 void registerQuantizePasses();
+
+/// Symmetric weight parameters on `grid`: per output channel (axis 0) or
+/// one for the whole tensor (axis -1).
+QuantParamsAttr weightQuantParams(MLIRContext *ctx, const ::cuvil::Tensor &w,
+                                  ::cuvil::quant::QuantGrid grid, bool perChannel);
+
+/// The weights as i8 with parameters `p` (PyTorch's rounding).
+::cuvil::Tensor quantizeWeightTensor(const ::cuvil::Tensor &w, QuantParamsAttr p);
 
 } // namespace mlir::cuvil
 

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""cuvil-quantize end to end, checked against PyTorch's float outputs.
+
+A small residual CNN and a small transformer-style MLP (linear layers on
+3-D inputs) are scripted with PyTorch; calibration samples are written as
+.npz files and validation samples as sub-directories of input0.npy. Then:
+  * every method (minmax, percentile, entropy, mse) quantizes both models,
+    the gate is met, the JSON report lists the layers in priority order,
+    and the quantized IR compiled by cuvil-export and run by cuvil-run is
+    within --max-l2 of PyTorch's own float output (measured here, not by
+    the tool);
+  * a gate met only by falling back (--max-l2 1e-7 --fallback fp32)
+    records the fallbacks in the report and the precision in the IR; a gate
+    that cannot be met (--max-l2 1e-12 --fallback fp16) exits 1 with the
+    report written and no output;
+  * a calibration table is written, then read (calibration skipped, the
+    same output byte for byte), and a table from another graph or a corrupt
+    one is refused;
+  * bad input: an empty directory, a NaN sample, a sample of the wrong
+    shape, fewer samples than asked, an unwritable report path: each a
+    clear message and a non-zero exit, with no output written;
+  * the HTML report renders in headless Chromium with every chart laid out
+    (skipped visibly when chromium is not installed).
+
+    /usr/bin/python3 test/quantize-tool/quantize_tool.py --bin build/bin --work-dir /tmp/q
+Exit status: 0 pass, 1 a failure, 77 PyTorch is not importable.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+except ImportError:
+    sys.exit(77)
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILURES.append(what)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.conv3 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn1(self.conv1(x)))
+        x = torch.relu(self.conv2(x) + x)
+        x = torch.nn.functional.hardtanh(self.conv3(x), 0.0, 6.0)
+        x = torch.relu(self.dw(x))
+        x = torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1)
+        return self.fc(x)
+
+
+class TokenMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(32, 64)
+        self.down = nn.Linear(64, 32)
+        self.norm = nn.LayerNorm(32)
+        self.head = nn.Linear(32, 8)
+
+    def forward(self, x):
+        h = self.down(torch.nn.functional.gelu(self.up(x)))
+        return torch.softmax(self.head(self.norm(x + h)), -1)
+
+
+def make_model(work, name, module, shape):
+    torch.manual_seed(0)
+    m = module().eval()
+    with torch.no_grad():  # non-trivial batch-norm statistics, folded by the compiler
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.2, 0.2)
+                mod.running_var.uniform_(0.5, 1.5)
+    path = os.path.join(work, name + ".pt")
+    torch.jit.script(m).save(path)
+    rng = np.random.RandomState(1)
+    cal = os.path.join(work, name + "_cal")
+    val = os.path.join(work, name + "_val")
+    for d in (cal, val):
+        os.makedirs(d, exist_ok=True)
+    for i in range(8):
+        np.savez(os.path.join(cal, f"sample{i:02d}.npz"), input0=rng.randn(*shape).astype(np.float32))
+    refs = []
+    for i in range(3):
+        x = rng.randn(*shape).astype(np.float32)
+        os.makedirs(os.path.join(val, f"s{i}"), exist_ok=True)
+        np.save(os.path.join(val, f"s{i}", "input0.npy"), x)
+        with torch.no_grad():
+            refs.append((x, m(torch.from_numpy(x)).numpy()))
+    return path, cal, val, refs
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def compiled_l2(args, work, qpath, refs):
+    """Relative L2 of the compiled quantized model against PyTorch's float outputs."""
+    lib = qpath + ".so"
+    r = run([os.path.join(args.bin, "cuvil-export"), "--model", qpath, "--target", "x86_64", "-o", lib])
+    if r.returncode != 0:
+        print(r.stderr)
+        return float("inf")
+    num = den = 0.0
+    for i, (x, ref) in enumerate(refs):
+        xin = os.path.join(work, f"x{i}.npy")
+        np.save(xin, x)
+        outdir = os.path.join(work, f"out{i}")
+        r = run([os.path.join(args.bin, "cuvil-run"), lib, "--input", xin, "--output-dir", outdir])
+        if r.returncode != 0:
+            print(r.stderr)
+            return float("inf")
+        got = np.load(os.path.join(outdir, "output0.npy"))
+        num += float(np.sum((got.astype(np.float64) - ref) ** 2))
+        den += float(np.sum(ref.astype(np.float64) ** 2))
+    return (num / den) ** 0.5
+
+
+def quantize(args, *extra):
+    return run([os.path.join(args.bin, "cuvil-quantize"), "--no-progress", *extra])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work-dir", required=True)
+    args = ap.parse_args()
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+
+    models = {
+        "cnn": make_model(work, "cnn", SmallCNN, (1, 3, 16, 16)),
+        "mlp": make_model(work, "mlp", TokenMLP, (2, 5, 32)),
+    }
+
+    # Every method on both models: the gate, the report, PyTorch's own check.
+    for name, (model, cal, val, refs) in models.items():
+        for method in ("minmax", "percentile", "entropy", "mse"):
+            out = os.path.join(work, f"{name}_{method}.mlirbc")
+            rep = os.path.join(work, f"{name}_{method}.json")
+            r = quantize(args, "--model", model, "--calibration-data", cal, "--validation-data", val,
+                         "--method", method, "--output", out, "--report", rep)
+            check(r.returncode == 0, f"{name} {method}: exit 0 ({r.stderr.strip()[-300:]})")
+            if r.returncode != 0:
+                continue
+            report = json.load(open(rep))
+            layers = report["layers"]
+            check([l["priority"] for l in layers] == list(range(1, len(layers) + 1)),
+                  f"{name} {method}: layers listed in priority order")
+            l2s = [l["sensitivity"]["alone_int8"]["relative_l2"] for l in layers]
+            check(all(a >= b for a, b in zip(l2s, l2s[1:])),
+                  f"{name} {method}: priority follows the sensitivity {['%.2e' % v for v in l2s]}")
+            check(report["gate"]["passed"] and report["gate"]["after_fallback"]["relative_l2"] <= 0.01,
+                  f"{name} {method}: gate met, relative L2 {report['gate']['after_fallback']['relative_l2']:.5f}")
+            check(all(l["precision"] in ("int8", "fp16", "bf16", "fp32") for l in layers),
+                  f"{name} {method}: every layer has a precision")
+            check(report["method"] == method and len(report["tensors"]) > 0,
+                  f"{name} {method}: method and tensors recorded")
+            l2 = compiled_l2(args, work, out, refs)
+            check(l2 <= 0.01, f"{name} {method}: compiled int8 model vs PyTorch float: relative L2 {l2:.5f}")
+            int8 = sum(l["precision"] == "int8" for l in layers)
+            print(f"     {name} {method}: {int8}/{len(layers)} layers int8")
+
+    model, cal, val, refs = models["cnn"]
+    # A gate met only by falling back.
+    out = os.path.join(work, "strict.mlir")
+    rep = os.path.join(work, "strict.json")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", out, "--report", rep,
+                 "--max-l2", "1e-7", "--fallback", "fp32")
+    check(r.returncode == 0, f"strict gate with fp32 fallback: exit 0 ({r.stderr.strip()[-300:]})")
+    if r.returncode == 0:
+        report = json.load(open(rep))
+        check(len(report["fallbacks"]) > 0 and report["gate"]["before_fallback"]["relative_l2"] > 1e-7,
+              f"strict gate: {len(report['fallbacks'])} fallback(s) taken and reported")
+        text = open(out).read()
+        check('cuvil.precision = "fp32"' in text, "strict gate: fp32 precision recorded in the IR")
+        check(all(f["reason"] for f in report["fallbacks"]), "strict gate: every fallback has a reason")
+    # A gate that cannot be met.
+    out = os.path.join(work, "impossible.mlirbc")
+    rep = os.path.join(work, "impossible.json")
+    html = os.path.join(work, "impossible.html")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", out, "--report", rep,
+                 "--html", html, "--max-l2", "1e-12", "--fallback", "fp16")
+    check(r.returncode == 1 and "cannot be met" in r.stderr, f"impossible gate: exit 1 ({r.stderr.strip()[-200:]})")
+    check(os.path.exists(rep) and not json.load(open(rep))["gate"]["passed"], "impossible gate: report written")
+    check(not os.path.exists(out), "impossible gate: no output written")
+
+    # Calibration tables.
+    table = os.path.join(work, "cnn.textproto")
+    out1, out2 = os.path.join(work, "t1.mlirbc"), os.path.join(work, "t2.mlirbc")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", out1,
+                 "--calibration-table", table)
+    check(r.returncode == 0 and os.path.exists(table), "table written")
+    check(os.path.exists(table) and "graph_hash" in open(table).read() and "scale" in open(table).read(),
+          "table is a text CalibrationTable")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", out2,
+                 "--calibration-table", table, "--log-level", "info")
+    check(r.returncode == 0 and "calibration skipped" in r.stderr, "table read, calibration skipped")
+    check(os.path.exists(out2) and open(out1, "rb").read() == open(out2, "rb").read(),
+          "same output from the table, byte for byte")
+    mlp_model = models["mlp"][0]
+    r = quantize(args, "--model", mlp_model, "--calibration-data", models["mlp"][1],
+                 "--output", os.path.join(work, "foreign.mlirbc"), "--calibration-table", table)
+    check(r.returncode == 1 and "another graph" in r.stderr, f"foreign table refused ({r.stderr.strip()[-200:]})")
+    corrupt = os.path.join(work, "corrupt.textproto")
+    open(corrupt, "w").write("version: 1\ngraph_hash: \"x\"\ntensors { name: \"a\" scale: oops }\n")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", os.path.join(work, "c.mlirbc"),
+                 "--calibration-table", corrupt)
+    check(r.returncode == 1 and "corrupt.textproto" in r.stderr, f"corrupt table refused ({r.stderr.strip()[-200:]})")
+    badbin = os.path.join(work, "corrupt.pb")
+    open(badbin, "wb").write(b"\xff\xff\xff\xff garbage")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", os.path.join(work, "c.mlirbc"),
+                 "--calibration-table", badbin)
+    check(r.returncode == 1 and "corrupt.pb" in r.stderr, f"corrupt binary table refused ({r.stderr.strip()[-200:]})")
+
+    # Bad input.
+    def bad(label, extra, code, needle, out_name="bad.mlirbc"):
+        out = os.path.join(work, out_name)
+        r = quantize(args, "--model", model, "--output", out, *extra)
+        check(r.returncode == code and needle in r.stderr and not os.path.exists(out),
+              f"{label}: exit {r.returncode} ({r.stderr.strip()[-200:]})")
+    empty = os.path.join(work, "empty")
+    os.makedirs(empty)
+    bad("empty calibration directory", ["--calibration-data", empty], 1, "holds no samples")
+    nan_dir = os.path.join(work, "nan")
+    os.makedirs(nan_dir)
+    x = np.zeros((1, 3, 16, 16), np.float32)
+    x[0, 1, 2, 3] = np.nan
+    np.savez(os.path.join(nan_dir, "a.npz"), input0=x)
+    bad("NaN sample", ["--calibration-data", nan_dir], 1, "a.npz")
+    shape_dir = os.path.join(work, "shape")
+    for i, shape in enumerate([(1, 3, 16, 16), (1, 3, 8, 8)]):
+        os.makedirs(os.path.join(shape_dir, f"s{i}"))
+        np.save(os.path.join(shape_dir, f"s{i}", "input0.npy"), np.ones(shape, np.float32))
+    bad("wrong shape", ["--calibration-data", shape_dir], 1, "s1")
+    bad("wrong shape with --input-shape", ["--calibration-data", shape_dir, "--input-shape", "0=1x3x8x8xf32"],
+        1, "s0")
+    dtype_dir = os.path.join(work, "dtype")
+    os.makedirs(dtype_dir)
+    np.savez(os.path.join(dtype_dir, "a.npz"), input0=np.zeros((1, 3, 16, 16), np.float64))
+    bad("wrong dtype", ["--calibration-data", dtype_dir], 1, "a.npz")
+    bad("fewer samples than asked", ["--calibration-data", cal, "--samples", "20"], 1, "fewer than")
+    bad("unwritable report", ["--calibration-data", cal, "--report", "/nonexistent/dir/r.json"], 3, "r.json")
+    bad("missing directory", ["--calibration-data", os.path.join(work, "nope")], 3, "nope")
+
+    # The HTML report in a real browser.
+    html = os.path.join(work, "cnn.html")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", os.path.join(work, "h.mlirbc"),
+                 "--method", "entropy", "--html", html, "--max-l2", "0.002")
+    check(r.returncode == 0 and os.path.exists(html), "HTML report written")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("SKIP HTML report in the browser: chromium is not installed (scripts/setup.sh installs it)")
+    elif os.path.exists(html):
+        r = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                 "file://" + os.path.abspath(html)], timeout=120)
+        dom = r.stdout
+        check(r.returncode == 0 and 'id="render-check">rendered ' in dom,
+              f"HTML report renders in chromium with every chart laid out "
+              f"({dom[dom.find('render-check'):][:60] if 'render-check' in dom else r.stderr[-200:]})")
+        check(dom.count("<svg") >= 3, "HTML report has the sensitivity, steps and histogram charts")
+
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
