@@ -1,7 +1,8 @@
 /*===- bench/ceilings.c - What this machine's cores and memory can do -----===*
  *
  * cuvil-bench-ceilings prints, as JSON: the fp32 FMA throughput of one core
- * (AVX-512 and AVX2 where the CPU has them, SSE otherwise) and the memory
+ * (AVX-512 and AVX2 where the CPU has them, SSE otherwise), the int8
+ * dot-product throughput of AVX-512 VNNI where present, and the memory
  * bandwidth of a STREAM-style triad (a = b + s * c over arrays far larger
  * than the caches) with 1 thread and with every online core. Each figure
  * is the best of several runs. The performance benchmark reports kernels and
@@ -73,6 +74,36 @@ static inline __m128 mul_add(__m128 a, __m128 b, __m128 c) {
 }
 static double fma_sse(void) {
   FMA_BODY(__m128, mul_add, _mm_add_ps, _mm_set1_ps, _mm_storeu_ps, 4, 12)
+}
+
+/* The int8 dot-product peak of AVX-512 VNNI: vpdpbusd (64 u8 x s8
+ * multiply-adds per instruction) on 24 independent accumulators; GOP/s
+ * counts a multiply-add as 2 operations, as the FP32 figure does. */
+__attribute__((target("avx512f,avx512vnni"))) static double vnni_avx512(void) {
+  __m512i acc[24];
+  for (int i = 0; i < 24; ++i)
+    acc[i] = _mm512_set1_epi32(i);
+  const __m512i x = _mm512_set1_epi8(3), y = _mm512_set1_epi8(-1);
+  double best = 0;
+  for (int run = 0; run < fma_runs; ++run) {
+    const long n = fma_iterations;
+    double t0 = now();
+    for (long r = 0; r < n; ++r) {
+      for (int i = 0; i < 24; ++i)
+        acc[i] = _mm512_dpbusd_epi32(acc[i], x, y);
+      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
+    }
+    double gops = 2.0 * 24 * 64 * n / (now() - t0) / 1e9;
+    if (gops > best)
+      best = gops;
+  }
+  __m512i sum = acc[0];
+  for (int i = 1; i < 24; ++i)
+    sum = _mm512_add_epi32(sum, acc[i]);
+  int sink[16];
+  _mm512_storeu_si512(sink, sum);
+  __asm__ volatile("" : : "r"(sink) : "memory");
+  return best;
 }
 
 typedef struct triad_job {
@@ -159,10 +190,12 @@ int main(int argc, char **argv) {
     c[i] = 2.0f;
   }
   double bw1 = bandwidth(a, b, c, n, 1), bwall = bandwidth(a, b, c, n, (int)cores);
+  int has_vnni = has512 && __builtin_cpu_supports("avx512vnni");
+  double vnni = has_vnni ? vnni_avx512() : 0;
   printf("{\n  \"cores\": %ld,\n  \"fp32_fma_gflops_per_core\": {\"avx512\": %.1f, \"avx2\": %.1f, "
-         "\"sse\": %.1f, \"best\": %.1f},\n  \"triad_bandwidth_gbs\": {\"1_thread\": %.1f, "
-         "\"all_cores\": %.1f}\n}\n",
-         cores, f512, f2, fsse, fbest, bw1, bwall);
+         "\"sse\": %.1f, \"best\": %.1f},\n  \"int8_dot_gops_per_core\": {\"avx512_vnni\": %.1f},\n"
+         "  \"triad_bandwidth_gbs\": {\"1_thread\": %.1f, \"all_cores\": %.1f}\n}\n",
+         cores, f512, f2, fsse, fbest, vnni, bw1, bwall);
   free(a);
   free(b);
   free(c);

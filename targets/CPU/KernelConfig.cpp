@@ -169,6 +169,48 @@ std::string checkConv(Conv2DOp conv, StringRef k, StringRef v) {
   return badVariant(k, v, {variant::Im2col, variant::PixelRows, variant::WinogradF4, variant::WinogradF2});
 }
 
+/// The int8 kernels: u8 activations (per tensor) times constant s8
+/// weights with zero point 0, static shapes, K within a thread's scratch.
+std::string checkQuant(Operation *op, StringRef k, StringRef v) {
+  bool conv = llvm::isa<QuantConv2DOp>(op);
+  StringRef want = conv ? kernel::QConv2d : kernel::QLinear;
+  if (k != want)
+    return notFor(k, op);
+  if (v != variant::U8S8)
+    return badVariant(k, v, {variant::U8S8});
+  auto x = llvm::dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto w = llvm::dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+  auto y = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!x || !w || !y || !x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape())
+    return "its shapes are not static";
+  if (!x.getElementType().isUnsignedInteger(8) || !y.getElementType().isUnsignedInteger(8))
+    return "the int8 kernels take ui8 activations in and out";
+  if (!w.getElementType().isSignlessInteger(8) || !op->getOperand(1).getDefiningOp<ConstantOp>())
+    return "the int8 kernels take constant i8 weights";
+  if (op->getNumOperands() > 2 && !isConstantF32(op->getOperand(2)))
+    return "its bias is not a constant f32 tensor";
+  QuantParamsAttr px = conv ? llvm::cast<QuantConv2DOp>(op).getInputParams()
+                            : llvm::cast<QuantLinearOp>(op).getInputParams();
+  QuantParamsAttr pw = conv ? llvm::cast<QuantConv2DOp>(op).getWeightParams()
+                            : llvm::cast<QuantLinearOp>(op).getWeightParams();
+  QuantParamsAttr py = conv ? llvm::cast<QuantConv2DOp>(op).getOutputParams()
+                            : llvm::cast<QuantLinearOp>(op).getOutputParams();
+  if (!px.isPerTensor() || !py.isPerTensor())
+    return "its activations are not quantized per tensor";
+  if (llvm::any_of(pw.getZeroPoint().asArrayRef(), [](int64_t z) { return z != 0; }))
+    return "its weights have a nonzero zero point (the int8 kernels take symmetric weights)";
+  int64_t kSize = w.getNumElements() / std::max<int64_t>(w.getDimSize(0), 1);
+  if (conv && w.getRank() == 4) // channels padded to quads
+    kSize = (w.getDimSize(1) + 3) / 4 * 4 * w.getDimSize(2) * w.getDimSize(3);
+  if (cuvil_qk_padded(kSize) > CUVIL_QCONV_MAX_KP)
+    return llvm::formatv("its reduction ({0}) is longer than the int8 kernels' {1}", kSize,
+                         CUVIL_QCONV_MAX_KP)
+        .str();
+  if (conv ? x.getRank() != 4 || w.getRank() != 4 : x.getRank() != 2 || w.getRank() != 2)
+    return conv ? "it is not a 2-D convolution" : "its input is not a matrix";
+  return "";
+}
+
 std::string checkLinear(LinearOp linear, StringRef k, StringRef v) {
   if (k != kernel::Linear)
     return notFor(k, linear);
@@ -371,6 +413,12 @@ private:
       return orLinalg(kernel::Matmul, variant::Packed, "both operands packed at run time");
     if (llvm::isa<MaxPool2DOp>(op))
       return orLinalg(kernel::MaxPool2d, variant::Direct, "the depthwise kernels' grid with max");
+    if (llvm::isa<QuantConv2DOp>(op))
+      return orLinalg(kernel::QConv2d, variant::U8S8,
+                      "u8 x s8 products of packed patches, int32 sums, requantized in registers");
+    if (llvm::isa<QuantLinearOp>(op))
+      return orLinalg(kernel::QLinear, variant::U8S8,
+                      "u8 x s8 products on weight panels, int32 sums, requantized in registers");
     return {kernel::Linalg.str(), "", ""};
   }
 
@@ -447,7 +495,8 @@ std::string epilogueText(Operation *op) {
 KernelConfigProvider::~KernelConfigProvider() = default;
 
 bool isKernelOp(Operation *op) {
-  return llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp, MaxPool2DOp>(op);
+  return llvm::isa<Conv2DOp, LinearOp, MatmulOp, BatchMatmulOp, MaxPool2DOp, QuantConv2DOp,
+                   QuantLinearOp>(op);
 }
 
 SmallVector<Operation *> kernelOps(ModuleOp module) {
@@ -479,6 +528,8 @@ std::string checkKernelChoice(Operation *op, StringRef k, StringRef v) {
     return checkMatmul(op, k, v);
   if (auto pool = llvm::dyn_cast<MaxPool2DOp>(op))
     return checkMaxPool(pool, k, v);
+  if (llvm::isa<QuantConv2DOp, QuantLinearOp>(op))
+    return checkQuant(op, k, v);
   return notFor(k, op);
 }
 
@@ -502,7 +553,9 @@ std::vector<std::string> validKernelChoices(Operation *op) {
       {kernel::Linear, variant::WeightRows},
       {kernel::Linear, variant::InputRows},
       {kernel::Matmul, variant::Packed},
-      {kernel::MaxPool2d, variant::Direct}};
+      {kernel::MaxPool2d, variant::Direct},
+      {kernel::QConv2d, variant::U8S8},
+      {kernel::QLinear, variant::U8S8}};
   std::vector<std::string> out;
   for (auto [k, v] : all)
     if (checkKernelChoice(op, k, v).empty())

@@ -18,6 +18,8 @@
 //   linear               weight_rows | input_rows
 //   matmul               packed
 //   max_pool2d           direct
+//   qconv2d              u8s8    (cuvil.quant.conv2d: u8 x s8, int32 sums)
+//   qlinear              u8s8    (cuvil.quant.linear)
 //   linalg               (no kernel: the generic lowering through linalg)
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +45,8 @@ inline constexpr llvm::StringLiteral PointwiseDepthwise = "pointwise_depthwise";
 inline constexpr llvm::StringLiteral Linear = "linear";
 inline constexpr llvm::StringLiteral Matmul = "matmul";
 inline constexpr llvm::StringLiteral MaxPool2d = "max_pool2d";
+inline constexpr llvm::StringLiteral QConv2d = "qconv2d";
+inline constexpr llvm::StringLiteral QLinear = "qlinear";
 inline constexpr llvm::StringLiteral Linalg = "linalg";
 } // namespace kernel
 
@@ -56,6 +60,7 @@ inline constexpr llvm::StringLiteral Banded = "banded";
 inline constexpr llvm::StringLiteral WeightRows = "weight_rows";
 inline constexpr llvm::StringLiteral InputRows = "input_rows";
 inline constexpr llvm::StringLiteral Packed = "packed";
+inline constexpr llvm::StringLiteral U8S8 = "u8s8";
 } // namespace variant
 
 /// One choice: a kernel, its variant, and why.

@@ -28,6 +28,7 @@
 #include "runtime/include/cuvil/kernel_abi.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/QuantArithmetic.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -176,12 +177,26 @@ public:
                  type, resourceKey(name), HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
   }
 
-  /// Calls `callee(params, operands..., output)` and returns the output.
+  /// `count` elements of `element` from `raw`, as a resource constant.
+  Value constantRaw(ArrayRef<char> raw, Type element, int64_t count, StringRef name) {
+    auto type = RankedTensorType::get({count}, element);
+    return b.create<arith::ConstantOp>(
+        loc, DenseResourceElementsAttr::get(type, resourceKey(name),
+                                            HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
+  }
+
+  /// Calls `callee(params, operands..., [workspace,] output)` and returns
+  /// the output; a workspace of `workspaceBytes` (> 0) is a buffer of its
+  /// own, placed in the arena like the output and live for the call only.
   Value call(ModuleOp module, StringRef callee, ArrayRef<int64_t> params,
-             ArrayRef<Value> operands, RankedTensorType resultType) {
+             ArrayRef<Value> operands, RankedTensorType resultType, int64_t workspaceBytes = 0) {
     SmallVector<Value> args{bufferOf(constant(params))};
     for (Value v : operands)
       args.push_back(bufferOf(v));
+    if (workspaceBytes > 0) {
+      auto type = MemRefType::get({workspaceBytes}, b.getIntegerType(8));
+      args.push_back(pointerView(b.create<memref::AllocOp>(loc, type, b.getI64IntegerAttr(64))));
+    }
     auto outType = MemRefType::get(resultType.getShape(), resultType.getElementType());
     Value out = b.create<memref::AllocOp>(loc, outType, b.getI64IntegerAttr(64));
     args.push_back(pointerView(out));
@@ -345,7 +360,8 @@ struct SelectCpuKernelsPass final
       OpBuilder b(op);
       KernelSite site{op, op, SmallVector<Value>(op->getOperands()), Epilogue{}};
       Value r = llvm::isa<MaxPool2DOp>(op) ? buildMaxPool(b, module, llvm::cast<MaxPool2DOp>(op))
-                                           : build(b, module, site, c.getVariant());
+                : llvm::isa<QuantConv2DOp, QuantLinearOp>(op) ? buildQuant(b, module, op)
+                                                              : build(b, module, site, c.getVariant());
       op->getResult(0).replaceAllUsesWith(r);
       op->erase();
     }
@@ -411,6 +427,134 @@ struct SelectCpuKernelsPass final
     if (llvm::isa<LinearOp>(site.op))
       return buildLinear(b, module, site, variant);
     return buildMatmul(b, module, site);
+  }
+
+  /// An int8 convolution or linear layer (kernel_abi.h's CUVIL_QCONV_* /
+  /// CUVIL_QLINEAR_*): weights packed with K padded to CUVIL_QK, and per
+  /// output channel the multiplier and the offset that folds the quantized
+  /// bias and the input's zero point into the int32 sums, computed here
+  /// with QuantArithmetic.h's formulas (the reference evaluator's).
+  Value buildQuant(OpBuilder &b, ModuleOp module, Operation *op) {
+    bool isConv = llvm::isa<QuantConv2DOp>(op);
+    QuantParamsAttr px, pw, py;
+    if (auto c = llvm::dyn_cast<QuantConv2DOp>(op)) {
+      px = c.getInputParams();
+      pw = c.getWeightParams();
+      py = c.getOutputParams();
+    } else {
+      auto l = llvm::cast<QuantLinearOp>(op);
+      px = l.getInputParams();
+      pw = l.getWeightParams();
+      py = l.getOutputParams();
+    }
+    auto wc = op->getOperand(1).getDefiningOp<ConstantOp>();
+    FailureOr<::cuvil::Tensor> w = reference::tensorFromAttr(wc.getValue(), wc.getLoc());
+    std::optional<::cuvil::Tensor> bias;
+    if (op->getNumOperands() > 2)
+      bias = constantF32(op->getOperand(2));
+    int64_t cout = w->dim(0), kSize = w->numElements() / cout, kp = cuvil_qk_padded(kSize);
+    int64_t zx = px.zeroPointAt(0);
+    SmallVector<int32_t> offset(cout);
+    SmallVector<float> multiplier(cout);
+    for (int64_t c = 0; c < cout; ++c) {
+      multiplier[c] = quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0));
+      float biasInverse = 1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(c));
+      int64_t bq = bias ? quant::roundToStorage(static_cast<float>(bias->getDouble(c)), biasInverse, 0,
+                                                std::numeric_limits<int32_t>::min(),
+                                                std::numeric_limits<int32_t>::max())
+                        : 0;
+      uint32_t sum = 0;
+      for (int64_t k = 0; k < kSize; ++k)
+        sum += static_cast<uint32_t>(w->getInt(c * kSize + k));
+      offset[c] = static_cast<int32_t>(static_cast<uint32_t>(bq) - static_cast<uint32_t>(zx) * sum);
+    }
+    // Conv: [Cout][Kp] rows, K ordered (kh, kw, channel) with the group's
+    // channels padded to quads (the workspace's order); linear: panels
+    // [ceil(N/QN)][Kp/4][QN][4].
+    std::vector<int8_t> packed;
+    if (isConv) {
+      ArrayRef<int64_t> ws = shapeOf(op->getOperand(1));
+      int64_t cg = ws[1], kh = ws[2], kw = ws[3], quads = (cg + 3) / 4;
+      kp = kh * kw * 4 * quads;
+      packed.assign(cout * kp, 0);
+      for (int64_t c = 0; c < cout; ++c)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x)
+              packed[c * kp + (y * kw + x) * 4 * quads + ci] =
+                  static_cast<int8_t>(w->getInt(((c * cg + ci) * kh + y) * kw + x));
+    } else {
+      int64_t panels = (cout + CUVIL_QN - 1) / CUVIL_QN;
+      packed.assign(panels * kp * CUVIL_QN, 0);
+      for (int64_t n = 0; n < cout; ++n)
+        for (int64_t k = 0; k < kSize; ++k)
+          packed[(((n / CUVIL_QN) * (kp / 4) + k / 4) * CUVIL_QN + n % CUVIL_QN) * 4 + k % 4] =
+              static_cast<int8_t>(w->getInt(n * kSize + k));
+    }
+    auto out = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+    ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
+    SmallVector<int64_t> params;
+    StringRef callee;
+    if (auto conv = llvm::dyn_cast<QuantConv2DOp>(op)) {
+      ArrayRef<int64_t> ws = shapeOf(op->getOperand(1));
+      params.assign(CUVIL_QCONV_NUM_PARAMS, 0);
+      params[CUVIL_QCONV_VERSION] = kParamsVersion;
+      params[CUVIL_QCONV_N] = in[0];
+      params[CUVIL_QCONV_C] = in[1];
+      params[CUVIL_QCONV_H] = in[2];
+      params[CUVIL_QCONV_W] = in[3];
+      params[CUVIL_QCONV_COUT] = cout;
+      params[CUVIL_QCONV_OH] = out.getDimSize(2);
+      params[CUVIL_QCONV_OW] = out.getDimSize(3);
+      params[CUVIL_QCONV_KH] = ws[2];
+      params[CUVIL_QCONV_KW] = ws[3];
+      params[CUVIL_QCONV_SH] = conv.getStride()[0];
+      params[CUVIL_QCONV_SW] = conv.getStride()[1];
+      params[CUVIL_QCONV_PH] = conv.getPadding()[0];
+      params[CUVIL_QCONV_PW] = conv.getPadding()[1];
+      params[CUVIL_QCONV_DH] = conv.getDilation()[0];
+      params[CUVIL_QCONV_DW] = conv.getDilation()[1];
+      params[CUVIL_QCONV_GROUPS] = conv.getGroups();
+      params[CUVIL_QCONV_X_ZERO] = zx;
+      params[CUVIL_QCONV_Y_ZERO] = py.zeroPointAt(0);
+      params[CUVIL_QCONV_Y_MIN] = 0;
+      params[CUVIL_QCONV_Y_MAX] = 255;
+      callee = "cuvil_rt_qconv2d_u8s8";
+    } else {
+      params.assign(CUVIL_QLINEAR_NUM_PARAMS, 0);
+      params[CUVIL_QLINEAR_VERSION] = kParamsVersion;
+      params[CUVIL_QLINEAR_M] = in[0];
+      params[CUVIL_QLINEAR_K] = kSize;
+      params[CUVIL_QLINEAR_N] = cout;
+      params[CUVIL_QLINEAR_X_ZERO] = zx;
+      params[CUVIL_QLINEAR_Y_ZERO] = py.zeroPointAt(0);
+      params[CUVIL_QLINEAR_Y_MIN] = 0;
+      params[CUVIL_QLINEAR_Y_MAX] = 255;
+      callee = "cuvil_rt_qlinear_u8s8";
+    }
+    KernelCallBuilder k(b, op->getLoc());
+    Value weights = k.constantRaw(
+        ArrayRef<char>(reinterpret_cast<const char *>(packed.data()), packed.size()),
+        b.getIntegerType(8), static_cast<int64_t>(packed.size()),
+        resourceName(op->getOperand(1), isConv ? "qrows" : "qpanels"));
+    Value offsets = k.constantRaw(
+        ArrayRef<char>(reinterpret_cast<const char *>(offset.data()), offset.size() * sizeof(int32_t)),
+        b.getI32Type(), cout, resourceName(op->getOperand(1), "qoffset"));
+    Value multipliers = k.constantRaw(
+        ArrayRef<char>(reinterpret_cast<const char *>(multiplier.data()), multiplier.size() * sizeof(float)),
+        b.getF32Type(), cout, resourceName(op->getOperand(1), "qmultiplier"));
+    // The call sees signless bytes, as the lowering to linalg turns ui8
+    // tensors into i8 ones; the casts on either side fold away there.
+    auto signless = [&](Type t) {
+      auto r = llvm::cast<RankedTensorType>(t);
+      return RankedTensorType::get(r.getShape(), b.getIntegerType(8));
+    };
+    Value x = b.create<UnrealizedConversionCastOp>(op->getLoc(), signless(op->getOperand(0).getType()),
+                                                   op->getOperand(0))
+                  .getResult(0);
+    Value y = k.call(module, callee, params, {x, weights, offsets, multipliers}, signless(out),
+                     isConv ? cuvil_qconv_workspace_bytes(params.data()) : 0);
+    return b.create<UnrealizedConversionCastOp>(op->getLoc(), out, y).getResult(0);
   }
 
   /// 2-D max pooling (the depthwise kernels' grid, with max).

@@ -185,6 +185,54 @@ enum {
        (CUVIL_LINALG_MAX(m, n) + 1) +                                                           \
    CUVIL_LINALG_MAX(m, n))
 
+/*--- int8 products (runtime/cpu/qgemm.c) -------------------------------------
+ * u8 activations x s8 weights (zero point 0), int32 accumulation, and the
+ * requantize epilogue of dialects/Cuvil/IR/QuantArithmetic.h per output
+ * channel c: y = clamp(y_zero + nearbyint(float(acc + offset[c]) *
+ * multiplier[c]), y_min, y_max), where offset[c] = bias_q[c] - x_zero *
+ * sum_k w[c][k] (int32, wrapping) folds the input's zero point and the
+ * quantized bias in at compile time. K is padded to CUVIL_QK (zero
+ * weights). */
+#define CUVIL_QK 4
+/* Output channels per packed weight panel of cuvil_rt_qlinear_u8s8:
+ * [ceil(N/QN)][Kp/4][QN][4]. */
+#define CUVIL_QN 16
+/* The largest padded K the int8 kernels take (a tile of patches lives in
+ * a thread's scratch); larger layers use the generic lowering. */
+#define CUVIL_QCONV_MAX_KP 40960
+/* cuvil_rt_qconv2d_u8s8(params, input u8 NCHW, weights s8 [Cout][Kp],
+ * offset i32[Cout], multiplier f32[Cout], workspace, output u8 NCHW). The
+ * workspace (cuvil_qconv_workspace_bytes) receives the input with its zero
+ * point around it and 4 channels interleaved, [N][groups][quads][H + 2PH]
+ * [W + 2PW][4]; K is ordered (kh, kw, channel) with each group's channels
+ * padded to quads (zero weights): Kp = KH * KW * 4 * quads. */
+enum {
+  CUVIL_QCONV_VERSION, CUVIL_QCONV_N, CUVIL_QCONV_C, CUVIL_QCONV_H, CUVIL_QCONV_W,
+  CUVIL_QCONV_COUT, CUVIL_QCONV_OH, CUVIL_QCONV_OW, CUVIL_QCONV_KH, CUVIL_QCONV_KW,
+  CUVIL_QCONV_SH, CUVIL_QCONV_SW, CUVIL_QCONV_PH, CUVIL_QCONV_PW, CUVIL_QCONV_DH, CUVIL_QCONV_DW,
+  CUVIL_QCONV_GROUPS, CUVIL_QCONV_X_ZERO, CUVIL_QCONV_Y_ZERO, CUVIL_QCONV_Y_MIN, CUVIL_QCONV_Y_MAX,
+  CUVIL_QCONV_NUM_PARAMS
+};
+/* cuvil_rt_qlinear_u8s8(params, x u8 [M][K], weights s8 panels, offset
+ * i32[N], multiplier f32[N], y u8 [M][N]). */
+enum {
+  CUVIL_QLINEAR_VERSION, CUVIL_QLINEAR_M, CUVIL_QLINEAR_K, CUVIL_QLINEAR_N, CUVIL_QLINEAR_X_ZERO,
+  CUVIL_QLINEAR_Y_ZERO, CUVIL_QLINEAR_Y_MIN, CUVIL_QLINEAR_Y_MAX, CUVIL_QLINEAR_NUM_PARAMS
+};
+/* Padded K of the int8 kernels. */
+static inline int64_t cuvil_qk_padded(int64_t k) { return (k + CUVIL_QK - 1) / CUVIL_QK * CUVIL_QK; }
+/* Groups of 4 input channels per convolution group. */
+static inline int64_t cuvil_qconv_quads(const int64_t *q) {
+  return (q[CUVIL_QCONV_C] / q[CUVIL_QCONV_GROUPS] + 3) / 4;
+}
+static inline int64_t cuvil_qconv_kp(const int64_t *q) {
+  return q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] * 4 * cuvil_qconv_quads(q);
+}
+static inline int64_t cuvil_qconv_workspace_bytes(const int64_t *q) {
+  return q[CUVIL_QCONV_N] * q[CUVIL_QCONV_GROUPS] * cuvil_qconv_quads(q) *
+         (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH]) * (q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW]) * 4;
+}
+
 /* The power of two at least n (n >= 1) that the DFT works on. */
 static inline int64_t cuvil_dft_pow2(int64_t n) {
   int64_t m = 1;

@@ -137,6 +137,14 @@ void cuvil_rt_linear_f32(const int64_t *params, const float *x, const float *wei
 /* CUVIL_MATMUL_* params: c[i][M][N] = a[i][M][K] . b[i][K][N], both at
  * run time; a batch stride of 0 broadcasts that operand. */
 void cuvil_rt_matmul_f32(const int64_t *params, const float *a, const float *b, float *c);
+/* int8 convolution and linear layers (CUVIL_QCONV_*, CUVIL_QLINEAR_*):
+ * u8 x s8 with int32 sums and the requantize epilogue; the micro-kernel is
+ * chosen at run time (AVX-512 VNNI, else portable C). */
+void cuvil_rt_qconv2d_u8s8(const int64_t *params, const uint8_t *input, const int8_t *weights,
+                           const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                           uint8_t *output);
+void cuvil_rt_qlinear_u8s8(const int64_t *params, const uint8_t *x, const int8_t *weights,
+                           const int32_t *offset, const float *multiplier, uint8_t *y);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,141 @@
+/*===- runtime/cpu/mk_qvnni512.c - AVX-512 VNNI int8 micro-kernels --------===*
+ *
+ * Compiled with -mavx512f -mavx512bw -mavx512vnni (runtime/CMakeLists.txt)
+ * and only called on a CPU that has them. vpdpbusd multiplies 4 unsigned
+ * bytes by 4 signed bytes and adds the 4 products to an int32 lane, exactly
+ * (no intermediate saturation), 64 multiply-adds per instruction.
+ *   conv tile:   up to 8 output channels x 48 pixels: 24 zmm accumulators,
+ *                3 loads of packed patches and one 4-byte weight broadcast
+ *                per channel for every 4 values of k;
+ *   linear tile: up to 4 rows x 64 output features: 16 accumulators, 4
+ *                loads of weight panels and one 4-byte broadcast of x per
+ *                row.
+ * The epilogue requantizes in registers (round to nearest even, as the
+ * reference's nearbyint) and stores bytes, masked at the edges.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "qgemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <string.h>
+
+static inline int32_t load4(const void *p) {
+  int32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* 16 accumulators of one row to bytes: acc + offset, * multiplier, rounded,
+ * + zero, clamped; `count` (<= 16) of them stored at out. */
+static inline void requantize_store(__m512i acc, __m512i offset, __m512 multiplier, __m512i zero,
+                                    __m512i lo, __m512i hi, uint8_t *out, int64_t count) {
+  const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
+  __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
+  t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
+  __m512i v = _mm512_add_epi32(_mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+  if (count >= 16)
+    _mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(v));
+  else
+    _mm512_mask_cvtepi32_storeu_epi8(out, (__mmask16)((1u << count) - 1), v);
+}
+
+/* R rows x NV vectors of 16 pixels (the last tile of a plane may need
+ * fewer than 3). */
+static inline __attribute__((always_inline)) void conv_tile_rows(
+    int64_t kp, const int8_t *w, const uint8_t *b, const int R, const int NV, int64_t cols,
+    const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
+  __m512i acc[CUVIL_QCONV_MR][3];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = _mm512_setzero_si512();
+  const int64_t k4s = kp / 4;
+  for (int64_t k4 = 0; k4 < k4s; ++k4) {
+    const uint8_t *bk = b + k4 * CUVIL_QCONV_NP * 4;
+    __m512i bv[3];
+    for (int v = 0; v < NV; ++v)
+      bv[v] = _mm512_loadu_si512(bk + 64 * v);
+    for (int r = 0; r < R; ++r) {
+      __m512i a = _mm512_set1_epi32(load4(w + r * kp + k4 * 4));
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], a);
+    }
+  }
+  const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
+                hi = _mm512_set1_epi32(e->y_max);
+  for (int r = 0; r < R; ++r) {
+    __m512i offset = _mm512_set1_epi32(e->offset[r]);
+    __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
+    for (int v = 0; v < NV && v * 16 < cols; ++v)
+      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, out + r * ldo + v * 16,
+                       cols - v * 16);
+  }
+}
+
+static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
+                           int64_t cols, const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
+  const int nv = cols > 32 ? 3 : cols > 16 ? 2 : 1;
+  switch (rows * 4 + nv) {
+#define TILE(r, v)                                                                                 \
+  case r * 4 + v:                                                                                  \
+    conv_tile_rows(kp, w, b, r, v, cols, e, out, ldo);                                             \
+    return;
+#define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3)
+    ROWS(1) ROWS(2) ROWS(3) ROWS(4) ROWS(5) ROWS(6) ROWS(7) ROWS(8)
+#undef ROWS
+#undef TILE
+  }
+}
+
+static inline __attribute__((always_inline)) void linear_tile_rows(
+    int64_t kp, const uint8_t *x, int64_t ldx, const int R, const int8_t *panels,
+    int64_t panel_stride, int64_t cols, const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
+  const int nv = (int)((cols + 15) / 16);
+  __m512i acc[CUVIL_QLINEAR_MR][CUVIL_QLINEAR_NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < CUVIL_QLINEAR_NV; ++v)
+      acc[r][v] = _mm512_setzero_si512();
+  const int64_t k4s = kp / 4;
+  for (int64_t k4 = 0; k4 < k4s; ++k4) {
+    __m512i wv[CUVIL_QLINEAR_NV];
+    for (int v = 0; v < CUVIL_QLINEAR_NV; ++v)
+      wv[v] = v < nv ? _mm512_loadu_si512(panels + v * panel_stride + k4 * 64) : _mm512_setzero_si512();
+    for (int r = 0; r < R; ++r) {
+      __m512i a = _mm512_set1_epi32(load4(x + r * ldx + k4 * 4));
+      for (int v = 0; v < CUVIL_QLINEAR_NV; ++v)
+        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, wv[v]);
+    }
+  }
+  const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
+                hi = _mm512_set1_epi32(e->y_max);
+  for (int v = 0; v < nv; ++v) {
+    int64_t count = cols - v * 16 < 16 ? cols - v * 16 : 16;
+    __mmask16 mask = (__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1);
+    __m512i offset = _mm512_maskz_loadu_epi32(mask, e->offset + v * 16);
+    __m512 multiplier = _mm512_maskz_loadu_ps(mask, e->multiplier + v * 16);
+    for (int r = 0; r < R; ++r)
+      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, y + r * ldy + v * 16, count);
+  }
+}
+
+static void vnni_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
+                             const int8_t *panels, int64_t panel_stride, int64_t cols,
+                             const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
+  switch (rows) {
+#define ROWS(n)                                                                                    \
+  case n:                                                                                          \
+    linear_tile_rows(kp, x, ldx, n, panels, panel_stride, cols, e, y, ldy);                        \
+    return;
+    ROWS(1) ROWS(2) ROWS(3) ROWS(4)
+#undef ROWS
+  }
+}
+
+static const cuvil_qkernels vnni_kernels = {"avx512_vnni", vnni_conv_tile, vnni_linear_tile};
+
+const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
+
+#else
+const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return NULL; }
+#endif

@@ -1,0 +1,327 @@
+/*===- runtime/cpu/qgemm.c - int8 convolution and linear layers -----------===*
+ *
+ * cuvil_rt_qconv2d_u8s8: the input is first rewritten into the workspace
+ * with its zero point around it and 4 channels interleaved (one 32-bit
+ * word per pixel, what vpdpbusd/sdot take); then for each image, group and
+ * tile of up to CUVIL_QCONV_NP output pixels the tile's patches are copied
+ * once into the calling thread's scratch as [Kp/4][NP][4] bytes (K ordered
+ * (kh, kw, channel): at stride 1 a run of words per output row), and every
+ * output channel of the group runs over it, 8 at a time, writing u8 rows
+ * of the NCHW output straight from the tile.
+ * cuvil_rt_qlinear_u8s8: rows of x (padded to Kp in scratch when K is not
+ * a multiple of 4) times weight panels of 16 output features.
+ * Work is split over the call's threads by pixel tiles (and output-channel
+ * chunks when there are few tiles).
+ *
+ *===----------------------------------------------------------------------===*/
+#include "qgemm.h"
+#include "schedule.h"
+
+#include "cuvil/model_abi.h"
+
+#include <pthread.h>
+#include <string.h>
+
+_Static_assert((int64_t)CUVIL_QCONV_NP * CUVIL_QCONV_MAX_KP <= CUVIL_THREAD_SCRATCH_BYTES &&
+                   (int64_t)CUVIL_QLINEAR_MR * CUVIL_QCONV_MAX_KP <= CUVIL_THREAD_SCRATCH_BYTES,
+               "a tile of patches (or of padded rows) must fit in a thread's scratch");
+
+/*--- Portable micro-kernels ---------------------------------------------------*/
+
+static void generic_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
+                              int64_t cols, const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t acc[CUVIL_QCONV_NP] = {0};
+    const int8_t *wr = w + r * kp;
+    for (int64_t k4 = 0; k4 < kp / 4; ++k4) {
+      const uint8_t *bk = b + k4 * CUVIL_QCONV_NP * 4;
+      for (int64_t p = 0; p < cols; ++p)
+        for (int l = 0; l < 4; ++l)
+          acc[p] += (int32_t)bk[p * 4 + l] * (int32_t)wr[k4 * 4 + l];
+    }
+    for (int64_t p = 0; p < cols; ++p)
+      out[r * ldo + p] = cuvil_requantize(acc[p], e->offset[r], e->multiplier[r], e->y_zero,
+                                          e->y_min, e->y_max);
+  }
+}
+
+static void generic_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
+                                const int8_t *panels, int64_t panel_stride, int64_t cols,
+                                const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t n = 0; n < cols; ++n) {
+      const int8_t *panel = panels + (n / CUVIL_QN) * panel_stride;
+      int64_t lane = n % CUVIL_QN;
+      int32_t acc = 0;
+      for (int64_t k4 = 0; k4 < kp / 4; ++k4)
+        for (int l = 0; l < 4; ++l)
+          acc += (int32_t)x[m * ldx + k4 * 4 + l] *
+                 (int32_t)panel[(k4 * CUVIL_QN + lane) * 4 + l];
+      y[m * ldy + n] = cuvil_requantize(acc, e->offset[n], e->multiplier[n], e->y_zero, e->y_min,
+                                        e->y_max);
+    }
+}
+
+static const cuvil_qkernels generic_kernels = {"generic", generic_conv_tile, generic_linear_tile};
+
+const cuvil_qkernels *cuvil_qkernels_generic(void) { return &generic_kernels; }
+
+static const cuvil_qkernels *best_qkernels;
+static pthread_once_t best_qkernels_once = PTHREAD_ONCE_INIT;
+
+static bool usable(const char *feature) {
+  return cuvil_cpu_detects_feature(feature) && !cuvil_cpu_feature_hidden_for_test(feature);
+}
+
+static void choose_qkernels(void) {
+  const cuvil_qkernels *k = NULL;
+  if (usable("avx512f") && usable("avx512bw") && usable("avx512vnni"))
+    k = cuvil_qkernels_avx512_vnni();
+  best_qkernels = k ? k : &generic_kernels;
+}
+
+static const cuvil_qkernels *test_qkernels;
+
+const cuvil_qkernels *cuvil_qkernels_best(void) {
+  if (test_qkernels)
+    return test_qkernels;
+  pthread_once(&best_qkernels_once, choose_qkernels);
+  return best_qkernels;
+}
+
+void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels) { test_qkernels = kernels; }
+
+/*--- Convolution -----------------------------------------------------------------*/
+
+typedef struct qconv_job {
+  const int64_t *q;
+  const uint8_t *input;
+  const int8_t *weights;
+  const int32_t *offset;
+  const float *multiplier;
+  uint8_t *workspace; /* the input, padded, 4 channels interleaved */
+  uint8_t *output;
+  const cuvil_qkernels *kernels;
+  int64_t tiles, group_tiles, tile_groups, chunks, chunk_rows, kp, quads, hp, wp;
+  void *exec;
+  float *scratch; /* set for runs on this thread (cuvil_run_items) */
+} qconv_job;
+
+/* One (image, group, quad) of the workspace: 4 channel planes interleaved
+ * into 32-bit words, the zero point around them (and in the lanes of
+ * channels past the group's). */
+static void interleave_body(void *closure, int64_t begin, int64_t end) {
+  const qconv_job *j = closure;
+  const int64_t *q = j->q;
+  const int64_t C = q[CUVIL_QCONV_C], H = q[CUVIL_QCONV_H], W = q[CUVIL_QCONV_W];
+  const int64_t groups = q[CUVIL_QCONV_GROUPS], cg = C / groups;
+  const int64_t PH = q[CUVIL_QCONV_PH], PW = q[CUVIL_QCONV_PW];
+  const uint8_t zx = (uint8_t)q[CUVIL_QCONV_X_ZERO];
+  const uint32_t zero_word = zx * 0x01010101u;
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t quad = item % j->quads, ng = item / j->quads;
+    int64_t g = ng % groups, n = ng / groups;
+    uint32_t *dst = (uint32_t *)(j->workspace + item * j->hp * j->wp * 4);
+    const uint8_t *planes[4];
+    for (int l = 0; l < 4; ++l) {
+      int64_t c = quad * 4 + l;
+      planes[l] = c < cg ? j->input + ((n * C + g * cg + c) * H) * W : NULL;
+    }
+    for (int64_t y = 0; y < j->hp; ++y) {
+      uint32_t *row = dst + y * j->wp;
+      int64_t ih = y - PH;
+      if (ih < 0 || ih >= H) {
+        for (int64_t x = 0; x < j->wp; ++x)
+          row[x] = zero_word;
+        continue;
+      }
+      for (int64_t x = 0; x < PW; ++x)
+        row[x] = row[j->wp - 1 - x] = zero_word;
+      const uint8_t *r0 = planes[0] ? planes[0] + ih * W : NULL;
+      const uint8_t *r1 = planes[1] ? planes[1] + ih * W : NULL;
+      const uint8_t *r2 = planes[2] ? planes[2] + ih * W : NULL;
+      const uint8_t *r3 = planes[3] ? planes[3] + ih * W : NULL;
+      uint32_t *out = row + PW;
+      if (r3) { /* all four channels: the common case */
+        for (int64_t x = 0; x < W; ++x)
+          out[x] = (uint32_t)r0[x] | (uint32_t)r1[x] << 8 | (uint32_t)r2[x] << 16 | (uint32_t)r3[x] << 24;
+      } else {
+        for (int64_t x = 0; x < W; ++x)
+          out[x] = (uint32_t)(r0 ? r0[x] : zx) | (uint32_t)(r1 ? r1[x] : zx) << 8 |
+                   (uint32_t)(r2 ? r2[x] : zx) << 16 | (uint32_t)zx << 24;
+      }
+    }
+  }
+}
+
+/* The patches of pixels [p0, p0 + np) of image n, group g into
+ * b[Kp/4][NP][4]: for every (kh, kw, quad), the tile's pixels run along
+ * output rows (segments), whose words in the padded workspace are
+ * contiguous at stride 1: one copy per segment. */
+static void pack_patches(const qconv_job *j, int64_t n, int64_t g, int64_t p0, int64_t np,
+                         uint8_t *b) {
+  const int64_t *q = j->q;
+  const int64_t OW = q[CUVIL_QCONV_OW], KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW];
+  const int64_t SH = q[CUVIL_QCONV_SH], SW = q[CUVIL_QCONV_SW];
+  const int64_t DH = q[CUVIL_QCONV_DH], DW = q[CUVIL_QCONV_DW];
+  const int64_t groups = q[CUVIL_QCONV_GROUPS];
+  const uint32_t *planes = (const uint32_t *)(j->workspace) + (n * groups + g) * j->quads * j->hp * j->wp;
+  int64_t seg_p[CUVIL_QCONV_NP], seg_start[CUVIL_QCONV_NP], seg_n[CUVIL_QCONV_NP], segments = 0;
+  for (int64_t p = 0; p < np;) {
+    int64_t pix = p0 + p, oh = pix / OW, ow = pix % OW;
+    int64_t run = OW - ow < np - p ? OW - ow : np - p;
+    seg_p[segments] = p;
+    seg_start[segments] = oh * SH * j->wp + ow * SW; /* word of the window's corner */
+    seg_n[segments++] = run;
+    p += run;
+  }
+  uint32_t *dst = (uint32_t *)b;
+  for (int64_t kh = 0; kh < KH; ++kh)
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      int64_t shift = kh * DH * j->wp + kw * DW;
+      for (int64_t quad = 0; quad < j->quads; ++quad, dst += CUVIL_QCONV_NP) {
+        const uint32_t *plane = planes + quad * j->hp * j->wp + shift;
+        for (int64_t s = 0; s < segments; ++s) {
+          const uint32_t *src = plane + seg_start[s];
+          uint32_t *out = dst + seg_p[s];
+          if (SW == 1) {
+            memcpy(out, src, (size_t)seg_n[s] * 4);
+          } else {
+            for (int64_t t = 0; t < seg_n[s]; ++t)
+              out[t] = src[t * SW];
+          }
+        }
+      }
+    }
+}
+
+/* A work item: the channels of one chunk over a group of tiles whose
+ * patches are packed side by side, so that each block of weight rows is
+ * read from memory once for all of them. */
+static void qconv_body(void *closure, int64_t begin, int64_t end) {
+  const qconv_job *j = closure;
+  const int64_t *q = j->q;
+  const int64_t groups = q[CUVIL_QCONV_GROUPS], cout = q[CUVIL_QCONV_COUT];
+  const int64_t cog = cout / groups, pixels = q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
+  const int64_t tile_bytes = j->kp * CUVIL_QCONV_NP;
+  uint8_t *b = (uint8_t *)(j->scratch ? j->scratch : cuvil_thread_pool_scratch(j->exec));
+  int64_t packed_item = -1;
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t chunk = item % j->chunks, rest = item / j->chunks;
+    int64_t tg = rest % j->tile_groups, ng = rest / j->tile_groups;
+    int64_t g = ng % groups, n = ng / groups;
+    int64_t t0 = tg * j->group_tiles;
+    int64_t t1 = t0 + j->group_tiles < j->tiles ? t0 + j->group_tiles : j->tiles;
+    if (packed_item != rest) { /* the chunks of one group share its patches */
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t p0 = t * CUVIL_QCONV_NP;
+        pack_patches(j, n, g, p0, pixels - p0 < CUVIL_QCONV_NP ? pixels - p0 : CUVIL_QCONV_NP,
+                     b + (t - t0) * tile_bytes);
+      }
+      packed_item = rest;
+    }
+    int64_t r0 = chunk * j->chunk_rows;
+    int64_t r1 = r0 + j->chunk_rows < cog ? r0 + j->chunk_rows : cog;
+    for (int64_t r = r0; r < r1; r += CUVIL_QCONV_MR) {
+      int64_t rows = r1 - r < CUVIL_QCONV_MR ? r1 - r : CUVIL_QCONV_MR;
+      int64_t co = g * cog + r;
+      cuvil_qepilogue e = {j->offset + co, j->multiplier + co, (int32_t)q[CUVIL_QCONV_Y_ZERO],
+                           (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX]};
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t p0 = t * CUVIL_QCONV_NP;
+        int64_t np = pixels - p0 < CUVIL_QCONV_NP ? pixels - p0 : CUVIL_QCONV_NP;
+        j->kernels->conv_tile(j->kp, j->weights + co * j->kp, b + (t - t0) * tile_bytes, rows, np,
+                              &e, j->output + (n * cout + co) * pixels + p0, pixels);
+      }
+    }
+  }
+}
+
+void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t *weights,
+                           const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                           uint8_t *output) {
+  const int64_t groups = q[CUVIL_QCONV_GROUPS];
+  const int64_t cog = q[CUVIL_QCONV_COUT] / groups;
+  const int64_t pixels = q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
+  const int64_t tiles = (pixels + CUVIL_QCONV_NP - 1) / CUVIL_QCONV_NP;
+  qconv_job j = {q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
+                 tiles, 1, tiles, 1, cog, cuvil_qconv_kp(q),
+                 cuvil_qconv_quads(q), q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH],
+                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], cuvil_rt_current_exec, NULL};
+  cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
+                  q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
+  /* Weights beyond what stays in L2: tiles in groups (as many as the
+   * scratch holds), so each weight row streams in once per group. */
+  const int64_t kWeightsCached = 1024 * 1024;
+  if (cog * j.kp > kWeightsCached) {
+    int64_t fit = CUVIL_THREAD_SCRATCH_BYTES / (j.kp * CUVIL_QCONV_NP);
+    j.group_tiles = fit < tiles ? (fit > 0 ? fit : 1) : tiles;
+    j.tile_groups = (tiles + j.group_tiles - 1) / j.group_tiles;
+  }
+  /* Few items: split the channels too, so every thread has work. */
+  int64_t threads = j.exec ? cuvil_thread_pool_size(j.exec) : 1;
+  int64_t items = q[CUVIL_QCONV_N] * groups * j.tile_groups;
+  if (threads > 1 && items < 2 * threads && cog >= 2 * CUVIL_QCONV_MR) {
+    int64_t want = (2 * threads + items - 1) / items;
+    int64_t max_chunks = cog / CUVIL_QCONV_MR;
+    j.chunks = want < max_chunks ? want : max_chunks;
+    j.chunk_rows = (cog / j.chunks + CUVIL_QCONV_MR - 1) / CUVIL_QCONV_MR * CUVIL_QCONV_MR;
+    j.chunks = (cog + j.chunk_rows - 1) / j.chunk_rows;
+  }
+  j.scratch = NULL;
+  cuvil_run_items(j.exec, items * j.chunks, q[CUVIL_QCONV_N] * q[CUVIL_QCONV_COUT] * pixels * j.kp,
+                  qconv_body, &j, &j.scratch);
+}
+
+/*--- Linear ----------------------------------------------------------------------*/
+
+typedef struct qlinear_job {
+  const int64_t *q;
+  const uint8_t *x;
+  const int8_t *weights;
+  const int32_t *offset;
+  const float *multiplier;
+  uint8_t *y;
+  const cuvil_qkernels *kernels;
+  int64_t kp, row_blocks, col_blocks;
+  void *exec;
+  float *scratch;
+} qlinear_job;
+
+static void qlinear_body(void *closure, int64_t begin, int64_t end) {
+  const qlinear_job *j = closure;
+  const int64_t *q = j->q;
+  const int64_t m = q[CUVIL_QLINEAR_M], k = q[CUVIL_QLINEAR_K], nn = q[CUVIL_QLINEAR_N];
+  const int64_t panel_stride = j->kp * CUVIL_QN, block_cols = CUVIL_QN * CUVIL_QLINEAR_NV;
+  uint8_t *padded = (uint8_t *)(j->scratch ? j->scratch : cuvil_thread_pool_scratch(j->exec));
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t rb = item / j->col_blocks, cb = item % j->col_blocks;
+    int64_t m0 = rb * CUVIL_QLINEAR_MR, rows = m - m0 < CUVIL_QLINEAR_MR ? m - m0 : CUVIL_QLINEAR_MR;
+    int64_t n0 = cb * block_cols, cols = nn - n0 < block_cols ? nn - n0 : block_cols;
+    const uint8_t *x = j->x + m0 * k;
+    int64_t ldx = k;
+    if (k != j->kp) { /* rows padded to Kp (the pad meets zero weights) */
+      for (int64_t r = 0; r < rows; ++r) {
+        memcpy(padded + r * j->kp, x + r * k, (size_t)k);
+        memset(padded + r * j->kp + k, 0, (size_t)(j->kp - k));
+      }
+      x = padded;
+      ldx = j->kp;
+    }
+    cuvil_qepilogue e = {j->offset + n0, j->multiplier + n0, (int32_t)q[CUVIL_QLINEAR_Y_ZERO],
+                         (int32_t)q[CUVIL_QLINEAR_Y_MIN], (int32_t)q[CUVIL_QLINEAR_Y_MAX]};
+    j->kernels->linear_tile(j->kp, x, ldx, rows, j->weights + (n0 / CUVIL_QN) * panel_stride,
+                            panel_stride, cols, &e, j->y + m0 * nn + n0, nn);
+  }
+}
+
+void cuvil_rt_qlinear_u8s8(const int64_t *q, const uint8_t *x, const int8_t *weights,
+                           const int32_t *offset, const float *multiplier, uint8_t *y) {
+  const int64_t m = q[CUVIL_QLINEAR_M], n = q[CUVIL_QLINEAR_N];
+  const int64_t block_cols = CUVIL_QN * CUVIL_QLINEAR_NV;
+  qlinear_job j = {q, x, weights, offset, multiplier, y, cuvil_qkernels_best(),
+                   cuvil_qk_padded(q[CUVIL_QLINEAR_K]), (m + CUVIL_QLINEAR_MR - 1) / CUVIL_QLINEAR_MR,
+                   (n + block_cols - 1) / block_cols, cuvil_rt_current_exec, NULL};
+  cuvil_run_items(j.exec, j.row_blocks * j.col_blocks, m * n * q[CUVIL_QLINEAR_K], qlinear_body, &j,
+                  &j.scratch);
+}

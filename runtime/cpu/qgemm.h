@@ -1,0 +1,81 @@
+/*===- runtime/cpu/qgemm.h - The int8 micro-kernel interface ---------------===*
+ *
+ * The two register-blocked int8 tiles the int8 convolution and linear
+ * kernels (qgemm.c) are built on, one table per instruction set (portable
+ * C in qgemm.c, AVX-512 VNNI in mk_qvnni512.c), chosen at run time:
+ *   conv tile:   rows = output channels (up to CUVIL_QCONV_MR), columns =
+ *                pixels (up to CUVIL_QCONV_NP), B packed [Kp/4][NP][4] u8;
+ *   linear tile: rows = rows of x (up to CUVIL_QLINEAR_MR), columns =
+ *                output features (up to CUVIL_QLINEAR_NV panels of 16),
+ *                weights packed [panel][Kp/4][16][4] s8.
+ * Both finish with the requantize epilogue (cuvil/kernel_abi.h).
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CUVIL_RUNTIME_CPU_QGEMM_H
+#define CUVIL_RUNTIME_CPU_QGEMM_H
+
+#include "../core/internal.h"
+#include "cuvil/kernel_abi.h"
+
+#pragma GCC visibility push(hidden)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUVIL_QCONV_MR 8
+#define CUVIL_QCONV_NP 48
+#define CUVIL_QLINEAR_MR 4
+#define CUVIL_QLINEAR_NV 4
+
+typedef struct cuvil_qepilogue {
+  const int32_t *offset;   /* the tile's first row's (conv) or column's (linear) */
+  const float *multiplier; /* likewise */
+  int32_t y_zero, y_min, y_max;
+} cuvil_qepilogue;
+
+/* out[r * ldo + p] for r < rows, p < cols: the tile of w[rows][kp] (s8,
+ * rows kp bytes apart) times b[kp/4][NP][4] (u8), requantized. */
+typedef void (*cuvil_qconv_tile_fn)(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
+                                    int64_t cols, const cuvil_qepilogue *e, uint8_t *out,
+                                    int64_t ldo);
+/* y[m * ldy + n] for m < rows, n < cols (cols <= 16 * NV): x's rows (kp
+ * bytes, ldx apart) times `panels` ([nv][kp/4][16][4], panel_stride bytes
+ * apart), requantized. */
+typedef void (*cuvil_qlinear_tile_fn)(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
+                                      const int8_t *panels, int64_t panel_stride, int64_t cols,
+                                      const cuvil_qepilogue *e, uint8_t *y, int64_t ldy);
+
+typedef struct cuvil_qkernels {
+  const char *name; /* "avx512_vnni", "generic" */
+  cuvil_qconv_tile_fn conv_tile;
+  cuvil_qlinear_tile_fn linear_tile;
+} cuvil_qkernels;
+
+const cuvil_qkernels *cuvil_qkernels_generic(void);
+/* NULL where not compiled in (not x86-64). */
+const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void);
+/* The best this CPU runs (CUVIL_TEST_HIDE_CPU_FEATURES hides features, so
+ * tests can run each variant). */
+const cuvil_qkernels *cuvil_qkernels_best(void);
+/* Tests: the variant the entry points use from now on (NULL: the best). */
+void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels);
+
+/* The epilogue's arithmetic for one accumulator (QuantArithmetic.h). */
+static inline uint8_t cuvil_requantize(int32_t acc, int32_t offset, float multiplier,
+                                       int32_t zero, int32_t lo, int32_t hi) {
+  int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)offset);
+  float t = (float)sum * multiplier;
+  /* Beyond +-2^30 everything clamps the same way (and stays an int32). */
+  t = t > 1073741824.0f ? 1073741824.0f : t < -1073741824.0f ? -1073741824.0f : t;
+  int32_t v = (int32_t)__builtin_nearbyintf(t) + zero;
+  return (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#pragma GCC visibility pop
+
+#endif /* CUVIL_RUNTIME_CPU_QGEMM_H */

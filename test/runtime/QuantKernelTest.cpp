@@ -1,0 +1,227 @@
+//===- QuantKernelTest.cpp - int8 kernels against plain loops -------------===//
+//
+// cuvil_rt_qconv2d_u8s8 and cuvil_rt_qlinear_u8s8 with every int8
+// micro-kernel variant this CPU runs (the others are skipped with a
+// warning), on one thread and on a pool of three, against direct loops
+// with the arithmetic of QuantArithmetic.h: sum (x - zx) * w in int32 plus
+// the quantized bias, then zero point + nearbyint(acc * multiplier),
+// clamped. Bit for bit: integer sums have no rounding to forgive.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/qgemm.h"
+
+#include "cuvil/kernel_abi.h"
+#include "cuvil/model_abi.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+uint8_t requantizeReference(int32_t acc, float multiplier, int32_t zero) {
+  float v = static_cast<float>(zero) + std::nearbyint(static_cast<float>(acc) * multiplier);
+  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+std::vector<const cuvil_qkernels *> runnableQKernels() {
+  std::vector<const cuvil_qkernels *> k{cuvil_qkernels_generic()};
+  if (cuvil_qkernels_avx512_vnni() && cuvil_cpu_detects_feature("avx512f") &&
+      cuvil_cpu_detects_feature("avx512bw") && cuvil_cpu_detects_feature("avx512vnni"))
+    k.push_back(cuvil_qkernels_avx512_vnni());
+  else
+    WARN("SKIPPED: the avx512_vnni int8 micro-kernels (this CPU lacks AVX-512 VNNI)");
+  return k;
+}
+
+struct Pool {
+  cuvil_thread_pool *pool = nullptr;
+  explicit Pool(int32_t threads) {
+    int error = 0;
+    pool = cuvil_thread_pool_create(threads, &error);
+    REQUIRE(pool);
+  }
+  ~Pool() { cuvil_thread_pool_destroy(pool); }
+};
+
+struct ConvCase {
+  int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+};
+
+void checkConv(const ConvCase &t, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255), weight(-127, 127), bias(-20000, 20000);
+  int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
+  int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
+  int64_t cg = t.c / t.groups, cog = t.cout / t.groups;
+  int64_t zx = byte(rng), zy = byte(rng);
+  std::vector<uint8_t> x(t.n * t.c * t.h * t.w);
+  for (uint8_t &v : x)
+    v = static_cast<uint8_t>(byte(rng));
+  std::vector<int8_t> w(t.cout * cg * t.kh * t.kw);
+  for (int8_t &v : w)
+    v = static_cast<int8_t>(weight(rng));
+  std::vector<int32_t> biasQ(t.cout);
+  std::vector<float> multiplier(t.cout);
+  for (int64_t c = 0; c < t.cout; ++c) {
+    biasQ[c] = bias(rng);
+    multiplier[c] = std::ldexp(1.0f + (byte(rng) / 256.0f), -12);
+  }
+  // The reference, on the layouts as PyTorch has them.
+  std::vector<uint8_t> want(t.n * t.cout * oh * ow);
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t co = 0; co < t.cout; ++co) {
+      int64_t g = co / cog;
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          int32_t acc = biasQ[co];
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t a = 0; a < t.kh; ++a)
+              for (int64_t b = 0; b < t.kw; ++b) {
+                int64_t ih = y * t.sh - t.ph + a * t.dh, iw = xo * t.sw - t.pw + b * t.dw;
+                int32_t v = (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w)
+                                ? static_cast<int32_t>(zx)
+                                : x[((n * t.c + g * cg + ci) * t.h + ih) * t.w + iw];
+                acc += (v - static_cast<int32_t>(zx)) * w[((co * cg + ci) * t.kh + a) * t.kw + b];
+              }
+          want[((n * t.cout + co) * oh + y) * ow + xo] = requantizeReference(acc, multiplier[co], zy);
+        }
+    }
+  // What the compiler writes: params, weights in (kh, kw, channel) order
+  // with channels padded to quads, the offsets.
+  int64_t q[CUVIL_QCONV_NUM_PARAMS] = {};
+  q[CUVIL_QCONV_VERSION] = CUVIL_KERNEL_PARAMS_VERSION;
+  q[CUVIL_QCONV_N] = t.n;
+  q[CUVIL_QCONV_C] = t.c;
+  q[CUVIL_QCONV_H] = t.h;
+  q[CUVIL_QCONV_W] = t.w;
+  q[CUVIL_QCONV_COUT] = t.cout;
+  q[CUVIL_QCONV_OH] = oh;
+  q[CUVIL_QCONV_OW] = ow;
+  q[CUVIL_QCONV_KH] = t.kh;
+  q[CUVIL_QCONV_KW] = t.kw;
+  q[CUVIL_QCONV_SH] = t.sh;
+  q[CUVIL_QCONV_SW] = t.sw;
+  q[CUVIL_QCONV_PH] = t.ph;
+  q[CUVIL_QCONV_PW] = t.pw;
+  q[CUVIL_QCONV_DH] = t.dh;
+  q[CUVIL_QCONV_DW] = t.dw;
+  q[CUVIL_QCONV_GROUPS] = t.groups;
+  q[CUVIL_QCONV_X_ZERO] = zx;
+  q[CUVIL_QCONV_Y_ZERO] = zy;
+  q[CUVIL_QCONV_Y_MIN] = 0;
+  q[CUVIL_QCONV_Y_MAX] = 255;
+  int64_t kp = cuvil_qconv_kp(q), quads = cuvil_qconv_quads(q);
+  std::vector<int8_t> packed(t.cout * kp, 0);
+  std::vector<int32_t> offset(t.cout);
+  for (int64_t co = 0; co < t.cout; ++co) {
+    uint32_t sum = 0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t a = 0; a < t.kh; ++a)
+        for (int64_t b = 0; b < t.kw; ++b) {
+          int8_t v = w[((co * cg + ci) * t.kh + a) * t.kw + b];
+          packed[co * kp + (a * t.kw + b) * 4 * quads + ci] = v;
+          sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+        }
+    offset[co] = static_cast<int32_t>(static_cast<uint32_t>(biasQ[co]) - static_cast<uint32_t>(zx) * sum);
+  }
+  std::vector<uint8_t> workspace(cuvil_qconv_workspace_bytes(q));
+  for (const cuvil_qkernels *k : runnableQKernels()) {
+    cuvil_qkernels_use_for_test(k);
+    for (int threads : {1, 3}) {
+      INFO("variant " << k->name << ", " << threads << " thread(s), seed " << seed);
+      Pool pool(threads);
+      cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
+      std::vector<uint8_t> y(want.size(), 0xAA);
+      cuvil_rt_qconv2d_u8s8(q, x.data(), packed.data(), offset.data(), multiplier.data(),
+                            workspace.data(), y.data());
+      cuvil_rt_current_exec = nullptr;
+      size_t bad = 0;
+      for (size_t i = 0; i < y.size(); ++i)
+        bad += y[i] != want[i];
+      CHECK(bad == 0);
+    }
+  }
+  cuvil_qkernels_use_for_test(nullptr);
+}
+
+} // namespace
+
+TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
+  // Edges everywhere: channels not in quads, output channels not in 8s,
+  // pixels not in 16s or 48s, several images, groups, strides, dilation.
+  checkConv({1, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 1);
+  checkConv({2, 8, 10, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 2}, 2);
+  checkConv({1, 16, 13, 13, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1}, 3);
+  checkConv({1, 3, 23, 23, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1}, 4);
+  checkConv({1, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12}, 5); // depthwise
+  checkConv({1, 64, 8, 8, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 6);  // 64 pixels: 48 + 16
+  checkConv({1, 16, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 7);   // 1x1 stride 2
+  // Weights beyond 1 MiB: tiles packed in groups.
+  checkConv({1, 256, 7, 9, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 8);
+}
+
+TEST_CASE("int8 linear: every variant against plain loops", "[qkernels]") {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255), weight(-128, 127), bias(-5000, 5000);
+  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 1}, {3, 64, 17}, {5, 130, 64},
+                         {9, 33, 70}, {1, 512, 1000}, {4, 256, 65}}) {
+    int64_t zx = byte(rng), zy = byte(rng), kp = cuvil_qk_padded(k);
+    std::vector<uint8_t> x(m * k);
+    for (uint8_t &v : x)
+      v = static_cast<uint8_t>(byte(rng));
+    std::vector<int8_t> w(n * k);
+    for (int8_t &v : w)
+      v = static_cast<int8_t>(weight(rng));
+    std::vector<int32_t> biasQ(n), offset(n);
+    std::vector<float> multiplier(n);
+    int64_t panels = (n + CUVIL_QN - 1) / CUVIL_QN;
+    std::vector<int8_t> packed(panels * kp * CUVIL_QN, 0);
+    for (int64_t j = 0; j < n; ++j) {
+      biasQ[j] = bias(rng);
+      multiplier[j] = std::ldexp(1.0f + byte(rng) / 256.0f, -11);
+      uint32_t sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        packed[(((j / CUVIL_QN) * (kp / 4) + kk / 4) * CUVIL_QN + j % CUVIL_QN) * 4 + kk % 4] = w[j * k + kk];
+        sum += static_cast<uint32_t>(static_cast<int32_t>(w[j * k + kk]));
+      }
+      offset[j] = static_cast<int32_t>(static_cast<uint32_t>(biasQ[j]) - static_cast<uint32_t>(zx) * sum);
+    }
+    std::vector<uint8_t> want(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t acc = biasQ[j];
+        for (int64_t kk = 0; kk < k; ++kk)
+          acc += (static_cast<int32_t>(x[i * k + kk]) - static_cast<int32_t>(zx)) * w[j * k + kk];
+        want[i * n + j] = requantizeReference(acc, multiplier[j], zy);
+      }
+    int64_t q[CUVIL_QLINEAR_NUM_PARAMS] = {};
+    q[CUVIL_QLINEAR_VERSION] = CUVIL_KERNEL_PARAMS_VERSION;
+    q[CUVIL_QLINEAR_M] = m;
+    q[CUVIL_QLINEAR_K] = k;
+    q[CUVIL_QLINEAR_N] = n;
+    q[CUVIL_QLINEAR_X_ZERO] = zx;
+    q[CUVIL_QLINEAR_Y_ZERO] = zy;
+    q[CUVIL_QLINEAR_Y_MIN] = 0;
+    q[CUVIL_QLINEAR_Y_MAX] = 255;
+    for (const cuvil_qkernels *kernels : runnableQKernels()) {
+      cuvil_qkernels_use_for_test(kernels);
+      for (int threads : {1, 3}) {
+        INFO("variant " << kernels->name << ", " << threads << " thread(s), " << m << "x" << k << "x" << n);
+        Pool pool(threads);
+        cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
+        std::vector<uint8_t> y(want.size(), 0xAA);
+        cuvil_rt_qlinear_u8s8(q, x.data(), packed.data(), offset.data(), multiplier.data(), y.data());
+        cuvil_rt_current_exec = nullptr;
+        size_t bad = 0;
+        for (size_t i = 0; i < y.size(); ++i)
+          bad += y[i] != want[i];
+        CHECK(bad == 0);
+      }
+    }
+    cuvil_qkernels_use_for_test(nullptr);
+  }
+}
