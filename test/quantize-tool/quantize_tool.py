@@ -180,6 +180,40 @@ def main():
             print(f"     {name} {method}: {int8}/{len(layers)} layers int8")
 
     model, cal, val, refs = models["cnn"]
+    # The int8 kernels: the compiled library equals the reference evaluator
+    # bit for bit, and so does the aarch64 library under qemu.
+    qir = os.path.join(work, "cnn_percentile.mlirbc")
+    x0 = os.path.join(val, "s0", "input0.npy")
+    outs = {}
+    r = run([os.path.join(args.bin, "cuvil-run"), qir, "--input", x0, "--output-dir", os.path.join(work, "eval")])
+    check(r.returncode == 0, "int8 IR runs on the reference evaluator")
+    outs["evaluator"] = os.path.join(work, "eval", "output0.npy")
+    kr = os.path.join(work, "kernels.json")
+    r = run([os.path.join(args.bin, "cuvil-export"), "--model", qir, "--target", "x86_64", "-o",
+             os.path.join(work, "k.so"), "--kernel-report", kr])
+    kernels = [k["kernel"] for k in json.load(open(kr))["kernels"]] if r.returncode == 0 else []
+    r = run([os.path.join(args.bin, "cuvil-run"), os.path.join(work, "k.so"), "--input", x0,
+             "--output-dir", os.path.join(work, "x86")])
+    check(r.returncode == 0, "x86_64 int8 library runs")
+    outs["x86_64"] = os.path.join(work, "x86", "output0.npy")
+    check("qconv2d" in kernels and "qlinear" in kernels, f"int8 layers run on the int8 kernels ({kernels})")
+    qemu = shutil.which("qemu-aarch64")
+    arm_run = os.path.join(args.bin, "aarch64", "cuvil-run")
+    if qemu and os.path.exists(arm_run):
+        lib = os.path.join(work, "k_aarch64.so")
+        r = run([os.path.join(args.bin, "cuvil-export"), "--model", qir, "--target", "aarch64", "-o", lib])
+        r2 = run([qemu, "-L", "/usr/aarch64-linux-gnu", arm_run, lib, "--input", x0, "--output-dir",
+                  os.path.join(work, "arm")]) if r.returncode == 0 else r
+        check(r2.returncode == 0, f"aarch64 int8 library runs under qemu ({r2.stderr.strip()[-200:]})")
+        outs["aarch64"] = os.path.join(work, "arm", "output0.npy")
+    else:
+        print("SKIP aarch64 int8 library: qemu-aarch64 or the aarch64 cuvil-run is missing")
+    if all(os.path.exists(p) for p in outs.values()):
+        ref = np.load(outs["evaluator"])
+        for name, p in outs.items():
+            if name != "evaluator":
+                check(np.array_equal(np.load(p), ref), f"int8 outputs: {name} equals the reference evaluator")
+
     # A gate met only by falling back.
     out = os.path.join(work, "strict.mlir")
     rep = os.path.join(work, "strict.json")
