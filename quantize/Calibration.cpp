@@ -56,6 +56,7 @@ double TensorObserver::absMax() const { return std::max(std::fabs(min_), std::fa
 void TensorObserver::startHistograms(size_t bins) {
   hist_ = Histogram(min_, max_, bins);
   absHist_ = Histogram(0, absMax(), bins);
+  zeros_ = 0;
 }
 
 void TensorObserver::observeHistograms(const float *data, size_t n) {
@@ -65,6 +66,7 @@ void TensorObserver::observeHistograms(const float *data, size_t n) {
       continue;
     hist_.add(x);
     absHist_.add(std::fabs(x));
+    zeros_ += x == 0.0f;
   }
 }
 
@@ -212,7 +214,13 @@ Range chooseRange(Method method, const TensorObserver &o, const QuantGrid &grid,
   case Method::Entropy: {
     // Signed data spends half the levels on each side of zero.
     size_t levels = o.min() < 0 ? grid.levels() / 2 : grid.levels();
-    double t = entropyThreshold(o.absHistogram(), levels);
+    // Exact zeros (a relu's) quantize without error whatever the range, so
+    // they do not vote: left in, their spike in the first bin drives the
+    // KL search to needlessly small thresholds.
+    Histogram abs = o.absHistogram();
+    if (abs.size())
+      abs.counts[0] = std::max(0.0, abs.counts[0] - static_cast<double>(o.zeros()));
+    double t = entropyThreshold(abs, levels);
     return {std::max(o.min(), -t), std::min(o.max(), t)};
   }
   case Method::Mse:

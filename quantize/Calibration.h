@@ -55,12 +55,14 @@ public:
   double absMax() const;
   uint64_t count() const { return count_; }
   uint64_t nonFinite() const { return nonFinite_; }
+  /// Exact zeros seen by the histogram pass.
+  uint64_t zeros() const { return zeros_; }
   const Histogram &histogram() const { return hist_; }
   const Histogram &absHistogram() const { return absHist_; }
 
 private:
   double min_ = 0, max_ = 0;
-  uint64_t count_ = 0, nonFinite_ = 0;
+  uint64_t count_ = 0, nonFinite_ = 0, zeros_ = 0;
   Histogram hist_, absHist_;
 };
 

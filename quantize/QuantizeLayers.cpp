@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::cuvil {
 namespace {
@@ -145,8 +146,9 @@ LogicalResult roundToNarrow(Operation *op, OpBuilder &b, bool bf16) {
   return success();
 }
 
-/// quantize(dequantize(q, P), P) -> q; relu(dequantize(q, P)) -> the
-/// dequantized value when P's zero point is the storage's minimum.
+/// quantize(dequantize(q, P), P) -> q; relu / hardtanh(dequantize(q, P))
+/// -> the dequantized value when every value P represents is within the
+/// activation's bounds (a relu: the zero point at the storage's minimum).
 void foldRoundTrips(func::FuncOp f) {
   f.walk([](Operation *op) {
     if (auto q = llvm::dyn_cast<QuantizeOp>(op)) {
@@ -158,16 +160,30 @@ void foldRoundTrips(func::FuncOp f) {
       }
       return;
     }
-    if (auto relu = llvm::dyn_cast<ReluOp>(op)) {
-      auto d = relu->getOperand(0).getDefiningOp<DequantizeOp>();
+    // relu / hardtanh of a dequantized tensor whose every representable
+    // value already lies within the activation's bounds: the identity.
+    if (llvm::isa<ReluOp, HardtanhOp>(op)) {
+      auto d = op->getOperand(0).getDefiningOp<DequantizeOp>();
       if (!d || d.getParams().getAxis() >= 0)
         return;
+      double lo = 0, hi = std::numeric_limits<double>::infinity();
+      if (auto h = llvm::dyn_cast<HardtanhOp>(op)) {
+        lo = h.getMinVal().convertToDouble();
+        hi = h.getMaxVal().convertToDouble();
+      }
       auto storage = llvm::cast<IntegerType>(
           llvm::cast<RankedTensorType>(d.getInput().getType()).getElementType());
-      int64_t qmin = storage.isUnsigned() ? 0 : -(int64_t(1) << (storage.getWidth() - 1));
-      if (d.getParams().getZeroPoint()[0] == qmin) {
-        relu->getResult(0).replaceAllUsesWith(d.getResult());
-        relu->erase();
+      unsigned width = storage.getWidth();
+      int64_t qmin = storage.isUnsigned() ? 0 : -(int64_t(1) << (width - 1));
+      int64_t qmax = storage.isUnsigned() ? (int64_t(1) << width) - 1 : (int64_t(1) << (width - 1)) - 1;
+      double scale = d.getParams().getScale()[0];
+      int64_t zp = d.getParams().getZeroPoint()[0];
+      // As the dequantization computes them (per tensor, in float).
+      double least = quant::dequantizeValue(qmin, scale, zp, false);
+      double most = quant::dequantizeValue(qmax, scale, zp, false);
+      if (least >= lo && most <= hi) {
+        op->getResult(0).replaceAllUsesWith(d.getResult());
+        op->erase();
       }
     }
   });

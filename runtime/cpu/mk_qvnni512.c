@@ -1,6 +1,6 @@
 /*===- runtime/cpu/mk_qvnni512.c - AVX-512 VNNI int8 micro-kernels --------===*
  *
- * Compiled with -mavx512f -mavx512bw -mavx512vnni (runtime/CMakeLists.txt)
+ * Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (runtime/CMakeLists.txt)
  * and only called on a CPU that has them. vpdpbusd multiplies 4 unsigned
  * bytes by 4 signed bytes and adds the 4 products to an int32 lane, exactly
  * (no intermediate saturation), 64 multiply-adds per instruction.
@@ -132,7 +132,104 @@ static void vnni_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t 
   }
 }
 
-static const cuvil_qkernels vnni_kernels = {"avx512_vnni", vnni_conv_tile, vnni_linear_tile};
+/* 16 pixels at a time: the taps' bytes widened to float (stride 1: 16
+ * consecutive bytes; stride 2: the even bytes of 32), multiplied and summed
+ * exactly (the offset holds -zx * sum(w)), then requantized. Loads are masked at the row's end
+ * so nothing past the workspace is read. */
+/* 16 taps' bytes at x (stride 1: consecutive; stride 2: the even bytes of
+ * 32), widened to float; `count` (< 16: masked, nothing past it read). */
+static inline __m512 depthwise_load(const uint8_t *src, int64_t sw, int64_t count) {
+  __m512i v;
+  if (sw == 1) {
+    __m128i bytes = count >= 16 ? _mm_loadu_si128((const __m128i *)src)
+                                : _mm_maskz_loadu_epi8((__mmask16)((1u << count) - 1), src);
+    v = _mm512_cvtepu8_epi32(bytes);
+  } else {
+    __mmask32 m = count >= 16 ? 0xffffffffu : (__mmask32)((1ull << (2 * count - 1)) - 1);
+    v = _mm512_and_si512(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi8(m, src)),
+                         _mm512_set1_epi32(0xff));
+  }
+  return _mm512_cvtepi32_ps(v);
+}
+
+/* R output rows x NV vectors of 16 pixels from column x0 (the last vector
+ * `left - 16 (NV - 1)` wide), R * NV independent sums in registers: one
+ * chain would wait on the FMA latency tap after tap. */
+static inline __attribute__((always_inline)) void depthwise_block(
+    const uint8_t *plane, int64_t wp, int64_t y0, int64_t x0, int64_t left, const int R,
+    const int NV, const int64_t *g, const float *taps, const cuvil_qepilogue *e, uint8_t *out,
+    int64_t ow) {
+  const int64_t kh = g[0], kw = g[1], sh = g[2], sw = g[3], dh = g[4], dw = g[5];
+  __m512 acc[4][4];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = _mm512_setzero_ps();
+  for (int64_t a = 0; a < kh; ++a)
+    for (int64_t b = 0; b < kw; ++b) {
+      __m512 t = _mm512_set1_ps(taps[a * kw + b]);
+      for (int r = 0; r < R; ++r) {
+        const uint8_t *src = plane + ((y0 + r) * sh + a * dh) * wp + x0 * sw + b * dw;
+        for (int v = 0; v < NV; ++v)
+          acc[r][v] = _mm512_fmadd_ps(depthwise_load(src + 16 * v * sw, sw, left - 16 * v), t, acc[r][v]);
+      }
+    }
+  const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
+                hi = _mm512_set1_epi32(e->y_max), offset = _mm512_set1_epi32(e->offset[0]);
+  const __m512 multiplier = _mm512_set1_ps(e->multiplier[0]);
+  /* Exact integers: to int32, then the epilogue as everywhere. */
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      requantize_store(_mm512_cvtps_epi32(acc[r][v]), offset, multiplier, zero, lo, hi,
+                       out + (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
+}
+
+#define DW_BLOCK(R, NV) depthwise_block(plane, wp, y, x0, left, R, NV, g, taps, e, out, ow)
+
+static void vnni_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                                 const int64_t *g, const float *taps, const cuvil_qepilogue *e,
+                                 uint8_t *out) {
+  if (g[3] > 2) {
+    cuvil_qkernels_generic()->depthwise_plane(plane, wp, oh, ow, g, taps, e, out);
+    return;
+  }
+  const int64_t nv = (ow + 15) / 16;
+  if (nv >= 3) { /* wide rows: 64 pixels (or the rest) at a time */
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x0 = 0; x0 < ow; x0 += 64) {
+        int64_t left = ow - x0;
+        if (left > 48)
+          DW_BLOCK(1, 4);
+        else if (left > 32)
+          DW_BLOCK(1, 3);
+        else if (left > 16)
+          DW_BLOCK(1, 2);
+        else
+          DW_BLOCK(1, 1);
+      }
+    return;
+  }
+  /* Narrow rows: several rows at once. */
+  const int64_t x0 = 0, left = ow;
+  const int64_t step = nv == 2 ? 2 : 4;
+  int64_t y = 0;
+  for (; y + step <= oh; y += step) {
+    if (nv == 2)
+      DW_BLOCK(2, 2);
+    else
+      DW_BLOCK(4, 1);
+  }
+  for (; y < oh; ++y) {
+    if (nv == 2)
+      DW_BLOCK(1, 2);
+    else
+      DW_BLOCK(1, 1);
+  }
+}
+
+#undef DW_BLOCK
+
+static const cuvil_qkernels vnni_kernels = {"avx512_vnni", vnni_conv_tile, vnni_linear_tile,
+                                            vnni_depthwise_plane};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 

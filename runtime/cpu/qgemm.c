@@ -26,46 +26,6 @@ _Static_assert((int64_t)CUVIL_QCONV_NP * CUVIL_QCONV_MAX_KP <= CUVIL_THREAD_SCRA
                    (int64_t)CUVIL_QLINEAR_MR * CUVIL_QCONV_MAX_KP <= CUVIL_THREAD_SCRATCH_BYTES,
                "a tile of patches (or of padded rows) must fit in a thread's scratch");
 
-/*--- Portable micro-kernels ---------------------------------------------------*/
-
-static void generic_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
-                              int64_t cols, const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
-  for (int64_t r = 0; r < rows; ++r) {
-    int32_t acc[CUVIL_QCONV_NP] = {0};
-    const int8_t *wr = w + r * kp;
-    for (int64_t k4 = 0; k4 < kp / 4; ++k4) {
-      const uint8_t *bk = b + k4 * CUVIL_QCONV_NP * 4;
-      for (int64_t p = 0; p < cols; ++p)
-        for (int l = 0; l < 4; ++l)
-          acc[p] += (int32_t)bk[p * 4 + l] * (int32_t)wr[k4 * 4 + l];
-    }
-    for (int64_t p = 0; p < cols; ++p)
-      out[r * ldo + p] = cuvil_requantize(acc[p], e->offset[r], e->multiplier[r], e->y_zero,
-                                          e->y_min, e->y_max);
-  }
-}
-
-static void generic_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
-                                const int8_t *panels, int64_t panel_stride, int64_t cols,
-                                const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
-  for (int64_t m = 0; m < rows; ++m)
-    for (int64_t n = 0; n < cols; ++n) {
-      const int8_t *panel = panels + (n / CUVIL_QN) * panel_stride;
-      int64_t lane = n % CUVIL_QN;
-      int32_t acc = 0;
-      for (int64_t k4 = 0; k4 < kp / 4; ++k4)
-        for (int l = 0; l < 4; ++l)
-          acc += (int32_t)x[m * ldx + k4 * 4 + l] *
-                 (int32_t)panel[(k4 * CUVIL_QN + lane) * 4 + l];
-      y[m * ldy + n] = cuvil_requantize(acc, e->offset[n], e->multiplier[n], e->y_zero, e->y_min,
-                                        e->y_max);
-    }
-}
-
-static const cuvil_qkernels generic_kernels = {"generic", generic_conv_tile, generic_linear_tile};
-
-const cuvil_qkernels *cuvil_qkernels_generic(void) { return &generic_kernels; }
-
 static const cuvil_qkernels *best_qkernels;
 static pthread_once_t best_qkernels_once = PTHREAD_ONCE_INIT;
 
@@ -75,9 +35,9 @@ static bool usable(const char *feature) {
 
 static void choose_qkernels(void) {
   const cuvil_qkernels *k = NULL;
-  if (usable("avx512f") && usable("avx512bw") && usable("avx512vnni"))
+  if (usable("avx512f") && usable("avx512bw") && usable("avx512vl") && usable("avx512vnni"))
     k = cuvil_qkernels_avx512_vnni();
-  best_qkernels = k ? k : &generic_kernels;
+  best_qkernels = k ? k : cuvil_qkernels_generic();
 }
 
 static const cuvil_qkernels *test_qkernels;
@@ -237,6 +197,43 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
   }
 }
 
+/* Depthwise (one input and one output channel per group): per (image,
+ * channel), the plane with its zero point around it in the workspace, then
+ * row kernels over it; the taps are the weights' first lane of each quad. */
+static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
+  const qconv_job *j = closure;
+  const int64_t *q = j->q;
+  const int64_t C = q[CUVIL_QCONV_C], H = q[CUVIL_QCONV_H], W = q[CUVIL_QCONV_W];
+  const int64_t OH = q[CUVIL_QCONV_OH], OW = q[CUVIL_QCONV_OW], KH = q[CUVIL_QCONV_KH],
+                KW = q[CUVIL_QCONV_KW];
+  const int64_t SH = q[CUVIL_QCONV_SH], PH = q[CUVIL_QCONV_PH], PW = q[CUVIL_QCONV_PW],
+                DH = q[CUVIL_QCONV_DH];
+  const uint8_t zx = (uint8_t)q[CUVIL_QCONV_X_ZERO];
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t c = item % C;
+    uint8_t *plane = j->workspace + item * j->hp * j->wp;
+    const uint8_t *src = j->input + item * H * W;
+    for (int64_t y = 0; y < j->hp; ++y) {
+      uint8_t *row = plane + y * j->wp;
+      int64_t ih = y - PH;
+      if (ih < 0 || ih >= H) {
+        memset(row, zx, (size_t)j->wp);
+        continue;
+      }
+      for (int64_t x = 0; x < PW; ++x) /* a pixel or two: no call */
+        row[x] = row[PW + W + x] = zx;
+      memcpy(row + PW, src + ih * W, (size_t)W);
+    }
+    float taps[CUVIL_QDEPTHWISE_MAX_TAPS];
+    for (int64_t t = 0; t < KH * KW; ++t)
+      taps[t] = (float)j->weights[c * j->kp + t * 4];
+    cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
+                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX]};
+    const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
+    j->kernels->depthwise_plane(plane, j->wp, OH, OW, geometry, taps, &e, j->output + item * OH * OW);
+  }
+}
+
 void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t *weights,
                            const int32_t *offset, const float *multiplier, uint8_t *workspace,
                            uint8_t *output) {
@@ -248,6 +245,13 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
                  tiles, 1, tiles, 1, cog, cuvil_qconv_kp(q),
                  cuvil_qconv_quads(q), q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH],
                  q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], cuvil_rt_current_exec, NULL};
+  if (groups == q[CUVIL_QCONV_C] && groups == q[CUVIL_QCONV_COUT] &&
+      q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] <= CUVIL_QDEPTHWISE_MAX_TAPS) {
+    cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups,
+                    q[CUVIL_QCONV_N] * groups * pixels * q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW],
+                    qdepthwise_body, &j, &j.scratch);
+    return;
+  }
   cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
                   q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
   /* Weights beyond what stays in L2: tiles in groups (as many as the

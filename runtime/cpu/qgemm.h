@@ -46,11 +46,24 @@ typedef void (*cuvil_qlinear_tile_fn)(int64_t kp, const uint8_t *x, int64_t ldx,
                                       const int8_t *panels, int64_t panel_stride, int64_t cols,
                                       const cuvil_qepilogue *e, uint8_t *y, int64_t ldy);
 
+/* A depthwise convolution's output plane out[oh][ow] from its input plane
+ * padded with the zero point (rows wp bytes apart): sum x * w with the
+ * taps as floats (exact: every partial sum is an integer below 2^24 for up
+ * to 514 taps), then + offset (which holds -zx * sum w), requantized (e:
+ * this channel's). g: kh, kw, sh, sw, dh, dw. */
+typedef void (*cuvil_qdepthwise_plane_fn)(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                                          const int64_t *g, const float *taps,
+                                          const cuvil_qepilogue *e, uint8_t *out);
+
 typedef struct cuvil_qkernels {
   const char *name; /* "avx512_vnni", "generic" */
   cuvil_qconv_tile_fn conv_tile;
   cuvil_qlinear_tile_fn linear_tile;
+  cuvil_qdepthwise_plane_fn depthwise_plane;
 } cuvil_qkernels;
+
+/* Depthwise convolutions the row kernels take: at most this many taps. */
+#define CUVIL_QDEPTHWISE_MAX_TAPS 64
 
 const cuvil_qkernels *cuvil_qkernels_generic(void);
 /* NULL where not compiled in (not x86-64). */

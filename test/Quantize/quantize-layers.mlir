@@ -74,3 +74,32 @@ func.func @fallbacks(%x: tensor<4x2xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, 
   %2 = cuvil.gemm.linear %x, %w {cuvil.precision = "fp32"} : (tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x1xf32>
   return %0, %1, %2 : tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>
 }
+
+// -----
+
+// hardtanh(0, 6) after an int8 conv whose output grid lies within [0, 6]
+// (255 x 0.0235 = 5.99) is the identity and folds, and the chain stays in
+// ui8; with a grid reaching past 6 (255 x 0.03 = 7.65) it stays.
+// CHECK-LABEL: func.func @relu6
+// CHECK: %[[Y1:.*]] = cuvil.quant.conv2d
+// CHECK-NOT: cuvil.act.hardtanh
+// CHECK-NOT: cuvil.quant.quantize
+// CHECK: cuvil.quant.conv2d %[[Y1]]
+// CHECK: cuvil.quant.dequantize
+// CHECK-NEXT: cuvil.act.hardtanh
+// CHECK-NEXT: return
+func.func @relu6(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w1 = cuvil.constant dense<[[[[0.5]], [[-1.27]]], [[[0.25]], [[0.1]]]]> : tensor<2x2x1x1xf32>
+  %w2 = cuvil.constant dense<[[[[1.0]], [[0.5]]], [[[0.2]], [[0.4]]]]> : tensor<2x2x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %w1 stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.02], zero_point = [128]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.0235], zero_point = [0]>}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = cuvil.act.hardtanh %0 {max_val = 6.0 : f64, min_val = 0.0 : f64} : tensor<1x2x4x4xf32>
+  %2 = cuvil.conv.conv2d %1, %w2 stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.0235], zero_point = [0]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.03], zero_point = [0]>}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %3 = cuvil.act.hardtanh %2 {max_val = 6.0 : f64, min_val = 0.0 : f64} : tensor<1x2x4x4xf32>
+  return %3 : tensor<1x2x4x4xf32>
+}

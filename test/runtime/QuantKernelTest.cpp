@@ -157,7 +157,10 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({2, 8, 10, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 2}, 2);
   checkConv({1, 16, 13, 13, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1}, 3);
   checkConv({1, 3, 23, 23, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1}, 4);
-  checkConv({1, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12}, 5); // depthwise
+  checkConv({1, 12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12}, 5); // depthwise: row kernels
+  checkConv({2, 24, 17, 35, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24}, 9);
+  checkConv({1, 8, 12, 40, 8, 5, 5, 1, 1, 4, 4, 2, 2, 8}, 10);
+  checkConv({1, 4, 11, 11, 4, 3, 3, 3, 3, 1, 1, 1, 1, 4}, 11);
   checkConv({1, 64, 8, 8, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 6);  // 64 pixels: 48 + 16
   checkConv({1, 16, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 7);   // 1x1 stride 2
   // Weights beyond 1 MiB: tiles packed in groups.

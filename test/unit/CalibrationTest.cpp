@@ -119,6 +119,19 @@ TEST_CASE("entropy: a heavy tail is clipped, a uniform range is kept", "[calibra
   CHECK(r.lo == Approx(e.min()));
 }
 
+TEST_CASE("entropy: a relu's exact zeros do not shrink the range", "[calibration]") {
+  // A relu output: as many exact zeros as positive values (here
+  // exponential). The zeros quantize exactly whatever the range, so the
+  // range is the positive part's alone.
+  std::vector<float> positive = exponential(50000), relu = positive;
+  relu.resize(250000, 0.0f);
+  TensorObserver p = observe(positive), r = observe(relu);
+  CHECK(r.zeros() == 200000);
+  Range rp = chooseRange(Method::Entropy, p, kU8), rr = chooseRange(Method::Entropy, r, kU8);
+  INFO("entropy range: positive part " << rp.hi << ", with the zeros " << rr.hi);
+  CHECK(rr.hi == Approx(rp.hi).epsilon(0.02));
+}
+
 TEST_CASE("mse: clips a heavy tail, keeps a uniform range", "[calibration]") {
   std::vector<float> x = exponential(1000000);
   TensorObserver o = observe(x);
