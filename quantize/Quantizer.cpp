@@ -394,6 +394,17 @@ Status Quantizer::loadFloatGraph() {
   llvm::DenseMap<Value, int> tensorIndex;
   std::set<std::string> names;
   auto tensorOf = [&](Value v, const std::string &name) {
+    // Through ops that move values without changing them (max pooling,
+    // reshapes) to a tensor quantized already: the same parameters, as
+    // PyTorch's quantized max pooling keeps them, so the values stay in
+    // u8 across the op (cuvil-quantize-layers runs it on the storage).
+    for (Value s = v; Operation *def = s.getDefiningOp();) {
+      if (!llvm::isa<mc::MaxPool2DOp, mc::ReshapeOp, mc::FlattenOp>(def) || def->getNumOperands() != 1)
+        break;
+      s = def->getOperand(0);
+      if (auto it = tensorIndex.find(s); it != tensorIndex.end())
+        return it->second;
+    }
     auto [it, inserted] = tensorIndex.try_emplace(v, tensorValues.size());
     if (inserted) {
       tensorValues.push_back(v);
@@ -430,10 +441,13 @@ std::vector<Value> valuesIn(mlir::func::FuncOp f, const std::vector<LayerReport>
   std::vector<Layer> ls = collectLayers(f);
   std::vector<Value> values;
   for (size_t i = 0; i < ls.size(); ++i) {
+    // The first value registered for a tensor: a layer input aliased to
+    // its producer's output (through max pooling, say) keeps the output.
     auto set = [&](int idx, Value v) {
       if (idx >= int(values.size()))
         values.resize(idx + 1);
-      values[idx] = v;
+      if (!values[idx])
+        values[idx] = v;
     };
     set(reports[i].input, ls[i].input);
     set(reports[i].output, ls[i].post);

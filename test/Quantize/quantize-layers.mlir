@@ -44,8 +44,9 @@ func.func @chain(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // CHECK: %[[X2:.*]] = cuvil.shape.reshape %{{.*}} {shape = array<i64: 6, 2>} : tensor<2x3x2xf32> -> tensor<6x2xf32>
 // CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X2]]
 // CHECK: cuvil.quant.linear %[[XQ]], %[[W]] {cuvil.precision = "int8", input_params = {{.*}}, output_params = {{.*}}, weight_params = #cuvil.quant<scale = [1.574803e-02, 3.149606e-03], zero_point = [0, 0], axis = 0>} : (tensor<6x2xui8>, tensor<2x2xi8>) -> tensor<6x2xui8>
+// The reshape back runs on the storage (it commutes with dequantizing).
+// CHECK: cuvil.shape.reshape %{{.*}} {shape = array<i64: 2, 3, 2>} : tensor<6x2xui8> -> tensor<2x3x2xui8>
 // CHECK: cuvil.quant.dequantize
-// CHECK: cuvil.shape.reshape %{{.*}} {shape = array<i64: 2, 3, 2>} : tensor<6x2xf32> -> tensor<2x3x2xf32>
 func.func @linear3d(%x: tensor<2x3x2xf32>) -> tensor<2x3x2xf32> {
   %w = cuvil.constant dense<[[2.0, -1.0], [-0.4, 0.4]]> : tensor<2x2xf32>
   %0 = cuvil.gemm.linear %x, %w
@@ -102,4 +103,35 @@ func.func @relu6(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
       : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   %3 = cuvil.act.hardtanh %2 {max_val = 6.0 : f64, min_val = 0.0 : f64} : tensor<1x2x4x4xf32>
   return %3 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Max pooling and reshapes between int8 layers run on the storage (they
+// commute with a per-tensor dequantization): with equal parameters on both
+// sides the chain stays in ui8; the float user still gets exact values.
+// CHECK-LABEL: func.func @pool
+// CHECK: %[[Y1:.*]] = cuvil.quant.conv2d
+// CHECK: %[[P:.*]] = cuvil.pool.max_pool2d %[[Y1]] {{.*}} -> tensor<1x2x2x2xui8>
+// CHECK-NOT: cuvil.quant.quantize
+// CHECK: %[[F:.*]] = cuvil.quant.dequantize %[[P]]
+// CHECK-NOT: cuvil.quant.quantize
+// CHECK: cuvil.quant.conv2d %[[P]]
+// CHECK: cuvil.math.add %{{.*}}, %[[F]]
+func.func @pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %w1 = cuvil.constant dense<[[[[0.5]], [[-1.27]]], [[[0.25]], [[0.1]]]]> : tensor<2x2x1x1xf32>
+  %w2 = cuvil.constant dense<[[[[1.0]], [[0.5]]], [[[0.2]], [[0.4]]]]> : tensor<2x2x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %w1 stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.02], zero_point = [128]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.01], zero_point = [0]>}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = cuvil.act.relu %0 : tensor<1x2x4x4xf32>
+  %2 = cuvil.pool.max_pool2d %1 kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1]
+      : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  %3 = cuvil.conv.conv2d %2, %w2 stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.01], zero_point = [0]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.03], zero_point = [100]>}
+      : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %4 = cuvil.math.add %3, %2 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
+  return %4 : tensor<1x2x2x2xf32>
 }
