@@ -59,8 +59,10 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
   Location loc = op->getLoc();
   auto in = op->getAttrOfType<QuantParamsAttr>(kQuantInputAttrName);
   auto out = op->getAttrOfType<QuantParamsAttr>(kQuantOutputAttrName);
+  // Without cuvil.quant.output the layer's sums are dequantized straight
+  // to an f32 result (its output is only read by float ops).
   if (failed(checkActivationParams(op, kQuantInputAttrName, in)) ||
-      failed(checkActivationParams(op, kQuantOutputAttrName, out)))
+      (out && failed(checkActivationParams(op, kQuantOutputAttrName, out))))
     return failure();
   Value x = op->getOperand(0), w = op->getOperand(1);
   Value bias = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
@@ -87,11 +89,11 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
   Value result;
   if (auto conv = llvm::dyn_cast<Conv2DOp>(op)) {
     Value xq = b.create<QuantizeOp>(loc, withElement(x.getType(), ui8), x, in);
-    Value yq = b.create<QuantConv2DOp>(loc, withElement(resultType, ui8), xq, wq, bias,
-                                       conv.getStrideAttr(), conv.getPaddingAttr(),
+    Value yq = b.create<QuantConv2DOp>(loc, out ? withElement(resultType, ui8) : resultType, xq, wq,
+                                       bias, conv.getStrideAttr(), conv.getPaddingAttr(),
                                        conv.getDilationAttr(), conv.getGroupsAttr(), in, wp, out);
     yq.getDefiningOp()->setAttr(kPrecisionAttrName, b.getStringAttr("int8"));
-    result = b.create<DequantizeOp>(loc, resultType, yq, out);
+    result = out ? b.create<DequantizeOp>(loc, resultType, yq, out).getResult() : yq;
   } else {
     // quant.linear is [M, K] x [N, K]: other ranks go through a reshape.
     auto xType = llvm::cast<RankedTensorType>(x.getType());
@@ -104,11 +106,11 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
       x2 = b.create<ReshapeOp>(loc, RankedTensorType::get({m, k}, xType.getElementType()), x,
                                b.getDenseI64ArrayAttr({m, k}));
     Value xq = b.create<QuantizeOp>(loc, withElement(x2.getType(), ui8), x2, in);
-    Value yq = b.create<QuantLinearOp>(loc, RankedTensorType::get({m, n}, ui8), xq, wq, bias, in,
-                                       wp, out);
+    auto flat = RankedTensorType::get({m, n}, resultType.getElementType());
+    Value yq = b.create<QuantLinearOp>(loc, out ? RankedTensorType::get({m, n}, ui8) : flat, xq, wq,
+                                       bias, in, wp, out);
     yq.getDefiningOp()->setAttr(kPrecisionAttrName, b.getStringAttr("int8"));
-    result = b.create<DequantizeOp>(loc, RankedTensorType::get({m, n}, resultType.getElementType()),
-                                    yq, out);
+    result = out ? b.create<DequantizeOp>(loc, flat, yq, out).getResult() : yq;
     if (resultType.getRank() != 2)
       result = b.create<ReshapeOp>(loc, resultType, result,
                                    b.getDenseI64ArrayAttr(resultType.getShape()));

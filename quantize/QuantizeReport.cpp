@@ -205,6 +205,7 @@ std::string renderJson(const QuantizeReportData &r) {
                                      {"scale", number(in.params.scale)},
                                      {"zero_point", in.params.zeroPoint}}},
         {"output", llvm::json::Object{{"tensor", out.name},
+                                      {"dtype", l.floatOutput && l.precision == "int8" ? "f32" : "ui8"},
                                       {"range", llvm::json::Array{number(out.range.lo), number(out.range.hi)}},
                                       {"scale", number(out.params.scale)},
                                       {"zero_point", out.params.zeroPoint}}},

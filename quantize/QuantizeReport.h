@@ -44,6 +44,9 @@ struct LayerReport {
   int priority = 0;       ///< 1 = most sensitive
   std::string precision = "int8";
   std::string reason;     ///< why it is not int8
+  /// In int8, its sums dequantized straight to f32: no int8 layer reads
+  /// its output, so rounding that to 8 bits would only add error.
+  bool floatOutput = false;
 };
 
 struct GateStep {

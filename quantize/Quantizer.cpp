@@ -431,6 +431,12 @@ Status Quantizer::loadFloatGraph() {
     weightParams.push_back(mc::weightQuantParams(ctx.get(), *w, weightGrid(opt.backend), opt.perChannel));
     report.layers.push_back(l);
   }
+  // A layer whose output no int8 layer reads keeps its sums in f32.
+  std::set<int> read;
+  for (const LayerReport &l : report.layers)
+    read.insert(l.input);
+  for (LayerReport &l : report.layers)
+    l.floatOutput = !read.count(l.output);
   spdlog::info("{} layer(s) to quantize, {} activation tensor(s)", layers.size(), tensorValues.size());
   return Status();
 }
@@ -653,7 +659,7 @@ Status Quantizer::buildSimulation() {
     Operation *q = b.clone(*op);
     q->setOperand(0, xq);
     q->setOperand(1, wv);
-    Value yq = fakeQuant(q->getResult(0), activationAttr(lr.output));
+    Value yq = lr.floatOutput ? q->getResult(0) : fakeQuant(q->getResult(0), activationAttr(lr.output));
     Value y = ls[i].result;
     auto diff = b.create<mc::SubOp>(loc, y.getType(), yq, y);
     auto scaled = b.create<mc::MulOp>(loc, y.getType(), mask, diff);
@@ -730,7 +736,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Quantizer::quantizedModule() {
     ls[i].op->setAttr(mc::kPrecisionAttrName, b.getStringAttr(lr.precision));
     if (lr.precision == "int8") {
       ls[i].op->setAttr(mc::kQuantInputAttrName, activationAttr(lr.input));
-      ls[i].op->setAttr(mc::kQuantOutputAttrName, activationAttr(lr.output));
+      if (!lr.floatOutput)
+        ls[i].op->setAttr(mc::kQuantOutputAttrName, activationAttr(lr.output));
       ls[i].op->setAttr(mc::kQuantWeightAttrName, weightParams[i]);
     }
   }

@@ -8,7 +8,7 @@
 #include "qgemm.h"
 
 static void generic_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
-                              int64_t cols, const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
+                              int64_t cols, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   for (int64_t r = 0; r < rows; ++r) {
     int32_t acc[CUVIL_QCONV_NP] = {0};
     const int8_t *wr = w + r * kp;
@@ -19,14 +19,13 @@ static void generic_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int
           acc[p] += (int32_t)bk[p * 4 + l] * (int32_t)wr[k4 * 4 + l];
     }
     for (int64_t p = 0; p < cols; ++p)
-      out[r * ldo + p] = cuvil_requantize(acc[p], e->offset[r], e->multiplier[r], e->y_zero,
-                                          e->y_min, e->y_max);
+      cuvil_qstore(e, acc[p], r, out, r * ldo + p);
   }
 }
 
 static void generic_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
                                 const int8_t *panels, int64_t panel_stride, int64_t cols,
-                                const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
+                                const cuvil_qepilogue *e, void *y, int64_t ldy) {
   for (int64_t m = 0; m < rows; ++m)
     for (int64_t n = 0; n < cols; ++n) {
       const int8_t *panel = panels + (n / CUVIL_QN) * panel_stride;
@@ -36,14 +35,13 @@ static void generic_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64
         for (int l = 0; l < 4; ++l)
           acc += (int32_t)x[m * ldx + k4 * 4 + l] *
                  (int32_t)panel[(k4 * CUVIL_QN + lane) * 4 + l];
-      y[m * ldy + n] = cuvil_requantize(acc, e->offset[n], e->multiplier[n], e->y_zero, e->y_min,
-                                        e->y_max);
+      cuvil_qstore(e, acc, n, y, m * ldy + n);
     }
 }
 
 static void generic_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
                                     const int64_t *g, const float *taps, const cuvil_qepilogue *e,
-                                    uint8_t *out) {
+                                    void *out) {
   const int64_t kh = g[0], kw = g[1], sh = g[2], sw = g[3], dh = g[4], dw = g[5];
   for (int64_t y = 0; y < oh; ++y)
     for (int64_t x = 0; x < ow; ++x) {
@@ -51,8 +49,7 @@ static void generic_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh
       for (int64_t a = 0; a < kh; ++a)
         for (int64_t b = 0; b < kw; ++b)
           acc += (int32_t)plane[(y * sh + a * dh) * wp + x * sw + b * dw] * (int32_t)taps[a * kw + b];
-      out[y * ow + x] = cuvil_requantize(acc, e->offset[0], e->multiplier[0], e->y_zero, e->y_min,
-                                         e->y_max);
+      cuvil_qstore(e, acc, 0, out, y * ow + x);
     }
 }
 

@@ -29,7 +29,18 @@ static inline int32_t load4(const void *p) {
 /* 16 accumulators of one row to bytes: acc + offset, * multiplier, rounded,
  * + zero, clamped; `count` (<= 16) of them stored at out. */
 static inline void requantize_store(__m512i acc, __m512i offset, __m512 multiplier, __m512i zero,
-                                    __m512i lo, __m512i hi, uint8_t *out, int64_t count) {
+                                    __m512i lo, __m512i hi, int y_float, void *base, int64_t at,
+                                    int64_t count) {
+  if (y_float) { /* the sums dequantized: float(acc + offset) * multiplier */
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
+    float *dst = (float *)base + at;
+    if (count >= 16)
+      _mm512_storeu_ps(dst, f);
+    else
+      _mm512_mask_storeu_ps(dst, (__mmask16)((1u << count) - 1), f);
+    return;
+  }
+  uint8_t *out = (uint8_t *)base + at;
   const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
   __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
   t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
@@ -45,7 +56,7 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
  * fewer than 3). */
 static inline __attribute__((always_inline)) void conv_tile_rows(
     int64_t kp, const int8_t *w, const uint8_t *b, const int R, const int NV, int64_t cols,
-    const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
+    const cuvil_qepilogue *e, void *out, int64_t ldo) {
   __m512i acc[CUVIL_QCONV_MR][3];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
@@ -68,13 +79,13 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
     __m512i offset = _mm512_set1_epi32(e->offset[r]);
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
     for (int v = 0; v < NV && v * 16 < cols; ++v)
-      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, out + r * ldo + v * 16,
-                       cols - v * 16);
+      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, e->y_float, out,
+                       r * ldo + v * 16, cols - v * 16);
   }
 }
 
 static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
-                           int64_t cols, const cuvil_qepilogue *e, uint8_t *out, int64_t ldo) {
+                           int64_t cols, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   const int nv = cols > 32 ? 3 : cols > 16 ? 2 : 1;
   switch (rows * 4 + nv) {
 #define TILE(r, v)                                                                                 \
@@ -90,7 +101,7 @@ static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_
 
 static inline __attribute__((always_inline)) void linear_tile_rows(
     int64_t kp, const uint8_t *x, int64_t ldx, const int R, const int8_t *panels,
-    int64_t panel_stride, int64_t cols, const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
+    int64_t panel_stride, int64_t cols, const cuvil_qepilogue *e, void *y, int64_t ldy) {
   const int nv = (int)((cols + 15) / 16);
   __m512i acc[CUVIL_QLINEAR_MR][CUVIL_QLINEAR_NV];
   for (int r = 0; r < R; ++r)
@@ -115,13 +126,14 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
     __m512i offset = _mm512_maskz_loadu_epi32(mask, e->offset + v * 16);
     __m512 multiplier = _mm512_maskz_loadu_ps(mask, e->multiplier + v * 16);
     for (int r = 0; r < R; ++r)
-      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, y + r * ldy + v * 16, count);
+      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, e->y_float, y, r * ldy + v * 16,
+                       count);
   }
 }
 
 static void vnni_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
                              const int8_t *panels, int64_t panel_stride, int64_t cols,
-                             const cuvil_qepilogue *e, uint8_t *y, int64_t ldy) {
+                             const cuvil_qepilogue *e, void *y, int64_t ldy) {
   switch (rows) {
 #define ROWS(n)                                                                                    \
   case n:                                                                                          \
@@ -157,7 +169,7 @@ static inline __m512 depthwise_load(const uint8_t *src, int64_t sw, int64_t coun
  * chain would wait on the FMA latency tap after tap. */
 static inline __attribute__((always_inline)) void depthwise_block(
     const uint8_t *plane, int64_t wp, int64_t y0, int64_t x0, int64_t left, const int R,
-    const int NV, const int64_t *g, const float *taps, const cuvil_qepilogue *e, uint8_t *out,
+    const int NV, const int64_t *g, const float *taps, const cuvil_qepilogue *e, void *out,
     int64_t ow) {
   const int64_t kh = g[0], kw = g[1], sh = g[2], sw = g[3], dh = g[4], dw = g[5];
   __m512 acc[4][4];
@@ -179,15 +191,15 @@ static inline __attribute__((always_inline)) void depthwise_block(
   /* Exact integers: to int32, then the epilogue as everywhere. */
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
-      requantize_store(_mm512_cvtps_epi32(acc[r][v]), offset, multiplier, zero, lo, hi,
-                       out + (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
+      requantize_store(_mm512_cvtps_epi32(acc[r][v]), offset, multiplier, zero, lo, hi, e->y_float,
+                       out, (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
 }
 
 #define DW_BLOCK(R, NV) depthwise_block(plane, wp, y, x0, left, R, NV, g, taps, e, out, ow)
 
 static void vnni_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
                                  const int64_t *g, const float *taps, const cuvil_qepilogue *e,
-                                 uint8_t *out) {
+                                 void *out) {
   if (g[3] > 2) {
     cuvil_qkernels_generic()->depthwise_plane(plane, wp, oh, ow, g, taps, e, out);
     return;

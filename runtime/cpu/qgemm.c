@@ -60,12 +60,18 @@ typedef struct qconv_job {
   const int32_t *offset;
   const float *multiplier;
   uint8_t *workspace; /* the input, padded, 4 channels interleaved */
-  uint8_t *output;
+  void *output;       /* u8, or f32 with Y_FLOAT */
   const cuvil_qkernels *kernels;
   int64_t tiles, group_tiles, tile_groups, chunks, chunk_rows, kp, quads, hp, wp;
   void *exec;
   float *scratch; /* set for runs on this thread (cuvil_run_items) */
 } qconv_job;
+
+/* Element `at` of the output (u8, or f32 with Y_FLOAT). */
+static void *out_at(const qconv_job *j, int64_t at) {
+  return j->q[CUVIL_QCONV_Y_FLOAT] ? (void *)((float *)j->output + at)
+                                   : (void *)((uint8_t *)j->output + at);
+}
 
 /* One (image, group, quad) of the workspace: 4 channel planes interleaved
  * into 32-bit words, the zero point around them (and in the lanes of
@@ -186,12 +192,13 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
       int64_t rows = r1 - r < CUVIL_QCONV_MR ? r1 - r : CUVIL_QCONV_MR;
       int64_t co = g * cog + r;
       cuvil_qepilogue e = {j->offset + co, j->multiplier + co, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                           (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX]};
+                           (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
+                           (int32_t)q[CUVIL_QCONV_Y_FLOAT]};
       for (int64_t t = t0; t < t1; ++t) {
         int64_t p0 = t * CUVIL_QCONV_NP;
         int64_t np = pixels - p0 < CUVIL_QCONV_NP ? pixels - p0 : CUVIL_QCONV_NP;
         j->kernels->conv_tile(j->kp, j->weights + co * j->kp, b + (t - t0) * tile_bytes, rows, np,
-                              &e, j->output + (n * cout + co) * pixels + p0, pixels);
+                              &e, out_at(j, (n * cout + co) * pixels + p0), pixels);
       }
     }
   }
@@ -228,15 +235,16 @@ static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
     for (int64_t t = 0; t < KH * KW; ++t)
       taps[t] = (float)j->weights[c * j->kp + t * 4];
     cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX]};
+                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
+                         (int32_t)q[CUVIL_QCONV_Y_FLOAT]};
     const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
-    j->kernels->depthwise_plane(plane, j->wp, OH, OW, geometry, taps, &e, j->output + item * OH * OW);
+    j->kernels->depthwise_plane(plane, j->wp, OH, OW, geometry, taps, &e, out_at(j, item * OH * OW));
   }
 }
 
 void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t *weights,
                            const int32_t *offset, const float *multiplier, uint8_t *workspace,
-                           uint8_t *output) {
+                           void *output) {
   const int64_t groups = q[CUVIL_QCONV_GROUPS];
   const int64_t cog = q[CUVIL_QCONV_COUT] / groups;
   const int64_t pixels = q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
@@ -285,7 +293,7 @@ typedef struct qlinear_job {
   const int8_t *weights;
   const int32_t *offset;
   const float *multiplier;
-  uint8_t *y;
+  void *y; /* u8, or f32 with Y_FLOAT */
   const cuvil_qkernels *kernels;
   int64_t kp, row_blocks, col_blocks;
   void *exec;
@@ -313,14 +321,17 @@ static void qlinear_body(void *closure, int64_t begin, int64_t end) {
       ldx = j->kp;
     }
     cuvil_qepilogue e = {j->offset + n0, j->multiplier + n0, (int32_t)q[CUVIL_QLINEAR_Y_ZERO],
-                         (int32_t)q[CUVIL_QLINEAR_Y_MIN], (int32_t)q[CUVIL_QLINEAR_Y_MAX]};
+                         (int32_t)q[CUVIL_QLINEAR_Y_MIN], (int32_t)q[CUVIL_QLINEAR_Y_MAX],
+                         (int32_t)q[CUVIL_QLINEAR_Y_FLOAT]};
+    int64_t at = m0 * nn + n0;
+    void *y = q[CUVIL_QLINEAR_Y_FLOAT] ? (void *)((float *)j->y + at) : (void *)((uint8_t *)j->y + at);
     j->kernels->linear_tile(j->kp, x, ldx, rows, j->weights + (n0 / CUVIL_QN) * panel_stride,
-                            panel_stride, cols, &e, j->y + m0 * nn + n0, nn);
+                            panel_stride, cols, &e, y, nn);
   }
 }
 
 void cuvil_rt_qlinear_u8s8(const int64_t *q, const uint8_t *x, const int8_t *weights,
-                           const int32_t *offset, const float *multiplier, uint8_t *y) {
+                           const int32_t *offset, const float *multiplier, void *y) {
   const int64_t m = q[CUVIL_QLINEAR_M], n = q[CUVIL_QLINEAR_N];
   const int64_t block_cols = CUVIL_QN * CUVIL_QLINEAR_NV;
   qlinear_job j = {q, x, weights, offset, multiplier, y, cuvil_qkernels_best(),
@@ -328,4 +339,17 @@ void cuvil_rt_qlinear_u8s8(const int64_t *q, const uint8_t *x, const int8_t *wei
                    (n + block_cols - 1) / block_cols, cuvil_rt_current_exec, NULL};
   cuvil_run_items(j.exec, j.row_blocks * j.col_blocks, m * n * q[CUVIL_QLINEAR_K], qlinear_body, &j,
                   &j.scratch);
+}
+
+/* The f32-output entry points (Y_FLOAT set): the same kernels under names
+ * of their own, as each name is declared with one output type. */
+void cuvil_rt_qconv2d_u8s8_f32(const int64_t *q, const uint8_t *input, const int8_t *weights,
+                               const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                               float *output) {
+  cuvil_rt_qconv2d_u8s8(q, input, weights, offset, multiplier, workspace, output);
+}
+
+void cuvil_rt_qlinear_u8s8_f32(const int64_t *q, const uint8_t *x, const int8_t *weights,
+                               const int32_t *offset, const float *multiplier, float *y) {
+  cuvil_rt_qlinear_u8s8(q, x, weights, offset, multiplier, y);
 }

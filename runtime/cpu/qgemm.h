@@ -32,19 +32,22 @@ typedef struct cuvil_qepilogue {
   const int32_t *offset;   /* the tile's first row's (conv) or column's (linear) */
   const float *multiplier; /* likewise */
   int32_t y_zero, y_min, y_max;
+  /* f32 output (the sums dequantized: float(acc + offset) * multiplier):
+   * `out`/`y` of the tiles then point to floats, strides in elements. */
+  int32_t y_float;
 } cuvil_qepilogue;
 
 /* out[r * ldo + p] for r < rows, p < cols: the tile of w[rows][kp] (s8,
  * rows kp bytes apart) times b[kp/4][NP][4] (u8), requantized. */
 typedef void (*cuvil_qconv_tile_fn)(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
-                                    int64_t cols, const cuvil_qepilogue *e, uint8_t *out,
+                                    int64_t cols, const cuvil_qepilogue *e, void *out,
                                     int64_t ldo);
 /* y[m * ldy + n] for m < rows, n < cols (cols <= 16 * NV): x's rows (kp
  * bytes, ldx apart) times `panels` ([nv][kp/4][16][4], panel_stride bytes
  * apart), requantized. */
 typedef void (*cuvil_qlinear_tile_fn)(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
                                       const int8_t *panels, int64_t panel_stride, int64_t cols,
-                                      const cuvil_qepilogue *e, uint8_t *y, int64_t ldy);
+                                      const cuvil_qepilogue *e, void *y, int64_t ldy);
 
 /* A depthwise convolution's output plane out[oh][ow] from its input plane
  * padded with the zero point (rows wp bytes apart): sum x * w with the
@@ -53,7 +56,7 @@ typedef void (*cuvil_qlinear_tile_fn)(int64_t kp, const uint8_t *x, int64_t ldx,
  * this channel's). g: kh, kw, sh, sw, dh, dw. */
 typedef void (*cuvil_qdepthwise_plane_fn)(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
                                           const int64_t *g, const float *taps,
-                                          const cuvil_qepilogue *e, uint8_t *out);
+                                          const cuvil_qepilogue *e, void *out);
 
 typedef struct cuvil_qkernels {
   const char *name; /* "avx512_vnni", "generic" */
@@ -74,6 +77,10 @@ const cuvil_qkernels *cuvil_qkernels_best(void);
 /* Tests: the variant the entry points use from now on (NULL: the best). */
 void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels);
 
+/* Accumulator `i` of a tile to out[at]: requantized, or dequantized. */
+static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,
+                                int64_t at);
+
 /* The epilogue's arithmetic for one accumulator (QuantArithmetic.h). */
 static inline uint8_t cuvil_requantize(int32_t acc, int32_t offset, float multiplier,
                                        int32_t zero, int32_t lo, int32_t hi) {
@@ -83,6 +90,17 @@ static inline uint8_t cuvil_requantize(int32_t acc, int32_t offset, float multip
   t = t > 1073741824.0f ? 1073741824.0f : t < -1073741824.0f ? -1073741824.0f : t;
   int32_t v = (int32_t)__builtin_nearbyintf(t) + zero;
   return (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,
+                                int64_t at) {
+  if (e->y_float) {
+    int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)e->offset[channel]);
+    ((float *)out)[at] = (float)sum * e->multiplier[channel];
+  } else {
+    ((uint8_t *)out)[at] = cuvil_requantize(acc, e->offset[channel], e->multiplier[channel],
+                                            e->y_zero, e->y_min, e->y_max);
+  }
 }
 
 #ifdef __cplusplus

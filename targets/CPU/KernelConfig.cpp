@@ -183,8 +183,9 @@ std::string checkQuant(Operation *op, StringRef k, StringRef v) {
   auto y = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!x || !w || !y || !x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape())
     return "its shapes are not static";
-  if (!x.getElementType().isUnsignedInteger(8) || !y.getElementType().isUnsignedInteger(8))
-    return "the int8 kernels take ui8 activations in and out";
+  if (!x.getElementType().isUnsignedInteger(8) ||
+      !(y.getElementType().isUnsignedInteger(8) || y.getElementType().isF32()))
+    return "the int8 kernels take ui8 activations in, and give ui8 or f32 out";
   if (!w.getElementType().isSignlessInteger(8) || !op->getOperand(1).getDefiningOp<ConstantOp>())
     return "the int8 kernels take constant i8 weights";
   if (op->getNumOperands() > 2 && !isConstantF32(op->getOperand(2)))
@@ -193,9 +194,9 @@ std::string checkQuant(Operation *op, StringRef k, StringRef v) {
                             : llvm::cast<QuantLinearOp>(op).getInputParams();
   QuantParamsAttr pw = conv ? llvm::cast<QuantConv2DOp>(op).getWeightParams()
                             : llvm::cast<QuantLinearOp>(op).getWeightParams();
-  QuantParamsAttr py = conv ? llvm::cast<QuantConv2DOp>(op).getOutputParams()
-                            : llvm::cast<QuantLinearOp>(op).getOutputParams();
-  if (!px.isPerTensor() || !py.isPerTensor())
+  QuantParamsAttr py = conv ? llvm::cast<QuantConv2DOp>(op).getOutputParamsAttr()
+                            : llvm::cast<QuantLinearOp>(op).getOutputParamsAttr();
+  if (!px.isPerTensor() || (py && !py.isPerTensor()))
     return "its activations are not quantized per tensor";
   if (llvm::any_of(pw.getZeroPoint().asArrayRef(), [](int64_t z) { return z != 0; }))
     return "its weights have a nonzero zero point (the int8 kernels take symmetric weights)";

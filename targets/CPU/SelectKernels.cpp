@@ -440,12 +440,12 @@ struct SelectCpuKernelsPass final
     if (auto c = llvm::dyn_cast<QuantConv2DOp>(op)) {
       px = c.getInputParams();
       pw = c.getWeightParams();
-      py = c.getOutputParams();
+      py = c.getOutputParamsAttr();
     } else {
       auto l = llvm::cast<QuantLinearOp>(op);
       px = l.getInputParams();
       pw = l.getWeightParams();
-      py = l.getOutputParams();
+      py = l.getOutputParamsAttr();
     }
     auto wc = op->getOperand(1).getDefiningOp<ConstantOp>();
     FailureOr<::cuvil::Tensor> w = reference::tensorFromAttr(wc.getValue(), wc.getLoc());
@@ -457,7 +457,9 @@ struct SelectCpuKernelsPass final
     SmallVector<int32_t> offset(cout);
     SmallVector<float> multiplier(cout);
     for (int64_t c = 0; c < cout; ++c) {
-      multiplier[c] = quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0));
+      // No output parameters: an f32 result, the sums dequantized.
+      multiplier[c] = py ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0))
+                         : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(c));
       float biasInverse = 1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(c));
       int64_t bq = bias ? quant::roundToStorage(static_cast<float>(bias->getDouble(c)), biasInverse, 0,
                                                 std::numeric_limits<int32_t>::min(),
@@ -516,10 +518,11 @@ struct SelectCpuKernelsPass final
       params[CUVIL_QCONV_DW] = conv.getDilation()[1];
       params[CUVIL_QCONV_GROUPS] = conv.getGroups();
       params[CUVIL_QCONV_X_ZERO] = zx;
-      params[CUVIL_QCONV_Y_ZERO] = py.zeroPointAt(0);
+      params[CUVIL_QCONV_Y_ZERO] = py ? py.zeroPointAt(0) : 0;
+      params[CUVIL_QCONV_Y_FLOAT] = py ? 0 : 1;
       params[CUVIL_QCONV_Y_MIN] = 0;
       params[CUVIL_QCONV_Y_MAX] = 255;
-      callee = "cuvil_rt_qconv2d_u8s8";
+      callee = py ? "cuvil_rt_qconv2d_u8s8" : "cuvil_rt_qconv2d_u8s8_f32";
     } else {
       params.assign(CUVIL_QLINEAR_NUM_PARAMS, 0);
       params[CUVIL_QLINEAR_VERSION] = kParamsVersion;
@@ -527,10 +530,11 @@ struct SelectCpuKernelsPass final
       params[CUVIL_QLINEAR_K] = kSize;
       params[CUVIL_QLINEAR_N] = cout;
       params[CUVIL_QLINEAR_X_ZERO] = zx;
-      params[CUVIL_QLINEAR_Y_ZERO] = py.zeroPointAt(0);
+      params[CUVIL_QLINEAR_Y_ZERO] = py ? py.zeroPointAt(0) : 0;
+      params[CUVIL_QLINEAR_Y_FLOAT] = py ? 0 : 1;
       params[CUVIL_QLINEAR_Y_MIN] = 0;
       params[CUVIL_QLINEAR_Y_MAX] = 255;
-      callee = "cuvil_rt_qlinear_u8s8";
+      callee = py ? "cuvil_rt_qlinear_u8s8" : "cuvil_rt_qlinear_u8s8_f32";
     }
     KernelCallBuilder k(b, op->getLoc());
     Value weights = k.constantRaw(
@@ -547,13 +551,15 @@ struct SelectCpuKernelsPass final
     // tensors into i8 ones; the casts on either side fold away there.
     auto signless = [&](Type t) {
       auto r = llvm::cast<RankedTensorType>(t);
-      return RankedTensorType::get(r.getShape(), b.getIntegerType(8));
+      return r.getElementType().isF32() ? r : RankedTensorType::get(r.getShape(), b.getIntegerType(8));
     };
     Value x = b.create<UnrealizedConversionCastOp>(op->getLoc(), signless(op->getOperand(0).getType()),
                                                    op->getOperand(0))
                   .getResult(0);
     Value y = k.call(module, callee, params, {x, weights, offsets, multipliers}, signless(out),
                      isConv ? cuvil_qconv_workspace_bytes(params.data()) : 0);
+    if (out.getElementType().isF32())
+      return y;
     return b.create<UnrealizedConversionCastOp>(op->getLoc(), out, y).getResult(0);
   }
 

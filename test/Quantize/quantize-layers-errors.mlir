@@ -1,9 +1,9 @@
 // RUN: cuvil-opt %s --cuvil-quantize-layers --split-input-file --verify-diagnostics
 
-func.func @no_output_params(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+func.func @no_input_params(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %w = cuvil.constant dense<1.0> : tensor<2x2xf32>
-  // expected-error @+1 {{is marked int8 but has no 'cuvil.quant.output' parameters}}
-  %0 = cuvil.gemm.linear %x, %w {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  // expected-error @+1 {{is marked int8 but has no 'cuvil.quant.input' parameters}}
+  %0 = cuvil.gemm.linear %x, %w {cuvil.precision = "int8", cuvil.quant.output = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
 

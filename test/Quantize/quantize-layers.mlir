@@ -135,3 +135,19 @@ func.func @pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %4 = cuvil.math.add %3, %2 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
   return %4 : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// Without cuvil.quant.output the int8 layer's sums are dequantized straight
+// to f32 (what cuvil-quantize gives a layer no int8 layer reads from).
+// CHECK-LABEL: func.func @float_output
+// CHECK: %[[Y:.*]] = cuvil.quant.conv2d {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK-NOT: cuvil.quant.dequantize
+// CHECK: return %[[Y]]
+func.func @float_output(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = cuvil.constant dense<[[[[0.5]], [[-1.27]]], [[[0.25]], [[0.1]]]]> : tensor<2x2x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.02], zero_point = [128]>}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}

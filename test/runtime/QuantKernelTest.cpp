@@ -5,7 +5,8 @@
 // warning), on one thread and on a pool of three, against direct loops
 // with the arithmetic of QuantArithmetic.h: sum (x - zx) * w in int32 plus
 // the quantized bias, then zero point + nearbyint(acc * multiplier),
-// clamped. Bit for bit: integer sums have no rounding to forgive.
+// clamped (or, with f32 outputs, float(acc) * multiplier). Bit for bit:
+// integer sums have no rounding to forgive.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/qgemm.h"
@@ -72,6 +73,7 @@ void checkConv(const ConvCase &t, uint32_t seed) {
   }
   // The reference, on the layouts as PyTorch has them.
   std::vector<uint8_t> want(t.n * t.cout * oh * ow);
+  std::vector<float> wantFloat(want.size()); // Y_FLOAT: the sums dequantized
   for (int64_t n = 0; n < t.n; ++n)
     for (int64_t co = 0; co < t.cout; ++co) {
       int64_t g = co / cog;
@@ -88,6 +90,7 @@ void checkConv(const ConvCase &t, uint32_t seed) {
                 acc += (v - static_cast<int32_t>(zx)) * w[((co * cg + ci) * t.kh + a) * t.kw + b];
               }
           want[((n * t.cout + co) * oh + y) * ow + xo] = requantizeReference(acc, multiplier[co], zy);
+          wantFloat[((n * t.cout + co) * oh + y) * ow + xo] = static_cast<float>(acc) * multiplier[co];
         }
     }
   // What the compiler writes: params, weights in (kh, kw, channel) order
@@ -138,11 +141,21 @@ void checkConv(const ConvCase &t, uint32_t seed) {
       std::vector<uint8_t> y(want.size(), 0xAA);
       cuvil_rt_qconv2d_u8s8(q, x.data(), packed.data(), offset.data(), multiplier.data(),
                             workspace.data(), y.data());
-      cuvil_rt_current_exec = nullptr;
       size_t bad = 0;
       for (size_t i = 0; i < y.size(); ++i)
         bad += y[i] != want[i];
       CHECK(bad == 0);
+      // f32 outputs.
+      q[CUVIL_QCONV_Y_FLOAT] = 1;
+      std::vector<float> yf(want.size(), NAN);
+      cuvil_rt_qconv2d_u8s8_f32(q, x.data(), packed.data(), offset.data(), multiplier.data(),
+                                workspace.data(), yf.data());
+      q[CUVIL_QCONV_Y_FLOAT] = 0;
+      cuvil_rt_current_exec = nullptr;
+      size_t badFloat = 0;
+      for (size_t i = 0; i < yf.size(); ++i)
+        badFloat += !(yf[i] == wantFloat[i]);
+      CHECK(badFloat == 0);
     }
   }
   cuvil_qkernels_use_for_test(nullptr);
@@ -194,12 +207,14 @@ TEST_CASE("int8 linear: every variant against plain loops", "[qkernels]") {
       offset[j] = static_cast<int32_t>(static_cast<uint32_t>(biasQ[j]) - static_cast<uint32_t>(zx) * sum);
     }
     std::vector<uint8_t> want(m * n);
+    std::vector<float> wantFloat(m * n);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         int32_t acc = biasQ[j];
         for (int64_t kk = 0; kk < k; ++kk)
           acc += (static_cast<int32_t>(x[i * k + kk]) - static_cast<int32_t>(zx)) * w[j * k + kk];
         want[i * n + j] = requantizeReference(acc, multiplier[j], zy);
+        wantFloat[i * n + j] = static_cast<float>(acc) * multiplier[j];
       }
     int64_t q[CUVIL_QLINEAR_NUM_PARAMS] = {};
     q[CUVIL_QLINEAR_VERSION] = CUVIL_KERNEL_PARAMS_VERSION;
@@ -218,11 +233,19 @@ TEST_CASE("int8 linear: every variant against plain loops", "[qkernels]") {
         cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
         std::vector<uint8_t> y(want.size(), 0xAA);
         cuvil_rt_qlinear_u8s8(q, x.data(), packed.data(), offset.data(), multiplier.data(), y.data());
-        cuvil_rt_current_exec = nullptr;
         size_t bad = 0;
         for (size_t i = 0; i < y.size(); ++i)
           bad += y[i] != want[i];
         CHECK(bad == 0);
+        q[CUVIL_QLINEAR_Y_FLOAT] = 1;
+        std::vector<float> yf(want.size(), NAN);
+        cuvil_rt_qlinear_u8s8_f32(q, x.data(), packed.data(), offset.data(), multiplier.data(), yf.data());
+        q[CUVIL_QLINEAR_Y_FLOAT] = 0;
+        cuvil_rt_current_exec = nullptr;
+        size_t badFloat = 0;
+        for (size_t i = 0; i < yf.size(); ++i)
+          badFloat += !(yf[i] == wantFloat[i]);
+        CHECK(badFloat == 0);
       }
     }
     cuvil_qkernels_use_for_test(nullptr);

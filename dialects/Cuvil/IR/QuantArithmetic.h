@@ -61,6 +61,17 @@ inline int64_t requantizeAccumulator(int32_t acc, float multiplier, int64_t zero
   return roundToStorage(static_cast<float>(acc), multiplier, zeroPoint, qmin, qmax);
 }
 
+/// The scale an f32-result product's sums are dequantized with:
+/// float(input scale) * float(weight scale).
+inline float dequantizeScale(double inputScale, double weightScale) {
+  return static_cast<float>(inputScale) * static_cast<float>(weightScale);
+}
+
+/// An int32 accumulator dequantized: float(acc) * scale, in float.
+inline float dequantizeAccumulator(int32_t acc, float scale) {
+  return static_cast<float>(acc) * scale;
+}
+
 } // namespace mlir::cuvil::quant
 
 #endif // CUVIL_DIALECT_CUVIL_IR_QUANTARITHMETIC_H

@@ -81,9 +81,24 @@ LogicalResult RequantizeOp::verify() {
 static LogicalResult checkProductParams(Operation *op, QuantParamsAttr in, QuantParamsAttr w,
                                         QuantParamsAttr out, RankedTensorType x,
                                         RankedTensorType wt, RankedTensorType y) {
-  if (!x.getElementType().isInteger(8) || !wt.getElementType().isInteger(8) ||
-      !y.getElementType().isInteger(8))
-    return op->emitOpError() << "takes 8-bit input, weights and result";
+  if (!x.getElementType().isInteger(8) || !wt.getElementType().isInteger(8))
+    return op->emitOpError() << "takes 8-bit input and weights";
+  // An f32 result: the sums dequantized, no output parameters.
+  if (y.getElementType().isF32()) {
+    if (out)
+      return op->emitOpError() << "has an f32 result (the sums dequantized) and output_params";
+    if (!in.isPerTensor())
+      return op->emitOpError() << "input is quantized per tensor";
+    if (!w.isPerTensor() && w.getAxis() != 0)
+      return op->emitOpError() << "weights are quantized per tensor or per output channel (axis 0)";
+    if (failed(checkParams(op, in, x, "input_params")))
+      return failure();
+    return checkParams(op, w, wt, "weight_params");
+  }
+  if (!y.getElementType().isInteger(8))
+    return op->emitOpError() << "result must be 8-bit storage, or f32 (the sums dequantized)";
+  if (!out)
+    return op->emitOpError() << "has an 8-bit result but no output_params";
   if (!in.isPerTensor() || !out.isPerTensor())
     return op->emitOpError() << "input and output are quantized per tensor";
   if (!w.isPerTensor() && w.getAxis() != 0)
@@ -121,7 +136,7 @@ LogicalResult QuantConv2DOp::verify() {
     if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0) || !bt.getElementType().isF32())
       return emitOpError() << "bias must be f32 [" << w.getDimSize(0) << "]";
   }
-  return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParams(), x, w, y);
+  return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParamsAttr(), x, w, y);
 }
 
 LogicalResult QuantLinearOp::verify() {
@@ -141,5 +156,5 @@ LogicalResult QuantLinearOp::verify() {
     if (bt.getRank() != 1 || !same(bt.getDimSize(0), w.getDimSize(0)) || !bt.getElementType().isF32())
       return emitOpError() << "bias must be f32 [" << w.getDimSize(0) << "]";
   }
-  return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParams(), x, w, y);
+  return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParamsAttr(), x, w, y);
 }

@@ -77,6 +77,11 @@ def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
     to even (QuantArithmetic.h). `x` is `[M, K]`, `w` is `[N, K]` (weights
     per tensor or per output channel, axis 0), `bias` is `[N]` f32.
 
+    With an f32 result and no `output_params` the epilogue dequantizes
+    the sums instead of requantizing them: `y = float(acc) * (float(sx) *
+    float(sw[n]))` (what `cuvil-quantize` gives a layer whose output only
+    float ops read: no rounding of the output to 8 bits).
+
     ```mlir
     %y = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>,
            weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>,
@@ -86,8 +91,9 @@ def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
   }];
   let arguments = (ins Cuvil_QuantStorageTensor:$input, Cuvil_QuantStorageTensor:$weight,
                        Optional<Cuvil_FloatTensor>:$bias, Cuvil_QuantParamsAttr:$input_params,
-                       Cuvil_QuantParamsAttr:$weight_params, Cuvil_QuantParamsAttr:$output_params);
-  let results = (outs Cuvil_QuantStorageTensor:$result);
+                       Cuvil_QuantParamsAttr:$weight_params,
+                       OptionalAttr<Cuvil_QuantParamsAttr>:$output_params);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->` type($result)
   }];
@@ -101,7 +107,8 @@ def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
     summed over the window (padding reads the input's zero point, i.e.
     contributes nothing), the float bias quantized with scale `sx * sw[co]`,
     the float requantize epilogue. Input NCHW, weights `[Cout, Cin/groups,
-    KH, KW]` per tensor or per output channel (axis 0).
+    KH, KW]` per tensor or per output channel (axis 0). An f32 result without
+    `output_params` dequantizes the sums, as for `cuvil.quant.linear`.
 
     ```mlir
     %y = cuvil.quant.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1]
@@ -114,8 +121,8 @@ def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, DefaultValuedAttr<I64Attr, "1">:$groups,
                        Cuvil_QuantParamsAttr:$input_params, Cuvil_QuantParamsAttr:$weight_params,
-                       Cuvil_QuantParamsAttr:$output_params);
-  let results = (outs Cuvil_QuantStorageTensor:$result);
+                       OptionalAttr<Cuvil_QuantParamsAttr>:$output_params);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
     (`groups` $groups^)? attr-dict `:` functional-type(operands, results)

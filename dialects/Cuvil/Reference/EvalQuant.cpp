@@ -69,7 +69,9 @@ ChannelEpilogue channelEpilogue(QuantParamsAttr px, QuantParamsAttr pw, QuantPar
   if (bias)
     e.biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(o)),
                                                         px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
-  e.multiplier = quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0));
+  // Without output parameters (an f32 result) the sums are dequantized.
+  e.multiplier = py ? quant::requantizeMultiplier(px.scaleAt(0), sw, py.scaleAt(0))
+                    : quant::dequantizeScale(px.scaleAt(0), sw);
   return e;
 }
 
@@ -77,7 +79,7 @@ ChannelEpilogue channelEpilogue(QuantParamsAttr px, QuantParamsAttr pw, QuantPar
 /// the bias quantized with scale sx * sw, the float requantize epilogue.
 Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Tensor *bias,
                    DType storage) {
-  QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+  QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParamsAttr();
   int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
   Tensor y(storage, {m, n});
   auto [lo, hi] = storageRange(storage);
@@ -89,8 +91,11 @@ Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Ten
       uint32_t acc = static_cast<uint32_t>(e.biasQ); // int32, wrapping
       for (int64_t kk = 0; kk < k; ++kk)
         acc += static_cast<uint32_t>((x.getInt(i * k + kk) - zx) * (w.getInt(j * k + kk) - zw));
-      y.setInt(i * n + j, quant::requantizeAccumulator(static_cast<int32_t>(acc), e.multiplier,
-                                                       py.zeroPointAt(0), lo, hi));
+      if (!py)
+        y.setDouble(i * n + j, quant::dequantizeAccumulator(static_cast<int32_t>(acc), e.multiplier));
+      else
+        y.setInt(i * n + j, quant::requantizeAccumulator(static_cast<int32_t>(acc), e.multiplier,
+                                                         py.zeroPointAt(0), lo, hi));
     }
   }
   return y;
@@ -100,7 +105,7 @@ Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Ten
 /// output pixel's window; padded positions contribute nothing.
 Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Tensor *bias,
                    const Shape &outShape, DType storage) {
-  QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+  QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParamsAttr();
   int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
   int64_t co = w.dim(0), cig = w.dim(1), kh = w.dim(2), kw = w.dim(3);
   int64_t oh = outShape[2], ow = outShape[3], groups = op.getGroups(), cog = co / groups;
@@ -125,9 +130,12 @@ Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Ten
                 int64_t wv = w.getInt(((o * cig + ci) * kh + a) * kw + e) - zw;
                 acc += static_cast<uint32_t>(xv * wv);
               }
-          y.setInt(((b * co + o) * oh + i) * ow + j,
-                   quant::requantizeAccumulator(static_cast<int32_t>(acc), ep.multiplier,
-                                                py.zeroPointAt(0), lo, hi));
+          int64_t at = ((b * co + o) * oh + i) * ow + j;
+          if (!py)
+            y.setDouble(at, quant::dequantizeAccumulator(static_cast<int32_t>(acc), ep.multiplier));
+          else
+            y.setInt(at, quant::requantizeAccumulator(static_cast<int32_t>(acc), ep.multiplier,
+                                                      py.zeroPointAt(0), lo, hi));
         }
   }
   return y;

@@ -225,7 +225,9 @@ ProductParams productParams(QuantParamsAttr px, QuantParamsAttr pw, QuantParamsA
   for (int64_t o = 0; o < (pp.perChannel ? outChannels : 1); ++o) {
     pp.weightZero.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
     pp.biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(o)));
-    pp.multiplier.push_back(quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0)));
+    // Without output parameters (an f32 result) the sums are dequantized.
+    pp.multiplier.push_back(py ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0))
+                               : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(o)));
   }
   return pp;
 }
@@ -281,6 +283,8 @@ Value requantizeEpilogue(OpBuilder &rewriter, Location loc, RankedTensorType typ
       sum = b.create<arith::AddIOp>(l, sum, biasQ);
     }
     Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
+    if (type.getElementType().isF32()) // dequantized: float(acc) * scale
+      return b.create<arith::MulFOp>(l, real, scalar(next + 1, pp.multiplier[0])).getResult();
     Value zyV = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(zy)));
     return quantizeScalar(b, l, real, type.getElementType(), unsignedY,
                           scalar(next + 1, pp.multiplier[0]), zyV);
@@ -297,7 +301,7 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
+    QuantParamsAttr px = op.getInputParams(), py = op.getOutputParamsAttr();
     int64_t n = type.getDimSize(1);
     ProductParams pp = productParams(px, op.getWeightParams(), py, n);
 
@@ -327,7 +331,7 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
                         })
                     .getResult(0);
     Value y = requantizeEpilogue(rewriter, loc, type, acc, adaptor.getBias(), pp, {n},
-                                 isUnsignedStorage(op.getResult()), py.zeroPointAt(0));
+                                 isUnsignedStorage(op.getResult()), py ? py.zeroPointAt(0) : 0);
     rewriter.replaceOp(op, y);
     return success();
   }
@@ -348,7 +352,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
     auto wType = llvm::cast<RankedTensorType>(adaptor.getWeight().getType());
     if (!inType.hasStaticShape() || !wType.hasStaticShape() || !type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "static shapes only");
-    QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParams();
+    QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParamsAttr();
     bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
     int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
     int64_t co = wType.getDimSize(0), cig = wType.getDimSize(1), kh = wType.getDimSize(2),
@@ -419,7 +423,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
           loc, RankedTensorType::get({co, 1, 1}, f32), adaptor.getBias(),
           SmallVector<ReassociationIndices>{{0, 1, 2}});
     Value y = requantizeEpilogue(rewriter, loc, type, accFlat, bias, pp, {co, 1, 1},
-                                 isUnsignedStorage(op.getResult()), py.zeroPointAt(0));
+                                 isUnsignedStorage(op.getResult()), py ? py.zeroPointAt(0) : 0);
     rewriter.replaceOp(op, y);
     return success();
   }

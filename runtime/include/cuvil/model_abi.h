@@ -138,13 +138,20 @@ void cuvil_rt_linear_f32(const int64_t *params, const float *x, const float *wei
  * run time; a batch stride of 0 broadcasts that operand. */
 void cuvil_rt_matmul_f32(const int64_t *params, const float *a, const float *b, float *c);
 /* int8 convolution and linear layers (CUVIL_QCONV_*, CUVIL_QLINEAR_*):
- * u8 x s8 with int32 sums and the requantize epilogue; the micro-kernel is
+ * u8 x s8 with int32 sums and the requantize epilogue (or, with Y_FLOAT,
+ * f32 outputs: the sums dequantized); the micro-kernel is
  * chosen at run time (AVX-512 VNNI, else portable C). */
 void cuvil_rt_qconv2d_u8s8(const int64_t *params, const uint8_t *input, const int8_t *weights,
                            const int32_t *offset, const float *multiplier, uint8_t *workspace,
-                           uint8_t *output);
+                           void *output);
 void cuvil_rt_qlinear_u8s8(const int64_t *params, const uint8_t *x, const int8_t *weights,
-                           const int32_t *offset, const float *multiplier, uint8_t *y);
+                           const int32_t *offset, const float *multiplier, void *y);
+/* The same with Y_FLOAT: f32 outputs (one declared output type per name). */
+void cuvil_rt_qconv2d_u8s8_f32(const int64_t *params, const uint8_t *input, const int8_t *weights,
+                               const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                               float *output);
+void cuvil_rt_qlinear_u8s8_f32(const int64_t *params, const uint8_t *x, const int8_t *weights,
+                               const int32_t *offset, const float *multiplier, float *y);
 
 #ifdef __cplusplus
 }

@@ -83,3 +83,20 @@ func.func @conv(%x: tensor<1x4x8x8xui8>, %w: tensor<6x2x3x3xi8>) -> tensor<1x6x8
   %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>) -> tensor<1x6x8x8xui8>
   return %0 : tensor<1x6x8x8xui8>
 }
+
+// -----
+
+// An f32 result (no output_params): the epilogue dequantizes the sums,
+// float(acc) * (float(sx) * float(sw)), with no rounding to storage.
+// CHECK-LABEL: func.func @linear_f32
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+//       CHECK:   linalg.generic
+//       CHECK:     arith.sitofp %{{.*}} : i32 to f32
+//  CHECK-NEXT:     arith.constant 1.49999993E-4 : f32
+//  CHECK-NEXT:     arith.mulf
+//  CHECK-NEXT:     linalg.yield %{{.*}} : f32
+//   CHECK-NOT:   math.roundeven
+func.func @linear_f32(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) -> tensor<5x2xf32> {
+  %0 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}

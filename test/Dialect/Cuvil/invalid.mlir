@@ -1545,3 +1545,19 @@ func.func @quant_conv_groups(%x: tensor<1x4x8x8xui8>, %w: tensor<6x4x3x3xi8>) {
   %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x8x8xui8>
   return
 }
+
+// -----
+
+func.func @quant_linear_f32_with_output_params(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) {
+  // expected-error @+1 {{'cuvil.quant.linear' op has an f32 result (the sums dequantized) and output_params}}
+  %0 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @quant_conv_no_output_params(%x: tensor<1x4x8x8xui8>, %w: tensor<6x4x3x3xi8>) {
+  // expected-error @+1 {{'cuvil.quant.conv2d' op has an 8-bit result but no output_params}}
+  %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>} : (tensor<1x4x8x8xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x8x8xui8>
+  return
+}
