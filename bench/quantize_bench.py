@@ -9,11 +9,14 @@ tabulated, and the compiled quantized library's outputs are compared with
 PyTorch's float outputs here (relative L2, independent of the tool).
 
 With --speed, the same run also times, at --threads threads, the float Cuvil
-library, the int8 Cuvil library (the percentile quantization) and PyTorch's own
-INT8 (static post-training quantization of torchvision's quantizable
-resnet18/mobilenet_v2 on the onednn and the qnnpack engine, the faster
-counted), alternating them in rounds, and prints the ratios and the fraction
-of the int8 dot-product peak cuvil-bench-ceilings measures.
+library, the int8 Cuvil library (the percentile quantization at the 0.01
+gate), PyTorch's own INT8 (static post-training quantization of torchvision's
+quantizable resnet18/mobilenet_v2 with the same weights and calibration
+samples, on the onednn and the qnnpack engine) and Cuvil at PyTorch's
+accuracy (cuvil-quantize --max-l2 set to the relative L2 PyTorch's INT8
+reaches on the same validation samples), alternating them in rounds, and
+prints the ratios and the fraction of the int8 dot-product peak
+cuvil-bench-ceilings measures.
 
     /usr/bin/python3 bench/quantize_bench.py --bin build/bin [--models resnet18,...]
         [--methods minmax,percentile,entropy,mse] [--speed] [--json out.json]
@@ -94,12 +97,15 @@ def cuvil_latency(bin_dir, lib, x_path, threads, runs):
     return float(m.group(1))
 
 
-def torch_int8(name, engine, cal_dir):
-    """torchvision's quantizable model, static PTQ on `engine`, calibrated on the same samples."""
+def torch_int8(name, engine, cal_dir, float_model):
+    """torchvision's quantizable model with the float model's weights, static
+    PTQ on `engine`, calibrated on the same samples."""
     import torchvision.models.quantization as qm
     torch.backends.quantized.engine = engine
-    torch.manual_seed(0)
     m = {"resnet18": qm.resnet18, "mobilenet_v2": qm.mobilenet_v2}[name](weights=None, quantize=False).eval()
+    missing = m.load_state_dict(float_model.state_dict(), strict=False)
+    if missing.missing_keys:
+        raise RuntimeError(f"{name}: the quantizable model lacks {missing.missing_keys[:3]}")
     m.fuse_model()
     m.qconfig = torch.ao.quantization.get_default_qconfig(engine)
     torch.ao.quantization.prepare(m, inplace=True)
@@ -108,6 +114,17 @@ def torch_int8(name, engine, cal_dir):
             m(torch.from_numpy(np.load(os.path.join(cal_dir, f))["input0"]))
     torch.ao.quantization.convert(m, inplace=True)
     return m
+
+
+def torch_l2(m, float_model, refs):
+    """Relative L2 of PyTorch's INT8 model against the float one on the validation samples."""
+    num = den = 0.0
+    with torch.no_grad():
+        for d, ref in refs:
+            q = m(torch.from_numpy(np.load(os.path.join(d, "input0.npy")))).double().numpy()
+            num += float(np.sum((q - ref) ** 2))
+            den += float(np.sum(ref.astype(np.float64) ** 2))
+    return (num / den) ** 0.5
 
 
 def torch_latency(m, x, threads, runs):
@@ -163,6 +180,7 @@ def main():
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3, help="speed: rounds alternating the contenders")
     ap.add_argument("--json")
     ap.add_argument("--keep", help="work directory to keep")
     args = ap.parse_args()
@@ -200,35 +218,68 @@ def main():
                             "fallbacks": report["fallbacks"], "gate": g, "compiled_l2_vs_torch": l2,
                             "seconds": seconds, "library": lib})
     if args.speed:
+        # Speed at the accuracy PyTorch's own INT8 reaches: cuvil-quantize
+        # with --max-l2 set to PyTorch's relative L2 on the same samples
+        # (and at its own 0.01 gate, the percentile row above).
         peak = int8_peak(args.bin)
-        print("\n| model | Cuvil fp32 | Cuvil int8 | PyTorch INT8 onednn | PyTorch INT8 qnnpack | int8 speed-up vs PyTorch INT8 | GOP/s |")
-        print("|---|---|---|---|---|---|---|")
+        print("\n| model | Cuvil fp32 | Cuvil int8 (gate 0.01) | Cuvil int8 at PyTorch's accuracy | PyTorch INT8 onednn | PyTorch INT8 qnnpack | speed-up vs best PyTorch INT8 | GOP/s | fraction of int8 peak |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for name in args.models.split(","):
             libs = [r for r in results if r["model"] == name and r.get("method") == "percentile" and "library" in r]
             if not libs:
                 continue
-            path = os.path.join(work, name, name + ".pt")
-            fp32 = os.path.join(work, name, "fp32.so")
+            d = os.path.join(work, name)
+            path = os.path.join(d, name + ".pt")
+            fp32 = os.path.join(d, "fp32.so")
+            _, inputs = models.make(MODELS[name])
             run([os.path.join(args.bin, "cuvil-export"), "--model", path, "--target", "x86_64", "-o", fp32,
-                 "--input-shape", "0=" + "x".join(map(str, models.make(MODELS[name])[1][0].shape)) + "xf32"])
-            x_path = os.path.join(work, name, name + "_val", "000", "input0.npy")
-            t_fp32 = cuvil_latency(args.bin, fp32, x_path, args.threads, args.runs)
-            t_int8 = cuvil_latency(args.bin, libs[0]["library"], x_path, args.threads, args.runs)
-            torch_times = {}
+                 "--input-shape", "0=" + "x".join(map(str, inputs[0].shape)) + "xf32"])
+            x_path = os.path.join(d, name + "_val", "000", "input0.npy")
+            float_model = torch.jit.load(path)
+            refs = [(os.path.join(d, name + "_val", v), None) for v in sorted(os.listdir(os.path.join(d, name + "_val")))]
+            with torch.no_grad():
+                refs = [(v, float_model(torch.from_numpy(np.load(os.path.join(v, "input0.npy")))).numpy()) for v, _ in refs]
+            torch_models, torch_acc = {}, {}
             if name in ("resnet18", "mobilenet_v2"):
-                x = torch.from_numpy(np.load(x_path))
                 for engine in ("onednn", "qnnpack"):
                     if engine in torch.backends.quantized.supported_engines:
-                        torch_times[engine] = torch_latency(torch_int8(name, engine, os.path.join(work, name, name + "_cal")),
-                                                            x, args.threads, args.runs)
-            best = min(torch_times.values()) if torch_times else None
-            _, inputs = models.make(MODELS[name])
+                        torch_models[engine] = torch_int8(name, engine, os.path.join(d, name + "_cal"), float_model)
+                        torch_acc[engine] = torch_l2(torch_models[engine], float_model, refs)
+            matched = None
+            if torch_acc:
+                target = min(torch_acc.values())
+                out = os.path.join(d, "matched.mlirbc")
+                r = run([os.path.join(args.bin, "cuvil-quantize"), "--no-progress", "--model", path,
+                         "--calibration-data", os.path.join(d, name + "_cal"), "--validation-data",
+                         os.path.join(d, name + "_val"), "--output", out, "--max-l2", f"{target:.6f}",
+                         "--report", out + ".json"])
+                if r.returncode == 0:
+                    matched, _ = compiled_l2(args.bin, out, refs, work)
+                    matched_report = json.load(open(out + ".json"))
+            # Alternate the contenders in rounds; medians of the rounds.
+            times = {"fp32": [], "int8": [], "matched": [], **{e: [] for e in torch_models}}
+            x = torch.from_numpy(np.load(x_path))
+            for _ in range(args.rounds):
+                times["fp32"].append(cuvil_latency(args.bin, fp32, x_path, args.threads, args.runs))
+                times["int8"].append(cuvil_latency(args.bin, libs[0]["library"], x_path, args.threads, args.runs))
+                if matched:
+                    times["matched"].append(cuvil_latency(args.bin, matched, x_path, args.threads, args.runs))
+                for e, m in torch_models.items():
+                    times[e].append(torch_latency(m, x, args.threads, args.runs))
+            med = {k: float(np.median(v)) if v else float("nan") for k, v in times.items()}
+            best = min([med[e] for e in torch_models] or [float("nan")])
             ops = conv_ops(models.build(MODELS[name])[0], [tuple(i.shape) for i in inputs])
-            print(f"| {name} | {t_fp32:.2f} ms | {t_int8:.2f} ms | {torch_times.get('onednn', float('nan')):.2f} ms | "
-                  f"{torch_times.get('qnnpack', float('nan')):.2f} ms | {best / t_int8 if best else float('nan'):.2f}x | "
-                  f"{ops / t_int8 / 1e6:.0f} |")
-            results.append({"model": name, "speed": {"cuvil_fp32_ms": t_fp32, "cuvil_int8_ms": t_int8,
-                                                     "torch_int8_ms": torch_times, "ops": ops}})
+            fastest = med["matched"] if matched else med["int8"]
+            vnni = (peak or {}).get("int8_dot_gops_per_core", {}).get("avx512_vnni", 0) * args.threads
+            int8_layers = (sum(l["precision"] == "int8" for l in matched_report["layers"]), len(matched_report["layers"])) if matched else None
+            print(f"| {name} | {med['fp32']:.2f} ms | {med['int8']:.2f} ms | "
+                  + (f"{med['matched']:.2f} ms (L2 <= {min(torch_acc.values()):.4f}, {int8_layers[0]}/{int8_layers[1]} int8)" if matched else "n/a")
+                  + f" | {med.get('onednn', float('nan')):.2f} ms (L2 {torch_acc.get('onednn', float('nan')):.4f}) | "
+                  f"{med.get('qnnpack', float('nan')):.2f} ms (L2 {torch_acc.get('qnnpack', float('nan')):.4f}) | "
+                  f"{best / fastest:.2f}x | {ops / fastest / 1e6:.0f} | "
+                  + (f"{ops / fastest / 1e6 / vnni:.0%}" if vnni else "n/a") + " |", flush=True)
+            results.append({"model": name, "speed": {"medians_ms": med, "torch_l2": torch_acc, "ops": ops,
+                                                     "threads": args.threads}})
         if peak:
             print("\nceilings:", json.dumps(peak))
     if args.json:
