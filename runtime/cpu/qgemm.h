@@ -59,7 +59,7 @@ typedef void (*cuvil_qdepthwise_plane_fn)(const uint8_t *plane, int64_t wp, int6
                                           const cuvil_qepilogue *e, void *out);
 
 typedef struct cuvil_qkernels {
-  const char *name; /* "avx512_vnni", "generic" */
+  const char *name; /* "avx512_vnni", "neon_dotprod", "generic" */
   cuvil_qconv_tile_fn conv_tile;
   cuvil_qlinear_tile_fn linear_tile;
   cuvil_qdepthwise_plane_fn depthwise_plane;
@@ -69,8 +69,9 @@ typedef struct cuvil_qkernels {
 #define CUVIL_QDEPTHWISE_MAX_TAPS 64
 
 const cuvil_qkernels *cuvil_qkernels_generic(void);
-/* NULL where not compiled in (not x86-64). */
+/* NULL where not compiled in (not x86-64, not aarch64). */
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void);
+const cuvil_qkernels *cuvil_qkernels_neon_dotprod(void);
 /* The best this CPU runs (CUVIL_TEST_HIDE_CPU_FEATURES hides features, so
  * tests can run each variant). */
 const cuvil_qkernels *cuvil_qkernels_best(void);

@@ -12,4 +12,5 @@ if [ ! -d "$sysroot" ]; then
   echo "SKIPPED: no aarch64 sysroot at $sysroot"
   exit 77
 fi
+# Options for qemu itself (-cpu max) may come before the program.
 exec "$qemu" -L "$sysroot" "$@"
