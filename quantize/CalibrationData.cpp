@@ -6,6 +6,7 @@
 #include "support/Npy.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SHA256.h"
 
@@ -136,13 +137,7 @@ void SampleDigest::add(const std::vector<Tensor> &sample) {
 
 std::string SampleDigest::hex() {
   std::array<uint8_t, 32> d = impl_->sha.final();
-  static const char *digits = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : d) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s;
+  return llvm::toHex(d, /*LowerCase=*/true);
 }
 
 } // namespace cuvil::quant

@@ -133,14 +133,7 @@ std::string structuralHash(mlir::func::FuncOp f) {
     os << "\n";
   });
   os.flush();
-  std::array<uint8_t, 32> d = llvm::SHA256::hash(llvm::arrayRefFromStringRef(text));
-  static const char *digits = "0123456789abcdef";
-  std::string hex;
-  for (uint8_t b : d) {
-    hex += digits[b >> 4];
-    hex += digits[b & 15];
-  }
-  return hex;
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), /*LowerCase=*/true);
 }
 
 // --- Progress ---------------------------------------------------------------
@@ -336,6 +329,9 @@ private:
   size_t numOutputs = 0;
   std::string workDir;
   std::optional<LibraryRunner> simulation;
+  /// The calibration library (float outputs first): it also gives the
+  /// validation samples' float references, without a compile of its own.
+  std::optional<LibraryRunner> calibrationLibrary;
   std::vector<mlir::cuvil::QuantParamsAttr> weightParams;
   QuantizeReportData report;
 };
@@ -470,9 +466,11 @@ Status Quantizer::calibrate() {
     f.insertResult(f.getNumResults(), v.getType(), mlir::DictionaryAttr());
     ret->insertOperands(ret->getNumOperands(), v);
   }
-  Result<LibraryRunner> lib = compileAndLoad(*module, workDir, "calibration", opt.threads);
-  if (!lib)
-    return lib.error();
+  Result<LibraryRunner> compiled = compileAndLoad(*module, workDir, "calibration", opt.threads);
+  if (!compiled)
+    return compiled.error();
+  calibrationLibrary.emplace(std::move(*compiled));
+  LibraryRunner *lib = &*calibrationLibrary;
 
   Method method = opt.method;
   bool histograms = method != Method::MinMax;
@@ -593,17 +591,24 @@ Status Quantizer::writeTable() {
 Status Quantizer::floatReferences() {
   if (!references.empty())
     return Status();
-  Result<LibraryRunner> lib = compileAndLoad(*floatModule, workDir, "float", opt.threads);
-  if (!lib)
-    return lib.error();
+  LibraryRunner *lib = calibrationLibrary ? &*calibrationLibrary : nullptr;
+  std::optional<LibraryRunner> floatLibrary;
+  if (!lib) { // calibration came from a table
+    Result<LibraryRunner> compiled = compileAndLoad(*floatModule, workDir, "float", opt.threads);
+    if (!compiled)
+      return compiled.error();
+    floatLibrary.emplace(std::move(*compiled));
+    lib = &*floatLibrary;
+  }
   std::vector<Tensor> outputs;
   Progress progress(opt.progress, "float reference      ", validation.size());
   for (const Sample &s : validation) {
     if (Status st = runSample(*lib, s, {}, outputs); !st)
       return st;
-    references.push_back(outputs);
+    references.emplace_back(outputs.begin(), outputs.begin() + numOutputs);
     progress.step();
   }
+  calibrationLibrary.reset();
   return Status();
 }
 

@@ -1,0 +1,83 @@
+/*===- bench/qkernels.c - The int8 convolution kernel on resnet/mobilenet layers ===*
+ *
+ * cuvil-bench-qkernels times cuvil_rt_qconv2d_u8s8 (one thread, no pool)
+ * on the layer shapes of resnet18 and mobilenet_v2's depthwise layers, as
+ * GOP/s (2 ops per multiply-add of the direct convolution), to compare
+ * with the int8 peak cuvil-bench-ceilings measures. Not a test.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "cuvil/kernel_abi.h"
+#include "cuvil/model_abi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void run(const char *name, int c, int h, int cout, int k, int s, int p, int groups) {
+  int oh = (h + 2 * p - k) / s + 1;
+  int64_t q[CUVIL_QCONV_NUM_PARAMS] = {0};
+  q[CUVIL_QCONV_VERSION] = CUVIL_KERNEL_PARAMS_VERSION;
+  q[CUVIL_QCONV_N] = 1;
+  q[CUVIL_QCONV_C] = c;
+  q[CUVIL_QCONV_H] = q[CUVIL_QCONV_W] = h;
+  q[CUVIL_QCONV_COUT] = cout;
+  q[CUVIL_QCONV_OH] = q[CUVIL_QCONV_OW] = oh;
+  q[CUVIL_QCONV_KH] = q[CUVIL_QCONV_KW] = k;
+  q[CUVIL_QCONV_SH] = q[CUVIL_QCONV_SW] = s;
+  q[CUVIL_QCONV_PH] = q[CUVIL_QCONV_PW] = p;
+  q[CUVIL_QCONV_DH] = q[CUVIL_QCONV_DW] = 1;
+  q[CUVIL_QCONV_GROUPS] = groups;
+  q[CUVIL_QCONV_X_ZERO] = 3;
+  q[CUVIL_QCONV_Y_MAX] = 255;
+  int64_t kp = cuvil_qconv_kp(q);
+  uint8_t *in = malloc((size_t)c * h * h), *out = malloc((size_t)cout * oh * oh);
+  int8_t *w = malloc((size_t)cout * kp);
+  int32_t *offset = calloc((size_t)cout, sizeof(int32_t));
+  float *m = malloc((size_t)cout * sizeof(float));
+  uint8_t *ws = malloc((size_t)cuvil_qconv_workspace_bytes(q));
+  if (!in || !out || !w || !offset || !m || !ws) {
+    fprintf(stderr, "cuvil-bench-qkernels: out of memory\n");
+    exit(1);
+  }
+  for (int64_t i = 0; i < (int64_t)c * h * h; ++i)
+    in[i] = (uint8_t)rand();
+  for (int64_t i = 0; i < cout * kp; ++i)
+    w[i] = (int8_t)rand();
+  for (int i = 0; i < cout; ++i)
+    m[i] = 0.001f;
+  cuvil_rt_qconv2d_u8s8(q, in, w, offset, m, ws, out);
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    int reps = 10;
+    double t = now();
+    for (int r = 0; r < reps; ++r)
+      cuvil_rt_qconv2d_u8s8(q, in, w, offset, m, ws, out);
+    t = (now() - t) / reps;
+    if (t < best)
+      best = t;
+  }
+  double ops = 2.0 * cout * (c / groups) * k * k * oh * oh;
+  printf("  {\"layer\": \"%s\", \"ms\": %.3f, \"gops\": %.0f},\n", name, best * 1e3, ops / best / 1e9);
+  free(in), free(out), free(w), free(offset), free(m), free(ws);
+}
+
+int main(void) {
+  printf("[\n");
+  run("resnet18 conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1);
+  run("resnet18 layer1 3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1);
+  run("resnet18 layer2 3x3 128->128 28", 128, 28, 128, 3, 1, 1, 1);
+  run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);
+  run("resnet18 layer4 3x3 512->512 7", 512, 7, 512, 3, 1, 1, 1);
+  run("resnet18 downsample 1x1/2 64->128 56", 64, 56, 128, 1, 2, 0, 1);
+  run("mobilenet_v2 pointwise 1x1 144->24 56", 144, 56, 24, 1, 1, 0, 1);
+  run("mobilenet_v2 depthwise 3x3 144 56", 144, 56, 144, 3, 1, 1, 144);
+  run("mobilenet_v2 depthwise 3x3/2 144 56", 144, 56, 144, 3, 2, 1, 144);
+  printf("  {}\n]\n");
+  return 0;
+}
