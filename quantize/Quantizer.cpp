@@ -363,6 +363,11 @@ Status Quantizer::loadFloatGraph() {
                  llvm::join(load.inputShapes, " "));
   }
   Result<mlir::OwningOpRef<mlir::ModuleOp>> m = loadModel(*ctx, opt.model, load);
+  if (!m && opt.inputShapes.empty() && !load.inputShapes.empty())
+    return Error{m.error().message + " (the shapes were taken from the " +
+                     std::to_string(load.inputShapes.size()) + " array(s) of sample '" +
+                     calibration.front().path + "': each sample needs one per model input)",
+                 m.error().code};
   if (!m)
     return m.error();
   floatModule = std::move(*m);

@@ -67,6 +67,25 @@ class SmallCNN(nn.Module):
         return self.fc(x)
 
 
+class TwoInputs(nn.Module):
+    """Token ids (i64, through an embedding) and float features."""
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.a = nn.Linear(16, 32)
+        self.b = nn.Linear(8, 32)
+        self.c = nn.Linear(32, 4)
+
+    def forward(self, ids, x):
+        h = self.emb(ids).mean(1)
+        return self.c(torch.relu(self.a(h) + self.b(x)))
+
+
+class NoLayers(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+
+
 class TokenMLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -264,6 +283,38 @@ def main():
     r = quantize(args, "--model", model, "--calibration-data", cal, "--output", os.path.join(work, "c.mlirbc"),
                  "--calibration-table", badbin)
     check(r.returncode == 1 and "corrupt.pb" in r.stderr, f"corrupt binary table refused ({r.stderr.strip()[-200:]})")
+
+    # Two inputs, one of them i64 token ids: shapes and dtypes from the samples.
+    torch.manual_seed(0)
+    two = TwoInputs().eval()
+    two_pt = os.path.join(work, "two.pt")
+    torch.jit.script(two).save(two_pt)
+    two_cal = os.path.join(work, "two_cal")
+    os.makedirs(two_cal)
+    rng = np.random.RandomState(3)
+    for i in range(6):
+        np.savez(os.path.join(two_cal, f"{i}.npz"), input0=rng.randint(0, 50, (3, 5)).astype(np.int64),
+                 input1=rng.randn(3, 8).astype(np.float32))
+    rep = os.path.join(work, "two.json")
+    r = quantize(args, "--model", two_pt, "--calibration-data", two_cal, "--output",
+                 os.path.join(work, "two.mlirbc"), "--report", rep)
+    check(r.returncode == 0 and json.load(open(rep))["gate"]["passed"],
+          f"two inputs (i64 ids and f32): quantized ({r.stderr.strip()[-200:]})")
+    if r.returncode == 0:
+        layers = json.load(open(rep))["layers"]
+        check(all(l["output"]["dtype"] == "f32" for l in layers if l["precision"] == "int8"),
+              "layers no int8 layer reads keep f32 outputs")
+    one_array = os.path.join(work, "one_array")
+    os.makedirs(one_array)
+    np.savez(os.path.join(one_array, "a.npz"), input0=rng.randint(0, 50, (3, 5)).astype(np.int64))
+    r = quantize(args, "--model", two_pt, "--calibration-data", one_array, "--output",
+                 os.path.join(work, "bad.mlirbc"))
+    check(r.returncode != 0 and "a.npz" in r.stderr and not os.path.exists(os.path.join(work, "bad.mlirbc")),
+          f"a sample with fewer arrays than inputs: named ({r.stderr.strip()[-200:]})")
+    nolayers = os.path.join(work, "nolayers.pt")
+    torch.jit.script(NoLayers()).save(nolayers)
+    r = quantize(args, "--model", nolayers, "--calibration-data", cal, "--output", os.path.join(work, "bad.mlirbc"))
+    check(r.returncode == 1 and "nothing to quantize" in r.stderr, f"no layers to quantize ({r.stderr.strip()[-120:]})")
 
     # Bad input.
     def bad(label, extra, code, needle, out_name="bad.mlirbc"):
