@@ -64,24 +64,30 @@ int main(int argc, char **argv) {
   app.add_option("--output,-o", q.output, "The quantized model (.mlirbc, or .mlir for text)")->required();
   app.add_option("--method", opt.method,
                  "How activation ranges are chosen: minmax, percentile (default; see --percentile), "
-                 "entropy (KL divergence, TensorRT's method) or mse");
+                 "entropy (KL divergence, TensorRT's method) or mse")
+      ->capture_default_str();
   app.add_option("--percentile", q.percentile, "The percentile of |x| kept by --method percentile")
-      ->check(CLI::Range(50.0, 100.0));
+      ->check(CLI::Range(50.0, 100.0))
+      ->capture_default_str();
   app.add_flag("--per-channel", q.perChannel, "Weights quantized per output channel (the default)");
   app.add_flag("--no-per-channel", opt.noPerChannel, "Weights quantized per tensor");
   app.add_option("--backend", q.backend,
                  "Quantization scheme: x86 (u8 activations, s8 weights on [-127, 127]; default), "
                  "qnnpack or onednn (s8 weights on [-128, 127])")
-      ->check(CLI::IsMember({"x86", "qnnpack", "onednn"}));
+      ->check(CLI::IsMember({"x86", "qnnpack", "onednn"}))
+      ->capture_default_str();
   app.add_option("--max-l2", q.maxL2, "The gate: relative L2 error of the outputs, |q - f| / |f|")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--kl-threshold", q.klThreshold,
                  "A layer whose outputs' KL divergence alone in int8 exceeds this falls back first")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--fallback", q.fallback,
                  "Precision of layers taken out of int8: fp16 (default; fp32 where fp16 would "
                  "overflow), bf16 or fp32")
-      ->check(CLI::IsMember({"fp16", "bf16", "fp32"}));
+      ->check(CLI::IsMember({"fp16", "bf16", "fp32"}))
+      ->capture_default_str();
   app.add_option("--validation-data", q.validationData,
                  "Directory of samples for the gate (default: the calibration samples)");
   app.add_option("--calibration-table", q.calibrationTable,

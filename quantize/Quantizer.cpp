@@ -289,8 +289,8 @@ bool passes(const Comparison &c, double maxL2) {
 QuantGrid activationGrid() { return {0, 255, false}; }
 
 QuantGrid weightGrid(const std::string &backend) {
-  // x86's int8 kernels keep weights off -128 (AVX2's pmaddubsw pairs
-  // cannot saturate then); qnnpack and onednn use the whole i8 range.
+  // x86: weights symmetric around zero, -128 unused (a negated weight
+  // stays representable); qnnpack and onednn use the whole i8 range.
   return backend == "x86" ? QuantGrid{-127, 127, true} : QuantGrid{-128, 127, true};
 }
 
