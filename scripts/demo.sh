@@ -50,4 +50,24 @@ err = float(np.abs(got - want).max())
 print(f"   max abs difference to PyTorch: {err:.3g}")
 sys.exit(0 if err <= 1e-5 else 1)
 PY
+echo "== cuvil-quantize: int8 with the accuracy gate (relative L2 <= 0.01), then export and run"
+mkdir -p "$OUT/calibration"
+/usr/bin/python3 - "$EXAMPLE/input0.npy" "$OUT/calibration" <<'PY'
+import os, sys
+import numpy as np
+x = np.load(sys.argv[1])
+rng = np.random.RandomState(0)
+for i in range(16):  # samples like the example input: .npz, one array per model input
+    np.savez(os.path.join(sys.argv[2], f"{i:02d}.npz"), input0=(rng.randn(*x.shape) * x.std()).astype(np.float32))
+PY
+"$BUILD_DIR/bin/cuvil-quantize" --model "$EXAMPLE/model.pt" --calibration-data "$OUT/calibration" \
+  --output "$OUT/model.int8.mlirbc" --report "$OUT/quantize.json" --no-progress
+/usr/bin/python3 - "$OUT/quantize.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+layers = ", ".join(f"{l['name']}: {l['precision']}" for l in r["layers"])
+print(f"   gate: relative L2 {r['gate']['after_fallback']['relative_l2']:.4f} <= {r['gate']['max_l2']}; {layers}")
+PY
+"$BUILD_DIR/bin/cuvil-export" --model "$OUT/model.int8.mlirbc" --target x86_64 -o "$OUT/libinference_int8.so"
+"$BUILD_DIR/bin/cuvil-run" "$OUT/libinference_int8.so" --input "$EXAMPLE/input0.npy" --output-dir "$OUT/int8"
 echo "== done"
