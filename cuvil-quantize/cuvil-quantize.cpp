@@ -77,11 +77,11 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"x86", "qnnpack", "onednn"}))
       ->capture_default_str();
   app.add_option("--max-l2", q.maxL2, "The gate: relative L2 error of the outputs, |q - f| / |f|")
-      ->check(CLI::PositiveNumber)
+      ->check(positiveNumber())
       ->capture_default_str();
   app.add_option("--kl-threshold", q.klThreshold,
                  "A layer whose outputs' KL divergence alone in int8 exceeds this falls back first")
-      ->check(CLI::NonNegativeNumber)
+      ->check(nonNegativeNumber())
       ->capture_default_str();
   app.add_option("--fallback", q.fallback,
                  "Precision of layers taken out of int8: fp16 (default; fp32 where fp16 would "
@@ -99,11 +99,11 @@ int main(int argc, char **argv) {
   app.add_option("--input-shape", q.inputShapes,
                  "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE for .pt models (see cuvil-import)");
   app.add_option("--samples", q.samples, "Use the first N calibration samples (an error if fewer exist)")
-      ->check(CLI::PositiveNumber);
+      ->check(positiveNumber());
   app.add_option("--sensitivity-samples", q.sensitivitySamples,
                  "Validation samples each sensitivity measurement runs (default 8; 0 = all)");
   app.add_option("--threads", q.threads, "Threads for running the model (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(nonNegativeNumber());
   app.add_flag("--no-progress", opt.noProgress, "No progress bar (there is none when stderr is not a terminal)");
   app.add_option("--crash-reproducer", opt.crashReproducer,
                  "Should the compiler fail internally, write the failing IR and stack trace here");

@@ -3,7 +3,9 @@
 
 #include "support/Tool/Version.h"
 
+#include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -39,6 +41,33 @@ int reportError(const std::string &tool, const Error &error) {
   std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.message.c_str());
   return error.code;
 }
+
+namespace {
+
+CLI::Validator numberAtLeast(double least, bool strict, const char *name) {
+  return CLI::Validator(
+      [least, strict](std::string &text) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception &) {
+          used = 0;
+        }
+        if (used != text.size() || text.empty() || !std::isfinite(v))
+          return "expected a number, got '" + text + "'";
+        if (strict ? !(v > least) : !(v >= least))
+          return std::string("must be ") + (strict ? "> " : ">= ") + CLI::detail::to_string(least) +
+                 ", got '" + text + "'";
+        return "";
+      },
+      name);
+}
+
+} // namespace
+
+CLI::Validator positiveNumber() { return numberAtLeast(0, true, "POSITIVE"); }
+CLI::Validator nonNegativeNumber() { return numberAtLeast(0, false, "NONNEGATIVE"); }
 
 int parseCommandLine(CLI::App &app, int argc, char **argv) {
   try {

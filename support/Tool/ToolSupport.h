@@ -37,6 +37,11 @@ int reportError(const std::string &tool, const Error &error);
 /// error prints it and returns kExitUsageError. Returns -1 to go on.
 int parseCommandLine(CLI::App &app, int argc, char **argv);
 
+/// Option checks with readable messages ("must be > 0, got '-1'"; CLI11's
+/// own PositiveNumber prints the whole range up to DBL_MAX in digits).
+CLI::Validator positiveNumber();
+CLI::Validator nonNegativeNumber();
+
 } // namespace cuvil
 
 #endif // CUVIL_SUPPORT_TOOL_TOOLSUPPORT_H

@@ -28,6 +28,7 @@ Exit status: 0 pass, 1 a failure, 77 PyTorch is not importable.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -246,6 +247,53 @@ def main():
         text = open(out).read()
         check('cuvil.precision = "fp32"' in text, "strict gate: fp32 precision recorded in the IR")
         check(all(f["reason"] for f in report["fallbacks"]), "strict gate: every fallback has a reason")
+        check(not any("--kl-threshold" in f["reason"] for f in report["fallbacks"]),
+              "strict gate, default --kl-threshold 0.02: layers fall back in priority order, none for KL")
+    # --kl-threshold: with 0, every layer whose output KL alone in int8 is
+    # above it falls back at once, for that reason.
+    rep = os.path.join(work, "kl0.json")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", os.path.join(work, "kl0.mlirbc"),
+                 "--report", rep, "--max-l2", "1e-7", "--fallback", "fp32", "--kl-threshold", "0")
+    check(r.returncode == 0, f"--kl-threshold 0: exit 0 ({r.stderr.strip()[-200:]})")
+    if r.returncode == 0:
+        report = json.load(open(rep))
+        kl_layers = [l["name"] for l in report["layers"] if l["kl"] and l["kl"] > 0]
+        reasons = {f["layer"]: f["reason"] for f in report["fallbacks"]}
+        check(kl_layers and all("--kl-threshold 0" in reasons.get(n, "") for n in kl_layers),
+              f"--kl-threshold 0: every layer with KL > 0 falls back for its KL ({reasons})")
+        first = [s for s in report["steps"] if s["fell_back"]][0]["fell_back"]
+        check(all(n in first for n in kl_layers), "--kl-threshold 0: they fall back in the first step, together")
+    for value in ("-1", "abc"):
+        r = quantize(args, "--model", model, "--calibration-data", cal, "--output",
+                     os.path.join(work, "bad.mlirbc"), "--kl-threshold", value)
+        check(r.returncode == 2 and "--kl-threshold" in r.stderr and not os.path.exists(os.path.join(work, "bad.mlirbc")),
+              f"--kl-threshold {value}: usage error ({r.stderr.strip()[-120:]})")
+
+    # --backend: x86 keeps weights symmetric on [-127, 127] (scale max|w| / 127),
+    # qnnpack and onednn use [-128, 127] (max|w| / 127.5).
+    def weight_scales(path):
+        text = run([os.path.join(args.bin, "cuvil-opt"), path]).stdout
+        m = re.search(r"cuvil\.quant\.conv2d .*?weight_params = #cuvil\.quant<scale = \[([^\]]*)\]", text)
+        return [float(v) for v in m.group(1).split(",")] if m else []
+    scales = {}
+    for backend in ("x86", "qnnpack", "onednn"):
+        out = os.path.join(work, f"backend_{backend}.mlirbc")
+        rep = os.path.join(work, f"backend_{backend}.json")
+        r = quantize(args, "--model", model, "--calibration-data", cal, "--output", out, "--report", rep,
+                     "--backend", backend)
+        check(r.returncode == 0 and json.load(open(rep))["backend"] == backend,
+              f"--backend {backend}: quantized, recorded in the report ({r.stderr.strip()[-120:]})")
+        scales[backend] = weight_scales(out) if r.returncode == 0 else []
+    for backend in ("qnnpack", "onednn"):
+        ok = scales["x86"] and len(scales[backend]) == len(scales["x86"]) and all(
+            abs(a / b - 127.5 / 127) < 1e-5 for a, b in zip(scales["x86"], scales[backend]))
+        check(ok, f"--backend {backend}: weight scales are max|w| / 127.5, x86's max|w| / 127")
+    r = quantize(args, "--model", model, "--calibration-data", cal, "--output", os.path.join(work, "bad.mlirbc"),
+                 "--backend", "avx2")
+    check(r.returncode == 2 and "--backend" in r.stderr and "x86" in r.stderr
+          and not os.path.exists(os.path.join(work, "bad.mlirbc")),
+          f"--backend avx2: usage error naming the choices ({r.stderr.strip()[-160:]})")
+
     # A gate that cannot be met.
     out = os.path.join(work, "impossible.mlirbc")
     rep = os.path.join(work, "impossible.json")
