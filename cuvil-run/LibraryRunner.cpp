@@ -148,6 +148,8 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) 
   return LibraryRunner(std::move(impl));
 }
 
+const std::string &LibraryRunner::path() const { return impl_->path; }
+
 size_t LibraryRunner::numInputs() const { return impl_->inputs.size(); }
 
 std::string LibraryRunner::signature() const {

@@ -27,6 +27,8 @@ public:
   ~LibraryRunner();
 
   size_t numInputs() const;
+  /// The library's file (messages of run() start with it).
+  const std::string &path() const;
   /// "x: 1x3x224x224xf32 -> output0: 1x1000xf32".
   std::string signature() const;
   /// Runs once into `outputs`; the library checks the inputs (shapes,

@@ -92,6 +92,8 @@ struct FailingPass final : public PassWrapper<FailingPass, OperationPass<ModuleO
   std::string message;
 };
 
+} // namespace
+
 /// The model's entry: the only public function with a body, or `forward`.
 FailureOr<func::FuncOp> entryFunction(ModuleOp module) {
   SmallVector<func::FuncOp> candidates;
@@ -105,6 +107,8 @@ FailureOr<func::FuncOp> entryFunction(ModuleOp module) {
       return f;
   return failure();
 }
+
+namespace {
 
 Error stageError(const std::string &stage, const std::string &detail = "") {
   return ::cuvil::inputError(stage + " failed" + (detail.empty() ? " (see the diagnostics above)"

@@ -20,6 +20,7 @@
 #include "passes/GraphPipeline.h"
 #include "support/Status.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/JSON.h"
@@ -90,6 +91,10 @@ struct CompileResult {
 /// `outputPath` names where the library will go (its temporary file is made
 /// next to it). Diagnostics go to the context's handler; the Error says
 /// which stage failed.
+/// The model's entry: the only public function with a body, or the one
+/// named `forward`; failure when there is neither.
+FailureOr<func::FuncOp> entryFunction(ModuleOp module);
+
 ::cuvil::Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &options,
                                              const std::string &outputPath);
 

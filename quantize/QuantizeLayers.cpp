@@ -148,14 +148,6 @@ LogicalResult roundToNarrow(Operation *op, OpBuilder &b, bool bf16) {
   return success();
 }
 
-/// Ops that move or select values without changing them: on a per-tensor
-/// dequantization they commute with it (max pooling: the dequantization is
-/// monotone, and every window holds a real element, so the storage's
-/// minimum as padding never wins, as -inf does not in float).
-bool commutesWithDequantize(Operation *op) {
-  return llvm::isa<MaxPool2DOp, ReshapeOp, FlattenOp>(op) && op->getNumOperands() == 1;
-}
-
 /// transparent(dequantize(q, P)) -> dequantize(transparent(q), P): the op
 /// runs on the storage, and a quantize(..., P) after it then folds.
 bool sinkDequantizations(func::FuncOp f) {
@@ -303,6 +295,13 @@ Tensor quantizeWeightTensor(const Tensor &w, QuantParamsAttr p) {
     q.setInt(i, quant::quantizeValue(static_cast<float>(w.getDouble(i)), scales[c], zeros[c], -128, 127));
   }
   return q;
+}
+
+// Max pooling: the dequantization is monotone, and every window holds a
+// real element, so the storage's minimum as padding never wins, as -inf
+// does not in float.
+bool commutesWithDequantize(Operation *op) {
+  return llvm::isa<MaxPool2DOp, ReshapeOp, FlattenOp>(op) && op->getNumOperands() == 1;
 }
 
 std::unique_ptr<Pass> createCuvilQuantizeLayersPass() {

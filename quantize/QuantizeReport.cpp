@@ -28,6 +28,16 @@ llvm::json::Object comparisonJson(const Comparison &c) {
                             {"non_finite", c.nonFinite}};
 }
 
+/// A layer's input or output: its tensor's parameters and the dtype the
+/// quantized model gives it.
+llvm::json::Object activationJson(const TensorReport &t, const char *dtype) {
+  return llvm::json::Object{{"tensor", t.name},
+                            {"dtype", dtype},
+                            {"range", llvm::json::Array{number(t.range.lo), number(t.range.hi)}},
+                            {"scale", number(t.params.scale)},
+                            {"zero_point", t.params.zeroPoint}};
+}
+
 std::string fmt(double v, const char *f = "%.4g") {
   if (!std::isfinite(v))
     return std::isnan(v) ? "n/a" : "inf";
@@ -200,15 +210,8 @@ std::string renderJson(const QuantizeReportData &r) {
         {"sensitivity", llvm::json::Object{{"alone_int8", comparisonJson(l.aloneInt8)},
                                            {"alone_float", comparisonJson(l.aloneFloat)}}},
         {"kl", number(l.aloneInt8.kl)},
-        {"input", llvm::json::Object{{"tensor", in.name},
-                                     {"range", llvm::json::Array{number(in.range.lo), number(in.range.hi)}},
-                                     {"scale", number(in.params.scale)},
-                                     {"zero_point", in.params.zeroPoint}}},
-        {"output", llvm::json::Object{{"tensor", out.name},
-                                      {"dtype", l.floatOutput && l.precision == "int8" ? "f32" : "ui8"},
-                                      {"range", llvm::json::Array{number(out.range.lo), number(out.range.hi)}},
-                                      {"scale", number(out.params.scale)},
-                                      {"zero_point", out.params.zeroPoint}}},
+        {"input", activationJson(in, "ui8")},
+        {"output", activationJson(out, l.floatOutput && l.precision == "int8" ? "f32" : "ui8")},
         {"weight_abs_max", number(l.weightAbsMax)}});
   }
   llvm::json::Array fallbacks, steps;

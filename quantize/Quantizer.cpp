@@ -97,18 +97,8 @@ std::string layerName(const Layer &l, size_t index) {
   return (llvm::isa<mc::Conv2DOp>(l.op) ? "conv2d_" : "linear_") + std::to_string(index);
 }
 
-mlir::func::FuncOp entryOf(mlir::ModuleOp m) {
-  mlir::func::FuncOp found, forward;
-  int count = 0;
-  for (auto f : m.getOps<mlir::func::FuncOp>())
-    if (!f.isExternal() && f.isPublic()) {
-      found = f;
-      ++count;
-      if (f.getSymName() == "forward")
-        forward = f;
-    }
-  return count == 1 ? found : forward;
-}
+/// The entry of a module known to have one (the float graph's copies).
+mlir::func::FuncOp entryOf(mlir::ModuleOp m) { return *mc::entryFunction(m); }
 
 /// The graph's structure: op names, attributes (weights by resource name,
 /// not value), types and the use-def edges. Locations are left out.
@@ -239,10 +229,9 @@ Status runSample(LibraryRunner &lib, const Sample &s, const std::vector<Tensor> 
   }
   if (!st) {
     // The library's own message starts with its (temporary) path.
-    std::string message = st.error().message;
-    size_t so = message.find(".so': ");
-    if (!message.empty() && message[0] == '\'' && so != std::string::npos)
-      message = message.substr(so + 6);
+    std::string message = st.error().message, prefix = "'" + lib.path() + "': ";
+    if (llvm::StringRef(message).starts_with(prefix))
+      message = message.substr(prefix.size());
     return inputError("sample '" + s.path + "': " + message);
   }
   return Status();
@@ -321,7 +310,6 @@ private:
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> floatModule, finalModule;
   std::vector<Layer> layers;
-  std::vector<Value> tensorValues; ///< in the float module
   std::vector<TensorObserver> observers;
   std::vector<Sample> calibration, validation;
   bool validationIsCalibration = true;
@@ -382,10 +370,18 @@ Status Quantizer::loadFloatGraph() {
   mc::buildGraphPipeline(pm, graph);
   if (mlir::failed(pm.run(*floatModule)))
     return inputError("the graph pipeline failed on '" + opt.model + "' (see the diagnostics above)");
-  mlir::func::FuncOp f = entryOf(*floatModule);
-  if (!f)
+  mlir::FailureOr<mlir::func::FuncOp> entry = mc::entryFunction(*floatModule);
+  if (mlir::failed(entry))
     return inputError("'" + opt.model + "' must have one public function (or one named 'forward')");
+  mlir::func::FuncOp f = *entry;
   numOutputs = f.getNumResults();
+  auto isF32 = [](mlir::Type t) {
+    auto r = llvm::dyn_cast<mlir::RankedTensorType>(t);
+    return r && r.getElementType().isF32();
+  };
+  if (llvm::none_of(f.getResultTypes(), isF32))
+    return inputError("'" + opt.model + "' has no float32 output: the accuracy gate compares the "
+                      "quantized model's float outputs with the float model's");
   report.graphHash = structuralHash(f);
 
   layers = collectLayers(f);
@@ -400,15 +396,14 @@ Status Quantizer::loadFloatGraph() {
     // PyTorch's quantized max pooling keeps them, so the values stay in
     // u8 across the op (cuvil-quantize-layers runs it on the storage).
     for (Value s = v; Operation *def = s.getDefiningOp();) {
-      if (!llvm::isa<mc::MaxPool2DOp, mc::ReshapeOp, mc::FlattenOp>(def) || def->getNumOperands() != 1)
+      if (!mc::commutesWithDequantize(def))
         break;
       s = def->getOperand(0);
       if (auto it = tensorIndex.find(s); it != tensorIndex.end())
         return it->second;
     }
-    auto [it, inserted] = tensorIndex.try_emplace(v, tensorValues.size());
+    auto [it, inserted] = tensorIndex.try_emplace(v, report.tensors.size());
     if (inserted) {
-      tensorValues.push_back(v);
       TensorReport t;
       t.name = name;
       report.tensors.push_back(t);
@@ -438,7 +433,7 @@ Status Quantizer::loadFloatGraph() {
     read.insert(l.input);
   for (LayerReport &l : report.layers)
     l.floatOutput = !read.count(l.output);
-  spdlog::info("{} layer(s) to quantize, {} activation tensor(s)", layers.size(), tensorValues.size());
+  spdlog::info("{} layer(s) to quantize, {} activation tensor(s)", layers.size(), report.tensors.size());
   return Status();
 }
 
@@ -551,6 +546,10 @@ Status Quantizer::useTable(const CalibrationTable &table) {
     r.range = {c.range_lo(), c.range_hi()};
     r.params = {c.scale(), c.zero_point()};
   }
+  if (!table.calibration_digest().empty() && table.calibration_digest() != report.calibrationDigest)
+    spdlog::warn("the calibration table '{}' was made from other calibration samples than '{}'; "
+                 "its ranges are used (delete it to calibrate on these)",
+                 opt.calibrationTable, opt.calibrationData);
   if (table.method() != methodName(opt.method))
     spdlog::warn("the calibration table '{}' was made with --method {}; its ranges are used",
                  opt.calibrationTable, table.method());
@@ -659,10 +658,11 @@ Status Quantizer::buildSimulation() {
       return inputError("cannot read the weights of layer '" + lr.name + "'");
     Tensor wq = mc::quantizeWeightTensor(*w, weightParams[i]);
     Tensor wfq(DType::Float32, w->shape());
-    mlir::ArrayRef<double> scales = weightParams[i].getScale().asArrayRef();
-    int64_t per = w->numElements() / std::max<int64_t>(int64_t(scales.size()), 1);
+    mc::QuantParamsAttr wp = weightParams[i];
+    int64_t per = w->numElements() / std::max<int64_t>(int64_t(wp.getScale().size()), 1);
     for (int64_t k = 0; k < w->numElements(); ++k)
-      wfq.setDouble(k, float(wq.getInt(k) * scales[scales.size() == 1 ? 0 : k / per]));
+      wfq.setDouble(k, mc::quant::dequantizeValue(wq.getInt(k), wp.scaleAt(k / per), wp.zeroPointAt(k / per),
+                                                  !wp.isPerTensor()));
     auto wType = llvm::cast<mlir::RankedTensorType>(ls[i].weight.getType());
     Value wv = b.create<mc::ConstantOp>(
         loc, wType, mc::reference::elementsAttrFromTensor(wfq, wType, "simulation.weight." + std::to_string(i)));
@@ -778,6 +778,10 @@ Result<Comparison> Quantizer::realGate(const std::string &name) {
 
 std::string Quantizer::fallbackPrecision(size_t i, std::string &why) const {
   const LayerReport &l = report.layers[i];
+  if (l.aloneInt8.nonFinite && opt.fallback != "fp32") {
+    why += "; fp32: Inf/NaN appeared";
+    return "fp32";
+  }
   if (opt.fallback != "fp16")
     return opt.fallback;
   double reach = l.weightAbsMax;
@@ -786,10 +790,6 @@ std::string Quantizer::fallbackPrecision(size_t i, std::string &why) const {
                       std::fabs(report.tensors[t].observedMax)});
   if (reach > kHalfMax) {
     why += "; fp32, not fp16: values reach " + std::to_string(reach) + ", beyond fp16's 65504";
-    return "fp32";
-  }
-  if (l.aloneInt8.nonFinite) {
-    why += "; fp32: Inf/NaN appeared";
     return "fp32";
   }
   return "fp16";

@@ -170,16 +170,13 @@ public:
     auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getF32Type());
     if (values.size() <= 16)
       return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
-    ArrayRef<char> raw(reinterpret_cast<const char *>(values.data()),
-                       values.size() * sizeof(float));
-    return b.create<arith::ConstantOp>(
-        loc, DenseResourceElementsAttr::get(
-                 type, resourceKey(name), HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
+    return resource(values, b.getF32Type(), name);
   }
 
-  /// `count` elements of `element` from `raw`, as a resource constant.
-  Value constantRaw(ArrayRef<char> raw, Type element, int64_t count, StringRef name) {
-    auto type = RankedTensorType::get({count}, element);
+  /// `values` as a 1-D resource constant of `element` (its C type T).
+  template <typename T> Value resource(ArrayRef<T> values, Type element, StringRef name) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, element);
+    ArrayRef<char> raw(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(T));
     return b.create<arith::ConstantOp>(
         loc, DenseResourceElementsAttr::get(type, resourceKey(name),
                                             HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
@@ -537,16 +534,12 @@ struct SelectCpuKernelsPass final
       callee = py ? "cuvil_rt_qlinear_u8s8" : "cuvil_rt_qlinear_u8s8_f32";
     }
     KernelCallBuilder k(b, op->getLoc());
-    Value weights = k.constantRaw(
-        ArrayRef<char>(reinterpret_cast<const char *>(packed.data()), packed.size()),
-        b.getIntegerType(8), static_cast<int64_t>(packed.size()),
-        resourceName(op->getOperand(1), isConv ? "qrows" : "qpanels"));
-    Value offsets = k.constantRaw(
-        ArrayRef<char>(reinterpret_cast<const char *>(offset.data()), offset.size() * sizeof(int32_t)),
-        b.getI32Type(), cout, resourceName(op->getOperand(1), "qoffset"));
-    Value multipliers = k.constantRaw(
-        ArrayRef<char>(reinterpret_cast<const char *>(multiplier.data()), multiplier.size() * sizeof(float)),
-        b.getF32Type(), cout, resourceName(op->getOperand(1), "qmultiplier"));
+    Value weights = k.resource(ArrayRef<int8_t>(packed), b.getIntegerType(8),
+                               resourceName(op->getOperand(1), isConv ? "qrows" : "qpanels"));
+    Value offsets = k.resource(ArrayRef<int32_t>(offset), b.getI32Type(),
+                               resourceName(op->getOperand(1), "qoffset"));
+    Value multipliers = k.resource(ArrayRef<float>(multiplier), b.getF32Type(),
+                                   resourceName(op->getOperand(1), "qmultiplier"));
     // The call sees signless bytes, as the lowering to linalg turns ui8
     // tensors into i8 ones; the casts on either side fold away there.
     auto signless = [&](Type t) {

@@ -87,6 +87,16 @@ class NoLayers(nn.Module):
         return torch.relu(x) * 2
 
 
+class ArgMax(nn.Module):
+    """Only an integer output: nothing for the gate to compare."""
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return torch.argmax(self.l(x), 1)
+
+
 class TokenMLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -363,6 +373,14 @@ def main():
     torch.jit.script(NoLayers()).save(nolayers)
     r = quantize(args, "--model", nolayers, "--calibration-data", cal, "--output", os.path.join(work, "bad.mlirbc"))
     check(r.returncode == 1 and "nothing to quantize" in r.stderr, f"no layers to quantize ({r.stderr.strip()[-120:]})")
+
+    argmax = os.path.join(work, "argmax.pt")
+    torch.jit.script(ArgMax().eval()).save(argmax)
+    argmax_cal = os.path.join(work, "argmax_cal")
+    os.makedirs(argmax_cal)
+    np.savez(os.path.join(argmax_cal, "a.npz"), input0=rng.randn(3, 8).astype(np.float32))
+    r = quantize(args, "--model", argmax, "--calibration-data", argmax_cal, "--output", os.path.join(work, "bad.mlirbc"))
+    check(r.returncode == 1 and "no float32 output" in r.stderr, f"no float output to gate on ({r.stderr.strip()[-120:]})")
 
     # Bad input.
     def bad(label, extra, code, needle, out_name="bad.mlirbc"):
