@@ -209,6 +209,9 @@ Result<LibraryRunner> compileAndLoad(mlir::ModuleOp module, const std::string &d
   if (std::error_code ec = llvm::sys::fs::rename(r->libraryTempPath, path))
     return ioError("cannot move the " + name + " library into '" + dir + "': " + ec.message());
   llvm::sys::DontRemoveFileOnSignal(r->libraryTempPath);
+  // Interrupted, the run leaves no libraries behind (the work directory
+  // itself is removed when the run ends).
+  llvm::sys::RemoveFileOnSignal(path);
   spdlog::info("compiled the {} library in {:.1f} s", name,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return LibraryRunner::load(path, threads);
