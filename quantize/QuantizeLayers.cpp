@@ -120,6 +120,41 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
   return success();
 }
 
+/// An add of two tensors of one shape: both quantized, quant.add (with a
+/// relu that is its only user folded in), dequantized. A quantize of an
+/// operand that was dequantized with the same parameters folds afterwards.
+LogicalResult quantizeAdd(AddOp op, OpBuilder &b) {
+  auto pa = op->getAttrOfType<QuantParamsAttr>(kQuantInputAttrName);
+  auto pb = op->getAttrOfType<QuantParamsAttr>(kQuantRhsAttrName);
+  auto py = op->getAttrOfType<QuantParamsAttr>(kQuantOutputAttrName);
+  if (failed(checkActivationParams(op, kQuantInputAttrName, pa)) ||
+      failed(checkActivationParams(op, kQuantRhsAttrName, pb)) ||
+      failed(checkActivationParams(op, kQuantOutputAttrName, py)))
+    return failure();
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  if (op.getLhs().getType() != type || op.getRhs().getType() != type)
+    return op->emitOpError() << "cannot be quantized: its operands are broadcast";
+  Operation *relu = nullptr;
+  if (op->hasOneUse() && llvm::isa<ReluOp>(*op->user_begin()))
+    relu = *op->user_begin();
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  auto ui8 = withElement(type, IntegerType::get(op.getContext(), 8, IntegerType::Unsigned));
+  Value a = b.create<QuantizeOp>(loc, ui8, op.getLhs(), pa);
+  Value c = b.create<QuantizeOp>(loc, ui8, op.getRhs(), pb);
+  auto sum = b.create<QuantAddOp>(loc, ui8, a, c, pa, pb, py, relu ? b.getUnitAttr() : UnitAttr());
+  sum->setAttr(kPrecisionAttrName, b.getStringAttr("int8"));
+  Value result = b.create<DequantizeOp>(loc, type, sum, py);
+  if (relu) {
+    relu->getResult(0).replaceAllUsesWith(result);
+    relu->erase();
+  } else {
+    op.getResult().replaceAllUsesWith(result);
+  }
+  op->erase();
+  return success();
+}
+
 /// fp16 / bf16: the input rounded through the narrow type, the weights
 /// stored rounded; the product itself stays f32 (accumulation in f32).
 LogicalResult roundToNarrow(Operation *op, OpBuilder &b, bool bf16) {
@@ -225,6 +260,16 @@ void foldRoundTrips(func::FuncOp f) {
       q->erase();
     }
   });
+  // One quantization per value and parameters (a residual's input is
+  // quantized for the layer and for the add that reads it).
+  llvm::DenseMap<std::tuple<Value, Attribute, Type>, QuantizeOp> first;
+  f.walk([&](QuantizeOp q) {
+    auto [it, inserted] = first.try_emplace({q.getInput(), q.getParams(), q.getType()}, q);
+    if (!inserted && it->second->getBlock() == q->getBlock()) {
+      q.getResult().replaceAllUsesWith(it->second.getResult());
+      q->erase();
+    }
+  });
   // Dequantizations left without users.
   f.walk([](DequantizeOp d) {
     if (d->use_empty())
@@ -243,7 +288,7 @@ struct QuantizeLayersPass : PassWrapper<QuantizeLayersPass, OperationPass<func::
     func::FuncOp f = getOperation();
     SmallVector<Operation *> layers;
     f.walk([&](Operation *op) {
-      if (op->hasAttr(kPrecisionAttrName) && llvm::isa<Conv2DOp, LinearOp>(op))
+      if (op->hasAttr(kPrecisionAttrName) && llvm::isa<Conv2DOp, LinearOp, AddOp>(op))
         layers.push_back(op);
     });
     OpBuilder b(&getContext());
@@ -251,7 +296,9 @@ struct QuantizeLayersPass : PassWrapper<QuantizeLayersPass, OperationPass<func::
       StringRef precision = op->getAttrOfType<StringAttr>(kPrecisionAttrName).getValue();
       LogicalResult r = success();
       if (precision == "int8")
-        r = quantizeInt8(op, b);
+        r = llvm::isa<AddOp>(op) ? quantizeAdd(llvm::cast<AddOp>(op), b) : quantizeInt8(op, b);
+      else if (llvm::isa<AddOp>(op))
+        ; // an add in float or narrower: as it is
       else if (precision == "fp16" || precision == "bf16")
         r = roundToNarrow(op, b, precision == "bf16");
       if (failed(r))
@@ -260,6 +307,9 @@ struct QuantizeLayersPass : PassWrapper<QuantizeLayersPass, OperationPass<func::
         op->removeAttr(kQuantInputAttrName);
         op->removeAttr(kQuantOutputAttrName);
         op->removeAttr(kQuantWeightAttrName);
+        op->removeAttr(kQuantRhsAttrName);
+        if (llvm::isa<AddOp>(op))
+          op->removeAttr(kPrecisionAttrName);
       }
     }
     foldRoundTrips(f);

@@ -10,7 +10,10 @@
 //              dequantize; the result keeps the float type;
 //   fp16/bf16  the input rounded through f16/bf16 and the weights stored
 //              rounded, accumulation in f32;
-//   fp32       unchanged.
+//   fp32       unchanged;
+//   an add (cuvil.quant.input / .rhs / .output for its operands and sum)
+//              int8: quantize both -> cuvil.quant.add (a relu that is its
+//              only user folded in) -> dequantize; otherwise unchanged.
 // Then it folds what the rewrite makes redundant: quantize(dequantize(q, P),
 // P) is q, and a relu of a dequantized value whose zero point is the
 // storage's minimum (nothing below zero to clip) is that value.

@@ -201,7 +201,7 @@ std::string renderJson(const QuantizeReportData &r) {
   for (size_t i : r.priority) {
     const LayerReport &l = r.layers[i];
     const TensorReport &in = r.tensors[l.input], &out = r.tensors[l.output];
-    layers.push_back(llvm::json::Object{
+    llvm::json::Object layer{
         {"priority", l.priority},
         {"name", l.name},
         {"op", l.kind},
@@ -212,7 +212,10 @@ std::string renderJson(const QuantizeReportData &r) {
         {"kl", number(l.aloneInt8.kl)},
         {"input", activationJson(in, "ui8")},
         {"output", activationJson(out, l.floatOutput && l.precision == "int8" ? "f32" : "ui8")},
-        {"weight_abs_max", number(l.weightAbsMax)}});
+        {"weight_abs_max", number(l.weightAbsMax)}};
+    if (l.rhs >= 0)
+      layer["rhs"] = activationJson(r.tensors[l.rhs], "ui8");
+    layers.push_back(std::move(layer));
   }
   llvm::json::Array fallbacks, steps;
   for (size_t i : r.priority)

@@ -36,8 +36,9 @@ struct Comparison {
 };
 
 struct LayerReport {
-  std::string name, kind; ///< kind: conv2d | linear
+  std::string name, kind; ///< kind: conv2d | linear | add
   int input = -1, output = -1; ///< TensorReport indices
+  int rhs = -1;                ///< an add's second operand
   double weightAbsMax = 0;
   Comparison aloneInt8;   ///< only this layer int8 (simulated)
   Comparison aloneFloat;  ///< every layer int8 but this one (simulated)

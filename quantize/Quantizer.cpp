@@ -55,7 +55,8 @@ constexpr double kHalfMax = 65504.0;
 struct Layer {
   Operation *op;
   Value input, result, post; ///< post: the relu/hardtanh result, or result
-  Value weight;
+  Value weight;              ///< null for an add
+  Value rhs;                 ///< an add's second operand
 };
 
 bool isF32Tensor(Value v) {
@@ -63,29 +64,103 @@ bool isF32Tensor(Value v) {
   return t && t.getElementType().isF32() && t.hasStaticShape();
 }
 
-/// The conv2d/linear ops cuvil-quantize can quantize, in graph order.
+Value postOf(Value y) {
+  if (y.hasOneUse()) {
+    Operation *user = *y.getUsers().begin();
+    if (llvm::isa<mc::ReluOp, mc::HardtanhOp>(user))
+      return user->getResult(0);
+  }
+  return y;
+}
+
+bool isProductLayer(Operation *op) {
+  if (!llvm::isa<mc::Conv2DOp, mc::LinearOp>(op))
+    return false;
+  Value x = op->getOperand(0), w = op->getOperand(1), y = op->getResult(0);
+  if (!isF32Tensor(x) || !isF32Tensor(y) || !w.getDefiningOp<mc::ConstantOp>())
+    return false;
+  return op->getNumOperands() <= 2 || op->getOperand(2).getDefiningOp<mc::ConstantOp>();
+}
+
+/// The adds worth quantizing: two computed f32 tensors of the result's
+/// shape (residual connections) whose sum (after a relu, through max
+/// pooling or reshapes) a conv2d/linear layer or another such add reads, so
+/// that the values stay in 8 bits from layer to layer.
+llvm::DenseSet<Operation *> quantizableAdds(mlir::func::FuncOp f) {
+  llvm::SmallVector<Operation *> ops;
+  f.walk([&](Operation *op) { ops.push_back(op); });
+  llvm::DenseSet<Operation *> adds;
+  auto readByLayer = [&](Value v, auto &&self) -> bool {
+    for (mlir::OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if ((isProductLayer(user) && use.getOperandNumber() == 0) || adds.contains(user))
+        return true;
+      if (mc::commutesWithDequantize(user) && self(user->getResult(0), self))
+        return true;
+    }
+    return false;
+  };
+  for (Operation *op : llvm::reverse(ops)) { // readers before the adds they read
+    auto add = llvm::dyn_cast<mc::AddOp>(op);
+    if (!add || !isF32Tensor(add.getResult()) || add.getLhs().getType() != add.getType() ||
+        add.getRhs().getType() != add.getType() || add.getLhs().getDefiningOp<mc::ConstantOp>() ||
+        add.getRhs().getDefiningOp<mc::ConstantOp>())
+      continue;
+    if (readByLayer(postOf(add.getResult()), readByLayer))
+      adds.insert(op);
+  }
+  return adds;
+}
+
+/// The conv2d/linear ops and residual adds cuvil-quantize can quantize, in
+/// graph order.
 std::vector<Layer> collectLayers(mlir::func::FuncOp f) {
   std::vector<Layer> layers;
+  llvm::DenseSet<Operation *> adds = quantizableAdds(f);
   f.walk([&](Operation *op) {
-    if (!llvm::isa<mc::Conv2DOp, mc::LinearOp>(op))
+    if (adds.contains(op)) {
+      Value y = op->getResult(0);
+      layers.push_back({op, op->getOperand(0), y, postOf(y), Value(), op->getOperand(1)});
       return;
-    Value x = op->getOperand(0), w = op->getOperand(1), y = op->getResult(0);
-    if (!isF32Tensor(x) || !isF32Tensor(y) || !w.getDefiningOp<mc::ConstantOp>())
-      return;
-    if (op->getNumOperands() > 2 && !op->getOperand(2).getDefiningOp<mc::ConstantOp>())
-      return;
-    Value post = y;
-    if (y.hasOneUse()) {
-      Operation *user = *y.getUsers().begin();
-      if (llvm::isa<mc::ReluOp, mc::HardtanhOp>(user))
-        post = user->getResult(0);
     }
-    layers.push_back({op, x, y, post, w});
+    if (!isProductLayer(op))
+      return;
+    Value y = op->getResult(0);
+    layers.push_back({op, op->getOperand(0), y, postOf(y), op->getOperand(1), Value()});
   });
   return layers;
 }
 
+/// The module path of the layer whose weights are `w` ("layer1.0.conv2"
+/// for "layer1.0.conv2.weight"), or "".
+std::string weightOwner(Value w) {
+  if (auto c = w ? w.getDefiningOp<mc::ConstantOp>() : nullptr)
+    if (auto r = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(c.getValue())) {
+      std::string key = r.getRawHandle().getKey().str();
+      size_t at = key.find(".weight");
+      return at != std::string::npos && at > 0 ? key.substr(0, at) : key;
+    }
+  return "";
+}
+
 std::string layerName(const Layer &l, size_t index) {
+  if (!l.weight) {
+    // An add: after the block of the layer that computes its first operand
+    // ("layer1.0.conv2" -> "layer1.0.add").
+    for (Value v : {l.input, l.rhs}) {
+      Operation *def = v.getDefiningOp();
+      while (def && llvm::isa<mc::ReluOp, mc::HardtanhOp>(def))
+        def = def->getOperand(0).getDefiningOp();
+      if (!def || !llvm::isa<mc::Conv2DOp, mc::LinearOp>(def))
+        continue;
+      std::string owner = weightOwner(def->getOperand(1));
+      if (owner.empty())
+        continue;
+      size_t dot = owner.rfind('.');
+      return dot == std::string::npos ? "add" : owner.substr(0, dot) + ".add";
+    }
+    return "add";
+  }
   if (auto c = l.weight.getDefiningOp<mc::ConstantOp>())
     if (auto r = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(c.getValue())) {
       std::string key = r.getRawHandle().getKey().str();
@@ -298,6 +373,7 @@ private:
   Status writeTable();
   Status floatReferences();
   Status buildSimulation();
+  Result<Value> simulatedWeights(size_t i, Value weight, mlir::OpBuilder &b);
   Result<Comparison> simulate(const std::vector<double> &masks, size_t sampleCount);
   Status sensitivity();
   mlir::OwningOpRef<mlir::ModuleOp> quantizedModule();
@@ -418,9 +494,18 @@ Status Quantizer::loadFloatGraph() {
     l.name = layerName(layers[i], i);
     for (int n = 2; !names.insert(l.name).second; ++n)
       l.name = layerName(layers[i], i) + "#" + std::to_string(n);
-    l.kind = llvm::isa<mc::Conv2DOp>(layers[i].op) ? "conv2d" : "linear";
-    l.input = tensorOf(layers[i].input, l.name + ":input");
+    l.kind = llvm::isa<mc::Conv2DOp>(layers[i].op) ? "conv2d"
+             : llvm::isa<mc::LinearOp>(layers[i].op) ? "linear"
+                                                     : "add";
+    l.input = tensorOf(layers[i].input, l.name + (layers[i].rhs ? ":lhs" : ":input"));
+    if (layers[i].rhs)
+      l.rhs = tensorOf(layers[i].rhs, l.name + ":rhs");
     l.output = tensorOf(layers[i].post, l.name + ":output");
+    if (!layers[i].weight) {
+      weightParams.push_back(nullptr);
+      report.layers.push_back(l);
+      continue;
+    }
     mlir::FailureOr<Tensor> w = mc::reference::tensorFromAttr(
         layers[i].weight.getDefiningOp<mc::ConstantOp>().getValue(), layers[i].op->getLoc());
     if (mlir::failed(w))
@@ -432,10 +517,12 @@ Status Quantizer::loadFloatGraph() {
   }
   // A layer whose output no int8 layer reads keeps its sums in f32.
   std::set<int> read;
-  for (const LayerReport &l : report.layers)
+  for (const LayerReport &l : report.layers) {
     read.insert(l.input);
+    read.insert(l.rhs);
+  }
   for (LayerReport &l : report.layers)
-    l.floatOutput = !read.count(l.output);
+    l.floatOutput = l.kind != "add" && !read.count(l.output); // an int8 add's sum is 8-bit
   spdlog::info("{} layer(s) to quantize, {} activation tensor(s)", layers.size(), report.tensors.size());
   return Status();
 }
@@ -455,6 +542,8 @@ std::vector<Value> valuesIn(mlir::func::FuncOp f, const std::vector<LayerReport>
         values[idx] = v;
     };
     set(reports[i].input, ls[i].input);
+    if (ls[i].rhs)
+      set(reports[i].rhs, ls[i].rhs);
     set(reports[i].output, ls[i].post);
   }
   return values;
@@ -653,25 +742,23 @@ Status Quantizer::buildSimulation() {
       Value q = b.create<mc::QuantizeOp>(loc, withElement(v.getType(), ui8), v, p);
       return b.create<mc::DequantizeOp>(loc, v.getType(), q, p);
     };
-    Value xq = fakeQuant(ls[i].input, activationAttr(lr.input));
-    // The weights as the int8 kernels see them: quantized, dequantized.
-    auto wc = ls[i].weight.getDefiningOp<mc::ConstantOp>();
-    mlir::FailureOr<Tensor> w = mc::reference::tensorFromAttr(wc.getValue(), wc.getLoc());
-    if (mlir::failed(w))
-      return inputError("cannot read the weights of layer '" + lr.name + "'");
-    Tensor wq = mc::quantizeWeightTensor(*w, weightParams[i]);
-    Tensor wfq(DType::Float32, w->shape());
-    mc::QuantParamsAttr wp = weightParams[i];
-    int64_t per = w->numElements() / std::max<int64_t>(int64_t(wp.getScale().size()), 1);
-    for (int64_t k = 0; k < w->numElements(); ++k)
-      wfq.setDouble(k, mc::quant::dequantizeValue(wq.getInt(k), wp.scaleAt(k / per), wp.zeroPointAt(k / per),
-                                                  !wp.isPerTensor()));
-    auto wType = llvm::cast<mlir::RankedTensorType>(ls[i].weight.getType());
-    Value wv = b.create<mc::ConstantOp>(
-        loc, wType, mc::reference::elementsAttrFromTensor(wfq, wType, "simulation.weight." + std::to_string(i)));
-    Operation *q = b.clone(*op);
-    q->setOperand(0, xq);
-    q->setOperand(1, wv);
+    // The op's operands now (an earlier layer's masked result where it
+    // reads one directly), not the values collected.
+    Value xq = fakeQuant(op->getOperand(0), activationAttr(lr.input));
+    Operation *q;
+    if (ls[i].rhs) { // an add: both operands and the sum fake-quantized
+      Value rq = fakeQuant(op->getOperand(1), activationAttr(lr.rhs));
+      q = b.clone(*op);
+      q->setOperand(0, xq);
+      q->setOperand(1, rq);
+    } else {
+      Result<Value> wv = simulatedWeights(i, ls[i].weight, b);
+      if (!wv)
+        return wv.status();
+      q = b.clone(*op);
+      q->setOperand(0, xq);
+      q->setOperand(1, *wv);
+    }
     Value yq = lr.floatOutput ? q->getResult(0) : fakeQuant(q->getResult(0), activationAttr(lr.output));
     Value y = ls[i].result;
     auto diff = b.create<mc::SubOp>(loc, y.getType(), yq, y);
@@ -684,6 +771,25 @@ Status Quantizer::buildSimulation() {
     return lib.error();
   simulation.emplace(std::move(*lib));
   return Status();
+}
+
+/// Layer i's weights as the int8 kernels see them (quantized, then
+/// dequantized), a constant at b.
+Result<Value> Quantizer::simulatedWeights(size_t i, Value weight, mlir::OpBuilder &b) {
+  auto wc = weight.getDefiningOp<mc::ConstantOp>();
+  mlir::FailureOr<Tensor> w = mc::reference::tensorFromAttr(wc.getValue(), wc.getLoc());
+  if (mlir::failed(w))
+    return inputError("cannot read the weights of layer '" + report.layers[i].name + "'");
+  Tensor wq = mc::quantizeWeightTensor(*w, weightParams[i]);
+  Tensor wfq(DType::Float32, w->shape());
+  mc::QuantParamsAttr wp = weightParams[i];
+  int64_t per = w->numElements() / std::max<int64_t>(int64_t(wp.getScale().size()), 1);
+  for (int64_t k = 0; k < w->numElements(); ++k)
+    wfq.setDouble(k, mc::quant::dequantizeValue(wq.getInt(k), wp.scaleAt(k / per), wp.zeroPointAt(k / per),
+                                                !wp.isPerTensor()));
+  auto wType = llvm::cast<mlir::RankedTensorType>(weight.getType());
+  return Value(b.create<mc::ConstantOp>(
+      wc.getLoc(), wType, mc::reference::elementsAttrFromTensor(wfq, wType, "simulation.weight." + std::to_string(i))));
 }
 
 Result<Comparison> Quantizer::simulate(const std::vector<double> &masks, size_t sampleCount) {
@@ -749,9 +855,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Quantizer::quantizedModule() {
     ls[i].op->setAttr(mc::kPrecisionAttrName, b.getStringAttr(lr.precision));
     if (lr.precision == "int8") {
       ls[i].op->setAttr(mc::kQuantInputAttrName, activationAttr(lr.input));
+      if (lr.rhs >= 0)
+        ls[i].op->setAttr(mc::kQuantRhsAttrName, activationAttr(lr.rhs));
       if (!lr.floatOutput)
         ls[i].op->setAttr(mc::kQuantOutputAttrName, activationAttr(lr.output));
-      ls[i].op->setAttr(mc::kQuantWeightAttrName, weightParams[i]);
+      if (weightParams[i])
+        ls[i].op->setAttr(mc::kQuantWeightAttrName, weightParams[i]);
     }
   }
   mlir::PassManager pm(ctx.get());
@@ -785,6 +894,8 @@ std::string Quantizer::fallbackPrecision(size_t i, std::string &why) const {
     why += "; fp32: Inf/NaN appeared";
     return "fp32";
   }
+  if (l.kind == "add") // a sum has nothing to gain from fp16/bf16 storage
+    return "fp32";
   if (opt.fallback != "fp16")
     return opt.fallback;
   double reach = l.weightAbsMax;

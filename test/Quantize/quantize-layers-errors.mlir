@@ -50,3 +50,19 @@ func.func @fp16_overflow(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %0 = cuvil.gemm.linear %x, %w {cuvil.precision = "fp16"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
+
+// -----
+
+func.func @add_without_rhs_params(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{is marked int8 but has no 'cuvil.quant.rhs' parameters}}
+  %0 = cuvil.math.add %a, %b {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.1], zero_point = [0]>, cuvil.quant.output = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @add_broadcast(%a: tensor<4xf32>, %b: tensor<1xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{cannot be quantized: its operands are broadcast}}
+  %0 = cuvil.math.add %a, %b {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.1], zero_point = [0]>, cuvil.quant.rhs = #cuvil.quant<scale = [0.1], zero_point = [0]>, cuvil.quant.output = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<4xf32>, tensor<1xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

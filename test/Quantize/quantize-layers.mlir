@@ -151,3 +151,54 @@ func.func @float_output(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
       : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A residual block: conv -> + x -> relu -> conv. The sum becomes a
+// quant.add of the conv's ui8 output and x's quantization, with the relu
+// folded in; the next conv reads its ui8 result (no float in between).
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>
+// CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X]] {params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>}
+// CHECK: %[[Y1:.*]] = cuvil.quant.conv2d %[[XQ]], {{.*}} -> tensor<1x2x4x4xui8>
+// CHECK-NOT: cuvil.quant.dequantize
+// CHECK: %[[S:.*]] = cuvil.quant.add %[[Y1]], %[[XQ]] {cuvil.precision = "int8",
+// CHECK-SAME: lhs_params = #cuvil.quant<scale = [3.000000e-02], zero_point = [120]>
+// CHECK-SAME: output_params = #cuvil.quant<scale = [4.000000e-02], zero_point = [0]>, relu
+// CHECK-SAME: rhs_params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>}
+// CHECK-SAME: : (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8>
+// CHECK-NOT: cuvil.act.relu
+// CHECK-NOT: cuvil.math.add
+// CHECK: cuvil.quant.conv2d %[[S]]
+func.func @residual(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w1 = cuvil.constant dense<[[[[0.5]], [[-1.0]]], [[[0.25]], [[0.1]]]]> : tensor<2x2x1x1xf32>
+  %w2 = cuvil.constant dense<[[[[1.0]], [[0.5]]], [[[0.2]], [[0.4]]]]> : tensor<2x2x1x1xf32>
+  %0 = cuvil.conv.conv2d %x, %w1 stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.02], zero_point = [128]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.03], zero_point = [120]>}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = cuvil.math.add %0, %x
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.03], zero_point = [120]>,
+       cuvil.quant.rhs = #cuvil.quant<scale = [0.02], zero_point = [128]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.04], zero_point = [0]>}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = cuvil.act.relu %1 : tensor<1x2x4x4xf32>
+  %3 = cuvil.conv.conv2d %2, %w2 stride [1, 1] padding [0, 0] dilation [1, 1]
+      {cuvil.precision = "int8", cuvil.quant.input = #cuvil.quant<scale = [0.04], zero_point = [0]>,
+       cuvil.quant.output = #cuvil.quant<scale = [0.05], zero_point = [10]>}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %3 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// An add that fell back keeps its float form, annotations removed.
+// CHECK-LABEL: func.func @add_fp32
+// CHECK: %[[S:.*]] = cuvil.math.add %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NOT: cuvil.quant
+func.func @add_fp32(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = cuvil.math.add %a, %b {cuvil.precision = "fp32", cuvil.quant.input = #cuvil.quant<scale = [0.03], zero_point = [120]>,
+       cuvil.quant.rhs = #cuvil.quant<scale = [0.02], zero_point = [128]>}
+      : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

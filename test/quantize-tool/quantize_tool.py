@@ -210,6 +210,15 @@ def main():
             print(f"     {name} {method}: {int8}/{len(layers)} layers int8")
 
     model, cal, val, refs = models["cnn"]
+    # relu(conv2(x) + x): the residual sum is an int8 layer of its own (its
+    # output is what conv3 reads), a quant.add with the relu folded in.
+    report = json.load(open(os.path.join(work, "cnn_percentile.json")))
+    adds = [l for l in report["layers"] if l["op"] == "add"]
+    check(len(adds) == 1 and adds[0]["name"] == "add" and adds[0]["precision"] == "int8",
+          f"cnn: the residual add is a layer of the report ({[(l['name'], l['precision']) for l in adds]})")
+    r = run([os.path.join(args.bin, "cuvil-opt"), os.path.join(work, "cnn_percentile.mlirbc")])
+    check(r.returncode == 0 and "cuvil.quant.add" in r.stdout and "cuvil.math.add" not in r.stdout,
+          "cnn: the residual add runs as cuvil.quant.add")
     # The int8 kernels: the compiled library equals the reference evaluator
     # bit for bit, and so does the aarch64 library under qemu.
     qir = os.path.join(work, "cnn_percentile.mlirbc")
@@ -359,9 +368,16 @@ def main():
     check(r.returncode == 0 and json.load(open(rep))["gate"]["passed"],
           f"two inputs (i64 ids and f32): quantized ({r.stderr.strip()[-200:]})")
     if r.returncode == 0:
-        layers = json.load(open(rep))["layers"]
-        check(all(l["output"]["dtype"] == "f32" for l in layers if l["precision"] == "int8"),
-              "layers no int8 layer reads keep f32 outputs")
+        layers = {l["name"]: l for l in json.load(open(rep))["layers"]}
+        # a(h) + b(x) is a residual-style sum that c reads: an int8 add,
+        # which the two linear layers feed in ui8; c's output only a float
+        # return reads: its sums stay f32.
+        adds = [l for l in layers.values() if l["op"] == "add"]
+        check(len(adds) == 1 and adds[0]["precision"] == "int8" and adds[0]["output"]["dtype"] == "ui8"
+              and adds[0]["rhs"]["dtype"] == "ui8", f"two inputs: the sum quantized as an add layer ({adds})")
+        check(layers["a"]["output"]["dtype"] == "ui8" and layers["b"]["output"]["dtype"] == "ui8",
+              "two inputs: the layers the int8 add reads have ui8 outputs")
+        check(layers["c"]["output"]["dtype"] == "f32", "layers no int8 layer reads keep f32 outputs")
     one_array = os.path.join(work, "one_array")
     os.makedirs(one_array)
     np.savez(os.path.join(one_array, "a.npz"), input0=rng.randint(0, 50, (3, 5)).astype(np.int64))

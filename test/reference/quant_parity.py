@@ -13,6 +13,9 @@ output channel, with and without bias; groups, strides, padding, dilation)
 are compared exactly with torch.ops.quantized.linear / conv2d on the
 QNNPACK engine, whose arithmetic they define (depthwise convolutions within
 one step: QNNPACK's depthwise kernels round differently in rare cases).
+cuvil.quant.add (with and without relu) is compared with
+torch.ops.quantized.add / add_relu: exactly on onednn (float arithmetic, as
+the op defines it), within one step on QNNPACK (integer requantization).
 
     /usr/bin/python3 test/reference/quant_parity.py --bin build/bin --work-dir /tmp/quant
 Exit status: 0 all exact, 1 a difference, 77 PyTorch is not importable.
@@ -227,6 +230,40 @@ def check_conv(args, rng):
     return failures
 
 
+def check_add(args, rng):
+    """cuvil.quant.add against torch.ops.quantized.add / add_relu on both
+    engines here: exactly on the x86 path PyTorch takes with onednn (float
+    dequantize, add, quantize), within one step of QNNPACK's integer
+    arithmetic."""
+    failures = 0
+    shape = (2, 3, 7, 11)
+    for engine, max_step in (("onednn", 0), ("qnnpack", 1)):
+        if engine not in torch.backends.quantized.supported_engines:
+            print(f"add {engine}: skipped, not an engine of this PyTorch")
+            continue
+        torch.backends.quantized.engine = engine
+        for relu in (False, True):
+            name = f"add{'_relu' if relu else ''}_{engine}"
+            sa, za, sb, zb, sy, zy = 0.05, 128, 0.031, 7, 0.06, 0 if relu else 110
+            a = torch.quantize_per_tensor(torch.from_numpy((rng.randn(*shape) * 3).astype(np.float32)),
+                                          sa, za, torch.quint8)
+            b = torch.quantize_per_tensor(torch.from_numpy((rng.randn(*shape) * 2).astype(np.float32)),
+                                          sb, zb, torch.quint8)
+            fn = torch.ops.quantized.add_relu if relu else torch.ops.quantized.add
+            y = fn(a, b, sy, zy)
+            t = "x".join(map(str, shape))
+            mlir = f"""func.func @forward(%a: tensor<{t}xui8>, %b: tensor<{t}xui8>) -> tensor<{t}xui8> {{
+  %y = cuvil.quant.add %a, %b {{lhs_params = {params_attr([sa], [za], None)}, rhs_params = {params_attr([sb], [zb], None)}, output_params = {params_attr([sy], [zy], None)}{", relu" if relu else ""}}} : (tensor<{t}xui8>, tensor<{t}xui8>) -> tensor<{t}xui8>
+  return %y : tensor<{t}xui8>
+}}
+"""
+            d = os.path.join(args.work_dir, name)
+            os.makedirs(d, exist_ok=True)
+            failures += run_both(args, d, mlir, [a.int_repr().numpy(), b.int_repr().numpy()],
+                                 y.int_repr().numpy(), name, max_step)
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -271,6 +308,7 @@ def main():
               if not failures else f"{name}: checked")
     failures += check_linear(args, rng)
     failures += check_conv(args, rng)
+    failures += check_add(args, rng)
     print('all as PyTorch computes them (exact unless said above)' if not failures
           else f'{failures} difference(s)')
     return 1 if failures else 0

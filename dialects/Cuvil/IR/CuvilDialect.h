@@ -50,8 +50,10 @@ inline constexpr llvm::StringLiteral kCompileStageAttrName = "cuvil.compile_stag
 /// or "fp32" (a string on the layer's op).
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "cuvil.precision";
 /// A layer's activation parameters (#cuvil.quant) before cuvil-quantize-layers
-/// rewrites it: its input's and output's; optionally its weights'.
+/// rewrites it: its input's and output's; optionally its weights'; an
+/// element-wise add's second operand's.
 inline constexpr llvm::StringLiteral kQuantInputAttrName = "cuvil.quant.input";
+inline constexpr llvm::StringLiteral kQuantRhsAttrName = "cuvil.quant.rhs";
 inline constexpr llvm::StringLiteral kQuantOutputAttrName = "cuvil.quant.output";
 inline constexpr llvm::StringLiteral kQuantWeightAttrName = "cuvil.quant.weight";
 } // namespace mlir::cuvil

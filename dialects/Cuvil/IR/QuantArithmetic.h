@@ -72,6 +72,17 @@ inline float dequantizeAccumulator(int32_t acc, float scale) {
   return static_cast<float>(acc) * scale;
 }
 
+/// One element of a quantized sum (PyTorch's qadd): both operands
+/// dequantized per tensor, added in float, max(sum, 0) with relu, then
+/// quantized with the output's scale and zero point.
+inline int64_t addValues(int64_t a, double sa, int64_t za, int64_t b, double sb, int64_t zb,
+                         bool relu, double sy, int64_t zy, int64_t qmin, int64_t qmax) {
+  float sum = dequantizeValue(a, sa, za, false) + dequantizeValue(b, sb, zb, false);
+  if (relu)
+    sum = std::fmax(sum, 0.0f);
+  return quantizeValue(sum, sy, zy, qmin, qmax);
+}
+
 } // namespace mlir::cuvil::quant
 
 #endif // CUVIL_DIALECT_CUVIL_IR_QUANTARITHMETIC_H

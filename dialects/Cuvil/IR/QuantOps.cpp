@@ -158,3 +158,21 @@ LogicalResult QuantLinearOp::verify() {
   }
   return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParamsAttr(), x, w, y);
 }
+
+LogicalResult QuantAddOp::verify() {
+  auto a = typeOf(getLhs()), b = typeOf(getRhs()), y = typeOf(getResult());
+  for (RankedTensorType t : {a, b, y})
+    if (!t.getElementType().isInteger(8))
+      return emitOpError() << "takes and returns 8-bit storage";
+  if (a.getShape() != b.getShape() || a.getShape() != y.getShape())
+    return emitOpError() << "operands and result must have one shape (no broadcasting)";
+  const std::pair<QuantParamsAttr, StringRef> params[] = {
+      {getLhsParams(), "lhs_params"}, {getRhsParams(), "rhs_params"}, {getOutputParams(), "output_params"}};
+  for (const auto &[p, role] : params)
+    if (!p.isPerTensor())
+      return emitOpError() << role << " must be per tensor";
+  if (failed(checkParams(*this, getLhsParams(), a, "lhs_params")) ||
+      failed(checkParams(*this, getRhsParams(), b, "rhs_params")))
+    return failure();
+  return checkParams(*this, getOutputParams(), y, "output_params");
+}

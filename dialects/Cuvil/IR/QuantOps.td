@@ -129,4 +129,30 @@ def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
   }];
 }
 
+def Cuvil_QuantAddOp : Cuvil_Op<"quant.add", [Pure, Cuvil_Elementwise], /*inferTypes=*/0> {
+  let summary = "A quantized element-wise sum (a residual connection), optionally with relu.";
+  let description = [{
+    `torch.ops.quantized.add` / `add_relu` as PyTorch computes them: each
+    operand dequantized (`float(scale) * float(q - zero_point)`), the sum
+    in float, `max(sum, 0)` with `relu`, then quantized with
+    `output_params` (`clamp(zero_point + nearbyint(sum * (1.0f / scale)))`,
+    ties to even). Operands and result are 8-bit storage of one shape,
+    quantized per tensor.
+
+    ```mlir
+    %y = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.05], zero_point = [128]>,
+           rhs_params = #cuvil.quant<scale = [0.04], zero_point = [0]>,
+           output_params = #cuvil.quant<scale = [0.06], zero_point = [0]>, relu}
+         : (tensor<1x64x56x56xui8>, tensor<1x64x56x56xui8>) -> tensor<1x64x56x56xui8>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantStorageTensor:$lhs, Cuvil_QuantStorageTensor:$rhs,
+                       Cuvil_QuantParamsAttr:$lhs_params, Cuvil_QuantParamsAttr:$rhs_params,
+                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$relu);
+  let results = (outs Cuvil_QuantStorageTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)
+  }];
+}
+
 #endif // CUVIL_DIALECT_CUVIL_IR_QUANTOPS_TD

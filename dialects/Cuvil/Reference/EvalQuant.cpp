@@ -162,6 +162,17 @@ void registerQuantEvaluators(OpEvaluators &e) {
   e.add<DequantizeOp>([](DequantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     return dequantize(a[0], op.getParams(), resultDType(op));
   });
+  e.add<QuantAddOp>([](QuantAddOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    DType storage = resultDType(op);
+    Tensor y(storage, a[0].shape());
+    auto [lo, hi] = storageRange(storage);
+    QuantParamsAttr pa = op.getLhsParams(), pb = op.getRhsParams(), py = op.getOutputParams();
+    for (int64_t i = 0; i < y.numElements(); ++i)
+      y.setInt(i, quant::addValues(a[0].getInt(i), pa.scaleAt(0), pa.zeroPointAt(0), a[1].getInt(i),
+                                   pb.scaleAt(0), pb.zeroPointAt(0), op.getRelu(), py.scaleAt(0),
+                                   py.zeroPointAt(0), lo, hi));
+    return y;
+  });
   // PyTorch's requantize_val: the real value in float, then quantized.
   e.add<RequantizeOp>([](RequantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     return quantize(dequantize(a[0], op.getInputParams(), DType::Float32), op.getOutputParams(),

@@ -200,6 +200,36 @@ struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
   }
 };
 
+/// qadd: both operands dequantized per tensor, summed in float (max with
+/// 0 for relu), quantized with the output's parameters.
+struct QuantAddLowering : OpConversionPattern<QuantAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantAddOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    ChannelParams ca = channelParams(op.getLhsParams(), false), cb = channelParams(op.getRhsParams(), false),
+                  cy = channelParams(op.getOutputParams(), true);
+    bool unsignedA = isUnsignedStorage(op.getLhs()), unsignedB = isUnsignedStorage(op.getRhs());
+    bool unsignedY = isUnsignedStorage(op.getResult()), relu = op.getRelu();
+    Value r = elementwiseGeneric(
+        rewriter, loc, type, ValueRange{adaptor.getLhs(), adaptor.getRhs()},
+        [&](OpBuilder &b, Location l, ValueRange s) {
+          auto [sa, za] = paramScalars(b, l, op.getLhsParams(), ca, {}, true);
+          auto [sb, zb] = paramScalars(b, l, op.getRhsParams(), cb, {}, true);
+          auto [inverse, zy] = paramScalars(b, l, op.getOutputParams(), cy, {}, false);
+          Value sum = b.create<arith::AddFOp>(l, dequantizeScalar(b, l, s[0], unsignedA, sa, za),
+                                              dequantizeScalar(b, l, s[1], unsignedB, sb, zb));
+          if (relu)
+            sum = b.create<arith::MaximumFOp>(
+                l, sum, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f)));
+          return quantizeScalar(b, l, sum, type.getElementType(), unsignedY, inverse, zy);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 /// A storage scalar widened to i32 (`unsignedStorage` for ui8).
 Value widen(OpBuilder &b, Location loc, Value q, bool unsignedStorage) {
   Type i32 = b.getI32Type();
@@ -432,7 +462,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
 } // namespace
 
 void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantLinearLowering,
+  patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantAddLowering, QuantLinearLowering,
                QuantConv2DLowering>(tc, patterns.getContext());
 }
 

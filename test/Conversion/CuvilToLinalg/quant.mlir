@@ -100,3 +100,29 @@ func.func @linear_f32(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) -> tensor<5x2xf
   %0 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xf32>
   return %0 : tensor<5x2xf32>
 }
+
+// -----
+
+// qadd: one generic over both operands; each dequantized in int32 and
+// float (ui8 widened unsigned), the sum in float, max with 0 for relu,
+// then quantized as quantize does.
+// CHECK-LABEL: func.func @add_relu
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     ins(%{{.*}}, %{{.*}} : tensor<2x4xi8>, tensor<2x4xi8>)
+//       CHECK:     arith.extui %{{.*}} : i8 to i32
+//       CHECK:     arith.subi
+//       CHECK:     arith.sitofp %{{.*}} : i32 to f32
+//       CHECK:     arith.mulf
+//       CHECK:     arith.extsi %{{.*}} : i8 to i32
+//       CHECK:     arith.addf
+//       CHECK:     arith.maximumf
+//       CHECK:     math.roundeven
+//       CHECK:     arith.trunci %{{.*}} : i64 to i8
+//       CHECK:   -> tensor<2x4xi8>
+func.func @add_relu(%a: tensor<2x4xui8>, %b: tensor<2x4xi8>) -> tensor<2x4xui8> {
+  %y = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.05], zero_point = [128]>,
+         rhs_params = #cuvil.quant<scale = [0.04], zero_point = [-3]>,
+         output_params = #cuvil.quant<scale = [0.06], zero_point = [0]>, relu}
+       : (tensor<2x4xui8>, tensor<2x4xi8>) -> tensor<2x4xui8>
+  return %y : tensor<2x4xui8>
+}

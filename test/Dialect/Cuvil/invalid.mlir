@@ -1561,3 +1561,35 @@ func.func @quant_conv_no_output_params(%x: tensor<1x4x8x8xui8>, %w: tensor<6x4x3
   %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>} : (tensor<1x4x8x8xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x8x8xui8>
   return
 }
+
+// -----
+
+func.func @quant_add_shapes(%a: tensor<4xui8>, %b: tensor<1xui8>) {
+  // expected-error @+1 {{'cuvil.quant.add' op operands and result must have one shape (no broadcasting)}}
+  %0 = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<4xui8>, tensor<1xui8>) -> tensor<4xui8>
+  return
+}
+
+// -----
+
+func.func @quant_add_per_channel(%a: tensor<2x2xui8>, %b: tensor<2x2xui8>) {
+  // expected-error @+1 {{'cuvil.quant.add' op rhs_params must be per tensor}}
+  %0 = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1, 0.2], zero_point = [0, 0], axis = 0>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<2x2xui8>, tensor<2x2xui8>) -> tensor<2x2xui8>
+  return
+}
+
+// -----
+
+func.func @quant_add_storage(%a: tensor<2xi32>, %b: tensor<2xui8>) {
+  // expected-error @+1 {{'cuvil.quant.add' op takes and returns 8-bit storage}}
+  %0 = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<2xi32>, tensor<2xui8>) -> tensor<2xui8>
+  return
+}
+
+// -----
+
+func.func @quant_add_zero_point(%a: tensor<2xui8>, %b: tensor<2xui8>) {
+  // expected-error @+1 {{'cuvil.quant.add' op output_params zero point -1 is outside 'ui8''s range [0, 255]}}
+  %0 = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [-1]>} : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  return
+}
