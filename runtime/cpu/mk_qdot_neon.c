@@ -185,7 +185,7 @@ static void dot_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, in
 }
 
 static const cuvil_qkernels dot_kernels = {"neon_dotprod", dot_conv_tile, dot_linear_tile,
-                                           dot_depthwise_plane};
+                                           dot_depthwise_plane, NULL, NULL};
 
 const cuvil_qkernels *cuvil_qkernels_neon_dotprod(void) { return &dot_kernels; }
 

@@ -240,8 +240,66 @@ static void vnni_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, i
 
 #undef DW_BLOCK
 
-static const cuvil_qkernels vnni_kernels = {"avx512_vnni", vnni_conv_tile, vnni_linear_tile,
-                                            vnni_depthwise_plane};
+/* n words from src (every sw-th) to out, in registers: masked at the
+ * run's end so that nothing past its last word is read. */
+static inline void copy_run(uint32_t *out, const uint32_t *src, int64_t n, int64_t sw) {
+  if (sw == 1) {
+    for (; n >= 16; n -= 16, src += 16, out += 16)
+      _mm512_storeu_si512(out, _mm512_loadu_si512(src));
+    if (n > 0) {
+      __mmask16 m = (__mmask16)((1u << n) - 1);
+      _mm512_mask_storeu_epi32(out, m, _mm512_maskz_loadu_epi32(m, src));
+    }
+    return;
+  }
+  if (sw == 2) { /* the even words of 32 */
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (; n >= 16; n -= 16, src += 32, out += 16) {
+      __m512i lo = _mm512_loadu_si512(src), hi = _mm512_maskz_loadu_epi32(0x7fff, src + 16);
+      _mm512_storeu_si512(out, _mm512_permutex2var_epi32(lo, even, hi));
+    }
+    if (n > 0) { /* words 0 .. 2 (n - 1) */
+      int64_t words = 2 * n - 1;
+      __mmask16 mlo = (__mmask16)(words >= 16 ? 0xffff : (1u << words) - 1);
+      __mmask16 mhi = (__mmask16)(words > 16 ? (1u << (words - 16)) - 1 : 0);
+      __m512i lo = _mm512_maskz_loadu_epi32(mlo, src), hi = _mm512_maskz_loadu_epi32(mhi, src + 16);
+      _mm512_mask_storeu_epi32(out, (__mmask16)((1u << n) - 1), _mm512_permutex2var_epi32(lo, even, hi));
+    }
+    return;
+  }
+  for (int64_t t = 0; t < n; ++t)
+    out[t] = src[t * sw];
+}
+
+static void vnni_pack_patches(const uint32_t *planes, int64_t plane_words, const int64_t *g,
+                              int64_t quads, int64_t sw, const cuvil_qsegments *s, uint32_t *b) {
+  for (int64_t kh = 0; kh < g[0]; ++kh)
+    for (int64_t kw = 0; kw < g[1]; ++kw)
+      for (int64_t quad = 0; quad < quads; ++quad, b += CUVIL_QCONV_NP) {
+        const uint32_t *plane = planes + quad * plane_words + kh * g[2] + kw * g[3];
+        for (int64_t i = 0; i < s->count; ++i)
+          copy_run(b + s->p[i], plane + s->start[i], s->n[i], sw);
+      }
+}
+
+/* 16 pixels at a time: each row's bytes widened to words, shifted into
+ * their lane, or-ed; masked at the row's end. */
+static void vnni_interleave_row(uint32_t *out, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                                const uint8_t *r3, int64_t w) {
+  for (int64_t x = 0; x < w; x += 16) {
+    __mmask16 m = (__mmask16)(w - x >= 16 ? 0xffff : (1u << (w - x)) - 1);
+    __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r0 + x));
+    __m512i b = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r1 + x));
+    __m512i c = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r2 + x));
+    __m512i d = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r3 + x));
+    __m512i v = _mm512_or_si512(_mm512_or_si512(a, _mm512_slli_epi32(b, 8)),
+                                _mm512_or_si512(_mm512_slli_epi32(c, 16), _mm512_slli_epi32(d, 24)));
+    _mm512_mask_storeu_epi32(out + x, m, v);
+  }
+}
+
+static const cuvil_qkernels vnni_kernels = {"avx512_vnni",       vnni_conv_tile,    vnni_linear_tile,
+                                            vnni_depthwise_plane, vnni_pack_patches, vnni_interleave_row};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 

@@ -111,7 +111,9 @@ static void interleave_body(void *closure, int64_t begin, int64_t end) {
       const uint8_t *r2 = planes[2] ? planes[2] + ih * W : NULL;
       const uint8_t *r3 = planes[3] ? planes[3] + ih * W : NULL;
       uint32_t *out = row + PW;
-      if (r3) { /* all four channels: the common case */
+      if (r3 && j->kernels->interleave_row) { /* all four channels: the common case */
+        j->kernels->interleave_row(out, r0, r1, r2, r3, W);
+      } else if (r3) {
         for (int64_t x = 0; x < W; ++x)
           out[x] = (uint32_t)r0[x] | (uint32_t)r1[x] << 8 | (uint32_t)r2[x] << 16 | (uint32_t)r3[x] << 24;
       } else {
@@ -123,45 +125,49 @@ static void interleave_body(void *closure, int64_t begin, int64_t end) {
   }
 }
 
-/* The patches of pixels [p0, p0 + np) of image n, group g into
- * b[Kp/4][NP][4]: for every (kh, kw, quad), the tile's pixels run along
- * output rows (segments), whose words in the padded workspace are
- * contiguous at stride 1: one copy per segment. */
-static void pack_patches(const qconv_job *j, int64_t n, int64_t g, int64_t p0, int64_t np,
-                         uint8_t *b) {
-  const int64_t *q = j->q;
-  const int64_t OW = q[CUVIL_QCONV_OW], KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW];
-  const int64_t SH = q[CUVIL_QCONV_SH], SW = q[CUVIL_QCONV_SW];
-  const int64_t DH = q[CUVIL_QCONV_DH], DW = q[CUVIL_QCONV_DW];
-  const int64_t groups = q[CUVIL_QCONV_GROUPS];
-  const uint32_t *planes = (const uint32_t *)(j->workspace) + (n * groups + g) * j->quads * j->hp * j->wp;
-  int64_t seg_p[CUVIL_QCONV_NP], seg_start[CUVIL_QCONV_NP], seg_n[CUVIL_QCONV_NP], segments = 0;
-  for (int64_t p = 0; p < np;) {
-    int64_t pix = p0 + p, oh = pix / OW, ow = pix % OW;
-    int64_t run = OW - ow < np - p ? OW - ow : np - p;
-    seg_p[segments] = p;
-    seg_start[segments] = oh * SH * j->wp + ow * SW; /* word of the window's corner */
-    seg_n[segments++] = run;
-    p += run;
-  }
-  uint32_t *dst = (uint32_t *)b;
-  for (int64_t kh = 0; kh < KH; ++kh)
-    for (int64_t kw = 0; kw < KW; ++kw) {
-      int64_t shift = kh * DH * j->wp + kw * DW;
-      for (int64_t quad = 0; quad < j->quads; ++quad, dst += CUVIL_QCONV_NP) {
-        const uint32_t *plane = planes + quad * j->hp * j->wp + shift;
-        for (int64_t s = 0; s < segments; ++s) {
-          const uint32_t *src = plane + seg_start[s];
-          uint32_t *out = dst + seg_p[s];
-          if (SW == 1) {
-            memcpy(out, src, (size_t)seg_n[s] * 4);
+void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
+                                  int64_t quads, int64_t sw, const cuvil_qsegments *s, uint32_t *b) {
+  for (int64_t kh = 0; kh < g[0]; ++kh)
+    for (int64_t kw = 0; kw < g[1]; ++kw)
+      for (int64_t quad = 0; quad < quads; ++quad, b += CUVIL_QCONV_NP) {
+        const uint32_t *plane = planes + quad * plane_words + kh * g[2] + kw * g[3];
+        for (int64_t i = 0; i < s->count; ++i) {
+          const uint32_t *src = plane + s->start[i];
+          uint32_t *out = b + s->p[i];
+          if (sw == 1) {
+            memcpy(out, src, (size_t)s->n[i] * 4);
           } else {
-            for (int64_t t = 0; t < seg_n[s]; ++t)
-              out[t] = src[t * SW];
+            for (int64_t t = 0; t < s->n[i]; ++t)
+              out[t] = src[t * sw];
           }
         }
       }
-    }
+}
+
+/* The patches of pixels [p0, p0 + np) of image n, group g into
+ * b[Kp/4][NP][4]: for every (kh, kw, quad), the tile's pixels run along
+ * output rows (segments), whose words in the padded workspace are
+ * contiguous at stride 1. */
+static void pack_patches(const qconv_job *j, int64_t n, int64_t g, int64_t p0, int64_t np,
+                         uint8_t *b) {
+  const int64_t *q = j->q;
+  const int64_t OW = q[CUVIL_QCONV_OW], SH = q[CUVIL_QCONV_SH], SW = q[CUVIL_QCONV_SW];
+  const int64_t groups = q[CUVIL_QCONV_GROUPS];
+  const uint32_t *planes = (const uint32_t *)(j->workspace) + (n * groups + g) * j->quads * j->hp * j->wp;
+  cuvil_qsegments s;
+  s.count = 0;
+  for (int64_t p = 0; p < np;) {
+    int64_t pix = p0 + p, oh = pix / OW, ow = pix % OW;
+    int64_t run = OW - ow < np - p ? OW - ow : np - p;
+    s.p[s.count] = p;
+    s.start[s.count] = oh * SH * j->wp + ow * SW; /* word of the window's corner */
+    s.n[s.count++] = run;
+    p += run;
+  }
+  const int64_t geometry[4] = {q[CUVIL_QCONV_KH], q[CUVIL_QCONV_KW], q[CUVIL_QCONV_DH] * j->wp,
+                               q[CUVIL_QCONV_DW]};
+  cuvil_qpack_fn pack = j->kernels->pack_patches ? j->kernels->pack_patches : cuvil_qpack_patches_portable;
+  pack(planes, j->hp * j->wp, geometry, j->quads, SW, &s, (uint32_t *)b);
 }
 
 /* A work item: the channels of one chunk over a group of tiles whose

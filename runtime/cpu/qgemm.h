@@ -58,12 +58,35 @@ typedef void (*cuvil_qdepthwise_plane_fn)(const uint8_t *plane, int64_t wp, int6
                                           const int64_t *g, const float *taps,
                                           const cuvil_qepilogue *e, void *out);
 
+/* The runs of output pixels a conv tile covers: run s is n[s] pixels
+ * whose windows start at word start[s] of a plane (then every sw words),
+ * at position p[s] of the tile. */
+typedef struct cuvil_qsegments {
+  int64_t count, p[CUVIL_QCONV_NP], start[CUVIL_QCONV_NP], n[CUVIL_QCONV_NP];
+} cuvil_qsegments;
+
+/* A tile's patches b[Kp/4][NP][4]: for each window tap (a, b) (a < g[0],
+ * b < g[1]; the tap's words g[2] * a + g[3] * b past the window's corner)
+ * and each of `quads` planes (plane_words apart), the segments' words. */
+typedef void (*cuvil_qpack_fn)(const uint32_t *planes, int64_t plane_words, const int64_t *g,
+                               int64_t quads, int64_t sw, const cuvil_qsegments *s, uint32_t *b);
+
+/* out[x] = r0[x] | r1[x] << 8 | r2[x] << 16 | r3[x] << 24 for x < w: four
+ * channel rows as the words vpdpbusd/sdot take. */
+typedef void (*cuvil_qinterleave_fn)(uint32_t *out, const uint8_t *r0, const uint8_t *r1,
+                                     const uint8_t *r2, const uint8_t *r3, int64_t w);
+
 typedef struct cuvil_qkernels {
   const char *name; /* "avx512_vnni", "neon_dotprod", "generic" */
   cuvil_qconv_tile_fn conv_tile;
   cuvil_qlinear_tile_fn linear_tile;
   cuvil_qdepthwise_plane_fn depthwise_plane;
+  cuvil_qpack_fn pack_patches;         /* NULL: cuvil_qpack_patches_portable */
+  cuvil_qinterleave_fn interleave_row; /* NULL: a loop in C */
 } cuvil_qkernels;
+
+void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
+                                  int64_t quads, int64_t sw, const cuvil_qsegments *s, uint32_t *b);
 
 /* Depthwise convolutions the row kernels take: at most this many taps. */
 #define CUVIL_QDEPTHWISE_MAX_TAPS 64

@@ -176,6 +176,8 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({1, 4, 11, 11, 4, 3, 3, 3, 3, 1, 1, 1, 1, 4}, 11);
   checkConv({1, 64, 8, 8, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 6);  // 64 pixels: 48 + 16
   checkConv({1, 16, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 7);   // 1x1 stride 2
+  checkConv({1, 4, 40, 37, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 12); // stride 2, rows of 19-20 pixels
+  checkConv({1, 8, 13, 14, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1}, 13); // stride 3
   // Weights beyond 1 MiB: tiles packed in groups.
   checkConv({1, 256, 7, 9, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 8);
 }
