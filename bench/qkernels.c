@@ -19,7 +19,11 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void run(const char *name, int c, int h, int cout, int k, int s, int p, int groups) {
+typedef void (*qconv_fn)(const int64_t *, const uint8_t *, const int8_t *, const int32_t *,
+                         const float *, uint8_t *, void *);
+
+static void run_with(const char *name, qconv_fn conv, int c, int h, int cout, int k, int s, int p,
+                     int groups) {
   int oh = (h + 2 * p - k) / s + 1;
   int64_t q[CUVIL_QCONV_NUM_PARAMS] = {0};
   q[CUVIL_QCONV_VERSION] = CUVIL_KERNEL_PARAMS_VERSION;
@@ -37,27 +41,29 @@ static void run(const char *name, int c, int h, int cout, int k, int s, int p, i
   q[CUVIL_QCONV_Y_MAX] = 255;
   int64_t kp = cuvil_qconv_kp(q);
   uint8_t *in = malloc((size_t)c * h * h), *out = malloc((size_t)cout * oh * oh);
-  int8_t *w = malloc((size_t)cout * kp);
+  int8_t *w = malloc((size_t)(cout + CUVIL_QN) * kp); /* room for panels */
   int32_t *offset = calloc((size_t)cout, sizeof(int32_t));
   float *m = malloc((size_t)cout * sizeof(float));
-  uint8_t *ws = malloc((size_t)cuvil_qconv_workspace_bytes(q));
+  int64_t ws_bytes = conv == cuvil_rt_qconv2d_u8s8_rows ? cuvil_qconv_rows_workspace_bytes(q)
+                                                       : cuvil_qconv_workspace_bytes(q);
+  uint8_t *ws = malloc((size_t)ws_bytes);
   if (!in || !out || !w || !offset || !m || !ws) {
     fprintf(stderr, "cuvil-bench-qkernels: out of memory\n");
     exit(1);
   }
   for (int64_t i = 0; i < (int64_t)c * h * h; ++i)
     in[i] = (uint8_t)rand();
-  for (int64_t i = 0; i < cout * kp; ++i)
+  for (int64_t i = 0; i < (cout + CUVIL_QN) * kp; ++i)
     w[i] = (int8_t)rand();
   for (int i = 0; i < cout; ++i)
     m[i] = 0.001f;
-  cuvil_rt_qconv2d_u8s8(q, in, w, offset, m, ws, out);
+  conv(q, in, w, offset, m, ws, out);
   double best = 1e30;
   for (int round = 0; round < 5; ++round) {
     int reps = 10;
     double t = now();
     for (int r = 0; r < reps; ++r)
-      cuvil_rt_qconv2d_u8s8(q, in, w, offset, m, ws, out);
+      conv(q, in, w, offset, m, ws, out);
     t = (now() - t) / reps;
     if (t < best)
       best = t;
@@ -67,6 +73,10 @@ static void run(const char *name, int c, int h, int cout, int k, int s, int p, i
   free(in), free(out), free(w), free(offset), free(m), free(ws);
 }
 
+static void run(const char *name, int c, int h, int cout, int k, int s, int p, int groups) {
+  run_with(name, cuvil_rt_qconv2d_u8s8, c, h, cout, k, s, p, groups);
+}
+
 int main(void) {
   printf("[\n");
   run("resnet18 conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1);
@@ -74,6 +84,9 @@ int main(void) {
   run("resnet18 layer2 3x3 128->128 28", 128, 28, 128, 3, 1, 1, 1);
   run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);
   run("resnet18 layer4 3x3 512->512 7", 512, 7, 512, 3, 1, 1, 1);
+  run_with("resnet18 layer4 3x3 512->512 7, pixel rows", cuvil_rt_qconv2d_u8s8_rows, 512, 7, 512, 3, 1, 1, 1);
+  run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);
+  run_with("resnet18 layer3 3x3 256->256 14, pixel rows", cuvil_rt_qconv2d_u8s8_rows, 256, 14, 256, 3, 1, 1, 1);
   run("resnet18 downsample 1x1/2 64->128 56", 64, 56, 128, 1, 2, 0, 1);
   run("mobilenet_v2 pointwise 1x1 144->24 56", 144, 56, 24, 1, 1, 0, 1);
   run("mobilenet_v2 depthwise 3x3 144 56", 144, 56, 144, 3, 1, 1, 144);

@@ -185,7 +185,8 @@ static void dot_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, in
 }
 
 static const cuvil_qkernels dot_kernels = {"neon_dotprod", dot_conv_tile, dot_linear_tile,
-                                           dot_depthwise_plane, NULL, NULL};
+                                           dot_depthwise_plane, NULL, NULL,
+                                               {CUVIL_QLINEAR_MR, CUVIL_QLINEAR_NV}};
 
 const cuvil_qkernels *cuvil_qkernels_neon_dotprod(void) { return &dot_kernels; }
 

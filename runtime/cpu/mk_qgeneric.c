@@ -54,7 +54,8 @@ static void generic_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh
 }
 
 static const cuvil_qkernels generic_kernels = {"generic", generic_conv_tile, generic_linear_tile,
-                                               generic_depthwise_plane, NULL, NULL};
+                                               generic_depthwise_plane, NULL, NULL,
+                                               {CUVIL_QLINEAR_MR, CUVIL_QLINEAR_NV}};
 
 const cuvil_qkernels *cuvil_qkernels_generic(void) { return &generic_kernels; }
 

@@ -99,28 +99,29 @@ static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_
   }
 }
 
+/* R rows x NV panels (NV * 16 columns, the last `cols` - 16 (NV - 1)
+ * wide): R * NV accumulators, NV panel loads and R broadcasts of x a step. */
 static inline __attribute__((always_inline)) void linear_tile_rows(
-    int64_t kp, const uint8_t *x, int64_t ldx, const int R, const int8_t *panels,
+    int64_t kp, const uint8_t *x, int64_t ldx, const int R, const int NV, const int8_t *panels,
     int64_t panel_stride, int64_t cols, const cuvil_qepilogue *e, void *y, int64_t ldy) {
-  const int nv = (int)((cols + 15) / 16);
-  __m512i acc[CUVIL_QLINEAR_MR][CUVIL_QLINEAR_NV];
+  __m512i acc[8][CUVIL_QLINEAR_NV];
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < CUVIL_QLINEAR_NV; ++v)
+    for (int v = 0; v < NV; ++v)
       acc[r][v] = _mm512_setzero_si512();
   const int64_t k4s = kp / 4;
   for (int64_t k4 = 0; k4 < k4s; ++k4) {
     __m512i wv[CUVIL_QLINEAR_NV];
-    for (int v = 0; v < CUVIL_QLINEAR_NV; ++v)
-      wv[v] = v < nv ? _mm512_loadu_si512(panels + v * panel_stride + k4 * 64) : _mm512_setzero_si512();
+    for (int v = 0; v < NV; ++v)
+      wv[v] = _mm512_loadu_si512(panels + v * panel_stride + k4 * 64);
     for (int r = 0; r < R; ++r) {
       __m512i a = _mm512_set1_epi32(load4(x + r * ldx + k4 * 4));
-      for (int v = 0; v < CUVIL_QLINEAR_NV; ++v)
+      for (int v = 0; v < NV; ++v)
         acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, wv[v]);
     }
   }
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
-  for (int v = 0; v < nv; ++v) {
+  for (int v = 0; v < NV; ++v) {
     int64_t count = cols - v * 16 < 16 ? cols - v * 16 : 16;
     __mmask16 mask = (__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1);
     __m512i offset = _mm512_maskz_loadu_epi32(mask, e->offset + v * 16);
@@ -134,13 +135,19 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
 static void vnni_linear_tile(int64_t kp, const uint8_t *x, int64_t ldx, int64_t rows,
                              const int8_t *panels, int64_t panel_stride, int64_t cols,
                              const cuvil_qepilogue *e, void *y, int64_t ldy) {
-  switch (rows) {
-#define ROWS(n)                                                                                    \
-  case n:                                                                                          \
-    linear_tile_rows(kp, x, ldx, n, panels, panel_stride, cols, e, y, ldy);                        \
+  const int nv = (int)((cols + 15) / 16);
+  switch (rows * 8 + nv) {
+#define TILE(r, v)                                                                                 \
+  case r * 8 + v:                                                                                  \
+    linear_tile_rows(kp, x, ldx, r, v, panels, panel_stride, cols, e, y, ldy);                     \
     return;
+#define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3) TILE(r, 4)
     ROWS(1) ROWS(2) ROWS(3) ROWS(4)
 #undef ROWS
+#define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3)
+    ROWS(5) ROWS(6) ROWS(7) ROWS(8)
+#undef ROWS
+#undef TILE
   }
 }
 
@@ -298,8 +305,9 @@ static void vnni_interleave_row(uint32_t *out, const uint8_t *r0, const uint8_t 
   }
 }
 
-static const cuvil_qkernels vnni_kernels = {"avx512_vnni",       vnni_conv_tile,    vnni_linear_tile,
-                                            vnni_depthwise_plane, vnni_pack_patches, vnni_interleave_row};
+static const cuvil_qkernels vnni_kernels = {
+    "avx512_vnni",       vnni_conv_tile,      vnni_linear_tile, vnni_depthwise_plane,
+    vnni_pack_patches,   vnni_interleave_row, {8, 3}};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 

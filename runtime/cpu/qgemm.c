@@ -294,6 +294,118 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
                   qconv_body, &j, &j.scratch);
 }
 
+/*--- Convolution with pixels as rows ----------------------------------------------*/
+
+typedef struct qrows_job {
+  qconv_job conv;    /* the interleaving's */
+  uint8_t *patches;  /* [pixels][Kp] */
+  uint8_t *staged;   /* [pixels][Cout], u8 or f32 */
+  int64_t pixels, row_blocks, col_blocks;
+} qrows_job;
+
+/* Pixel `item`'s patch: the (kh, kw, quad) words of its window, K in the
+ * weights' order. */
+static void qrows_patch_body(void *closure, int64_t begin, int64_t end) {
+  const qrows_job *r = closure;
+  const qconv_job *j = &r->conv;
+  const int64_t *q = j->q;
+  const int64_t OH = q[CUVIL_QCONV_OH], OW = q[CUVIL_QCONV_OW], KH = q[CUVIL_QCONV_KH],
+                KW = q[CUVIL_QCONV_KW];
+  const int64_t SH = q[CUVIL_QCONV_SH], SW = q[CUVIL_QCONV_SW], DH = q[CUVIL_QCONV_DH],
+                DW = q[CUVIL_QCONV_DW];
+  const int64_t plane = j->hp * j->wp;
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t n = item / (OH * OW), pix = item % (OH * OW), oh = pix / OW, ow = pix % OW;
+    const uint32_t *planes = (const uint32_t *)j->workspace + n * j->quads * plane;
+    uint32_t *dst = (uint32_t *)(r->patches + item * j->kp);
+    for (int64_t a = 0; a < KH; ++a)
+      for (int64_t b = 0; b < KW; ++b) {
+        const uint32_t *src = planes + (oh * SH + a * DH) * j->wp + ow * SW + b * DW;
+        for (int64_t quad = 0; quad < j->quads; ++quad)
+          *dst++ = src[quad * plane];
+      }
+  }
+}
+
+/* A (column block, row block) of the GEMM: column blocks outermost, so
+ * consecutive items reuse one block of weight panels. */
+static void qrows_gemm_body(void *closure, int64_t begin, int64_t end) {
+  const qrows_job *r = closure;
+  const qconv_job *j = &r->conv;
+  const int64_t *q = j->q;
+  const int64_t cout = q[CUVIL_QCONV_COUT], panel_stride = j->kp * CUVIL_QN;
+  const int64_t mr = j->kernels->rows_block.rows, block_cols = CUVIL_QN * j->kernels->rows_block.panels;
+  const int64_t y_float = q[CUVIL_QCONV_Y_FLOAT];
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t cb = item / r->row_blocks, rb = item % r->row_blocks;
+    int64_t m0 = rb * mr, n0 = cb * block_cols;
+    int64_t rows = r->pixels - m0 < mr ? r->pixels - m0 : mr;
+    int64_t cols = cout - n0 < block_cols ? cout - n0 : block_cols;
+    cuvil_qepilogue e = {j->offset + n0, j->multiplier + n0, (int32_t)q[CUVIL_QCONV_Y_ZERO],
+                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX], (int32_t)y_float};
+    int64_t at = m0 * cout + n0;
+    void *y = y_float ? (void *)((float *)r->staged + at) : (void *)(r->staged + at);
+    j->kernels->linear_tile(j->kp, r->patches + m0 * j->kp, j->kp, rows,
+                            j->weights + (n0 / CUVIL_QN) * panel_stride, panel_stride, cols, &e, y, cout);
+  }
+}
+
+/* Output channel `item` (of an image) from the pixel-major staging. */
+static void qrows_transpose_body(void *closure, int64_t begin, int64_t end) {
+  const qrows_job *r = closure;
+  const int64_t *q = r->conv.q;
+  const int64_t cout = q[CUVIL_QCONV_COUT], pixels = q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t n = item / cout, c = item % cout, from = n * pixels * cout + c, to = item * pixels;
+    if (q[CUVIL_QCONV_Y_FLOAT]) {
+      const float *src = (const float *)r->staged + from;
+      float *dst = (float *)r->conv.output + to;
+      for (int64_t p = 0; p < pixels; ++p)
+        dst[p] = src[p * cout];
+    } else {
+      const uint8_t *src = r->staged + from;
+      uint8_t *dst = (uint8_t *)r->conv.output + to;
+      for (int64_t p = 0; p < pixels; ++p)
+        dst[p] = src[p * cout];
+    }
+  }
+}
+
+void cuvil_rt_qconv2d_u8s8_rows(const int64_t *q, const uint8_t *input, const int8_t *weights,
+                                const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                                void *output) {
+  const int64_t n = q[CUVIL_QCONV_N], cout = q[CUVIL_QCONV_COUT];
+  const int64_t pixels = n * q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
+  qrows_job r;
+  memset(&r, 0, sizeof r);
+  qconv_job *j = &r.conv;
+  *j = (qconv_job){q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
+                   0, 1, 1, 1, cout, cuvil_qconv_kp(q), cuvil_qconv_quads(q),
+                   q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH], q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW],
+                   cuvil_rt_current_exec, NULL};
+  r.patches = workspace + cuvil_qconv_workspace_bytes(q);
+  r.staged = r.patches + pixels * j->kp;
+  r.pixels = pixels;
+  const int64_t mr = j->kernels->rows_block.rows, block_cols = CUVIL_QN * j->kernels->rows_block.panels;
+  r.row_blocks = (pixels + mr - 1) / mr;
+  r.col_blocks = (cout + block_cols - 1) / block_cols;
+  cuvil_run_items(j->exec, n * j->quads, n * q[CUVIL_QCONV_C] * j->hp * j->wp, interleave_body, j,
+                  &j->scratch);
+  j->scratch = NULL;
+  cuvil_run_items(j->exec, pixels, pixels * j->kp, qrows_patch_body, &r, &j->scratch);
+  j->scratch = NULL;
+  cuvil_run_items(j->exec, r.row_blocks * r.col_blocks, pixels * cout * j->kp, qrows_gemm_body, &r,
+                  &j->scratch);
+  j->scratch = NULL;
+  cuvil_run_items(j->exec, n * cout, pixels * cout, qrows_transpose_body, &r, &j->scratch);
+}
+
+void cuvil_rt_qconv2d_u8s8_rows_f32(const int64_t *q, const uint8_t *input, const int8_t *weights,
+                                    const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                                    float *output) {
+  cuvil_rt_qconv2d_u8s8_rows(q, input, weights, offset, multiplier, workspace, output);
+}
+
 /*--- Linear ----------------------------------------------------------------------*/
 
 typedef struct qlinear_job {

@@ -83,6 +83,12 @@ typedef struct cuvil_qkernels {
   cuvil_qdepthwise_plane_fn depthwise_plane;
   cuvil_qpack_fn pack_patches;         /* NULL: cuvil_qpack_patches_portable */
   cuvil_qinterleave_fn interleave_row; /* NULL: a loop in C */
+  /* The largest linear tile that keeps its sums in registers (rows x
+   * panels of 16 columns), which convolutions with pixels as rows use
+   * (the linear layers' blocks are CUVIL_QLINEAR_MR x CUVIL_QLINEAR_NV). */
+  struct {
+    int64_t rows, panels;
+  } rows_block;
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,

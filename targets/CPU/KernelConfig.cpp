@@ -18,6 +18,8 @@ namespace {
 
 constexpr int64_t kMR = CUVIL_MR;
 constexpr int64_t kBPanel = CUVIL_B_PANEL;
+/// The most bytes of patches pixel rows keep in the workspace.
+constexpr int64_t kMaxPixelRowsPatchBytes = 16 << 20;
 
 std::string shapeText(Type t) {
   auto r = llvm::dyn_cast<RankedTensorType>(t);
@@ -176,8 +178,8 @@ std::string checkQuant(Operation *op, StringRef k, StringRef v) {
   StringRef want = conv ? kernel::QConv2d : kernel::QLinear;
   if (k != want)
     return notFor(k, op);
-  if (v != variant::U8S8)
-    return badVariant(k, v, {variant::U8S8});
+  if (conv ? v != variant::U8S8 && v != variant::U8S8PixelRows : v != variant::U8S8)
+    return conv ? badVariant(k, v, {variant::U8S8, variant::U8S8PixelRows}) : badVariant(k, v, {variant::U8S8});
   auto x = llvm::dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto w = llvm::dyn_cast<RankedTensorType>(op->getOperand(1).getType());
   auto y = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -209,7 +211,36 @@ std::string checkQuant(Operation *op, StringRef k, StringRef v) {
         .str();
   if (conv ? x.getRank() != 4 || w.getRank() != 4 : x.getRank() != 2 || w.getRank() != 2)
     return conv ? "it is not a 2-D convolution" : "its input is not a matrix";
+  if (v == variant::U8S8PixelRows) {
+    if (llvm::cast<QuantConv2DOp>(op).getGroups() != 1)
+      return "pixel rows take convolutions of one group";
+    // The patches of every pixel live in the workspace.
+    int64_t patchBytes = y.getDimSize(0) * y.getDimSize(2) * y.getDimSize(3) * cuvil_qk_padded(kSize);
+    if (patchBytes > kMaxPixelRowsPatchBytes)
+      return llvm::formatv("its patches ({0} bytes) exceed pixel rows' {1}", patchBytes,
+                           kMaxPixelRowsPatchBytes)
+          .str();
+  }
   return "";
+}
+
+/// Multiply-adds per cycle of the int8 pixel tiles (8 channels x up to 3
+/// vectors of 16 pixels, one vector of patches and one weight broadcast
+/// per row loaded each step, 2 loads and 2 vpdpbusd a cycle) over an
+/// output plane of `pixels`, per 16-lane vector of useful work.
+double pixelTileRate(int64_t pixels) {
+  auto cycles = [](int64_t nv) { return std::max(nv * 8 / 2.0, (nv + 8) / 2.0); };
+  int64_t full = pixels / 48, rest = pixels % 48;
+  double spent = full * cycles(3) + (rest ? cycles((rest + 15) / 16) : 0);
+  return pixels * 8.0 / 16.0 / spent;
+}
+
+/// The same for pixel rows (the VNNI tile: 8 pixels x 48 channels, FMA
+/// bound), the last block of rows and of channels partly empty.
+double pixelRowsRate(int64_t pixels, int64_t channels) {
+  double rows = double(pixels) / double((pixels + 7) / 8 * 8);
+  double cols = double(channels) / double((channels + 47) / 48 * 48);
+  return 2.0 * rows * cols;
 }
 
 std::string checkLinear(LinearOp linear, StringRef k, StringRef v) {
@@ -414,9 +445,19 @@ private:
       return orLinalg(kernel::Matmul, variant::Packed, "both operands packed at run time");
     if (llvm::isa<MaxPool2DOp>(op))
       return orLinalg(kernel::MaxPool2d, variant::Direct, "the depthwise kernels' grid with max");
-    if (llvm::isa<QuantConv2DOp>(op))
+    if (auto q = llvm::dyn_cast<QuantConv2DOp>(op)) {
+      auto y = llvm::cast<RankedTensorType>(q.getType());
+      int64_t pixels = y.hasStaticShape() ? y.getDimSize(2) * y.getDimSize(3) : 0;
+      double tiles = pixels ? pixelTileRate(pixels) : 0, rows = pixels ? pixelRowsRate(pixels, y.getDimSize(1)) : 0;
+      // Pixel rows where the pixel tiles would leave many lanes empty.
+      if (rows > 1.1 * tiles && checkKernelChoice(op, kernel::QConv2d, variant::U8S8PixelRows).empty())
+        return {kernel::QConv2d.str(), variant::U8S8PixelRows.str(),
+                llvm::formatv("{0} pixels: as GEMM rows (modelled {1:F2} against {2:F2} useful "
+                              "vpdpbusd a cycle in pixel tiles)",
+                              pixels, rows, tiles)};
       return orLinalg(kernel::QConv2d, variant::U8S8,
                       "u8 x s8 products of packed patches, int32 sums, requantized in registers");
+    }
     if (llvm::isa<QuantLinearOp>(op))
       return orLinalg(kernel::QLinear, variant::U8S8,
                       "u8 x s8 products on weight panels, int32 sums, requantized in registers");
@@ -556,6 +597,7 @@ std::vector<std::string> validKernelChoices(Operation *op) {
       {kernel::Matmul, variant::Packed},
       {kernel::MaxPool2d, variant::Direct},
       {kernel::QConv2d, variant::U8S8},
+      {kernel::QConv2d, variant::U8S8PixelRows},
       {kernel::QLinear, variant::U8S8}};
   std::vector<std::string> out;
   for (auto [k, v] : all)

@@ -18,7 +18,9 @@
 //   linear               weight_rows | input_rows
 //   matmul               packed
 //   max_pool2d           direct
-//   qconv2d              u8s8    (cuvil.quant.conv2d: u8 x s8, int32 sums)
+//   qconv2d              u8s8 | u8s8_pixel_rows (cuvil.quant.conv2d: u8 x s8,
+//                                 int32 sums; pixels in the vector lanes, or
+//                                 as GEMM rows for layers with few pixels)
 //   qlinear              u8s8    (cuvil.quant.linear)
 //   linalg               (no kernel: the generic lowering through linalg)
 //
@@ -61,6 +63,7 @@ inline constexpr llvm::StringLiteral WeightRows = "weight_rows";
 inline constexpr llvm::StringLiteral InputRows = "input_rows";
 inline constexpr llvm::StringLiteral Packed = "packed";
 inline constexpr llvm::StringLiteral U8S8 = "u8s8";
+inline constexpr llvm::StringLiteral U8S8PixelRows = "u8s8_pixel_rows";
 } // namespace variant
 
 /// One choice: a kernel, its variant, and why.

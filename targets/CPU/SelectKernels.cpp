@@ -357,7 +357,8 @@ struct SelectCpuKernelsPass final
       OpBuilder b(op);
       KernelSite site{op, op, SmallVector<Value>(op->getOperands()), Epilogue{}};
       Value r = llvm::isa<MaxPool2DOp>(op) ? buildMaxPool(b, module, llvm::cast<MaxPool2DOp>(op))
-                : llvm::isa<QuantConv2DOp, QuantLinearOp>(op) ? buildQuant(b, module, op)
+                : llvm::isa<QuantConv2DOp, QuantLinearOp>(op)
+                    ? buildQuant(b, module, op, c.getVariant() == variant::U8S8PixelRows)
                                                               : build(b, module, site, c.getVariant());
       op->getResult(0).replaceAllUsesWith(r);
       op->erase();
@@ -431,7 +432,7 @@ struct SelectCpuKernelsPass final
   /// output channel the multiplier and the offset that folds the quantized
   /// bias and the input's zero point into the int32 sums, computed here
   /// with QuantArithmetic.h's formulas (the reference evaluator's).
-  Value buildQuant(OpBuilder &b, ModuleOp module, Operation *op) {
+  Value buildQuant(OpBuilder &b, ModuleOp module, Operation *op, bool pixelRows) {
     bool isConv = llvm::isa<QuantConv2DOp>(op);
     QuantParamsAttr px, pw, py;
     if (auto c = llvm::dyn_cast<QuantConv2DOp>(op)) {
@@ -467,28 +468,29 @@ struct SelectCpuKernelsPass final
         sum += static_cast<uint32_t>(w->getInt(c * kSize + k));
       offset[c] = static_cast<int32_t>(static_cast<uint32_t>(bq) - static_cast<uint32_t>(zx) * sum);
     }
-    // Conv: [Cout][Kp] rows, K ordered (kh, kw, channel) with the group's
-    // channels padded to quads (the workspace's order); linear: panels
-    // [ceil(N/QN)][Kp/4][QN][4].
+    // Conv: [Cout][Kp] rows (pixel rows: panels), K ordered (kh, kw,
+    // channel) with the group's channels padded to quads (the workspace's
+    // order); linear: panels [ceil(N/QN)][Kp/4][QN][4].
     std::vector<int8_t> packed;
+    int64_t panels = (cout + CUVIL_QN - 1) / CUVIL_QN;
     if (isConv) {
       ArrayRef<int64_t> ws = shapeOf(op->getOperand(1));
       int64_t cg = ws[1], kh = ws[2], kw = ws[3], quads = (cg + 3) / 4;
       kp = kh * kw * 4 * quads;
-      packed.assign(cout * kp, 0);
+      packed.assign(pixelRows ? panels * CUVIL_QN * kp : cout * kp, 0);
       for (int64_t c = 0; c < cout; ++c)
         for (int64_t ci = 0; ci < cg; ++ci)
           for (int64_t y = 0; y < kh; ++y)
-            for (int64_t x = 0; x < kw; ++x)
-              packed[c * kp + (y * kw + x) * 4 * quads + ci] =
+            for (int64_t x = 0; x < kw; ++x) {
+              int64_t k = (y * kw + x) * 4 * quads + ci;
+              packed[pixelRows ? cuvil_qpanel_index(c, k, kp) : c * kp + k] =
                   static_cast<int8_t>(w->getInt(((c * cg + ci) * kh + y) * kw + x));
+            }
     } else {
-      int64_t panels = (cout + CUVIL_QN - 1) / CUVIL_QN;
       packed.assign(panels * kp * CUVIL_QN, 0);
       for (int64_t n = 0; n < cout; ++n)
         for (int64_t k = 0; k < kSize; ++k)
-          packed[(((n / CUVIL_QN) * (kp / 4) + k / 4) * CUVIL_QN + n % CUVIL_QN) * 4 + k % 4] =
-              static_cast<int8_t>(w->getInt(n * kSize + k));
+          packed[cuvil_qpanel_index(n, k, kp)] = static_cast<int8_t>(w->getInt(n * kSize + k));
     }
     auto out = llvm::cast<RankedTensorType>(op->getResult(0).getType());
     ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
@@ -519,7 +521,8 @@ struct SelectCpuKernelsPass final
       params[CUVIL_QCONV_Y_FLOAT] = py ? 0 : 1;
       params[CUVIL_QCONV_Y_MIN] = 0;
       params[CUVIL_QCONV_Y_MAX] = 255;
-      callee = py ? "cuvil_rt_qconv2d_u8s8" : "cuvil_rt_qconv2d_u8s8_f32";
+      callee = pixelRows ? (py ? "cuvil_rt_qconv2d_u8s8_rows" : "cuvil_rt_qconv2d_u8s8_rows_f32")
+                         : (py ? "cuvil_rt_qconv2d_u8s8" : "cuvil_rt_qconv2d_u8s8_f32");
     } else {
       params.assign(CUVIL_QLINEAR_NUM_PARAMS, 0);
       params[CUVIL_QLINEAR_VERSION] = kParamsVersion;
@@ -535,7 +538,7 @@ struct SelectCpuKernelsPass final
     }
     KernelCallBuilder k(b, op->getLoc());
     Value weights = k.resource(ArrayRef<int8_t>(packed), b.getIntegerType(8),
-                               resourceName(op->getOperand(1), isConv ? "qrows" : "qpanels"));
+                               resourceName(op->getOperand(1), isConv && !pixelRows ? "qrows" : "qpanels"));
     Value offsets = k.resource(ArrayRef<int32_t>(offset), b.getI32Type(),
                                resourceName(op->getOperand(1), "qoffset"));
     Value multipliers = k.resource(ArrayRef<float>(multiplier), b.getF32Type(),
@@ -550,7 +553,9 @@ struct SelectCpuKernelsPass final
                                                    op->getOperand(0))
                   .getResult(0);
     Value y = k.call(module, callee, params, {x, weights, offsets, multipliers}, signless(out),
-                     isConv ? cuvil_qconv_workspace_bytes(params.data()) : 0);
+                     !isConv     ? 0
+                     : pixelRows ? cuvil_qconv_rows_workspace_bytes(params.data())
+                                 : cuvil_qconv_workspace_bytes(params.data()));
     if (out.getElementType().isF32())
       return y;
     return b.create<UnrealizedConversionCastOp>(op->getLoc(), out, y).getResult(0);

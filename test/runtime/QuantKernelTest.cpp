@@ -158,6 +158,40 @@ void checkConv(const ConvCase &t, uint32_t seed) {
       CHECK(badFloat == 0);
     }
   }
+  if (t.groups != 1)
+    return;
+  // Pixels as GEMM rows: the same results from weights in panels.
+  std::vector<int8_t> panels(((t.cout + CUVIL_QN - 1) / CUVIL_QN) * CUVIL_QN * kp, 0);
+  for (int64_t co = 0; co < t.cout; ++co)
+    for (int64_t k = 0; k < kp; ++k)
+      panels[cuvil_qpanel_index(co, k, kp)] = packed[co * kp + k];
+  for (const cuvil_qkernels *k : runnableQKernels()) {
+    cuvil_qkernels_use_for_test(k);
+    for (int threads : {1, 3}) {
+      INFO("pixel rows, variant " << k->name << ", " << threads << " thread(s), seed " << seed);
+      Pool pool(threads);
+      cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
+      std::vector<uint8_t> rowsWorkspace(cuvil_qconv_rows_workspace_bytes(q));
+      std::vector<uint8_t> y(want.size(), 0xAA);
+      cuvil_rt_qconv2d_u8s8_rows(q, x.data(), panels.data(), offset.data(), multiplier.data(),
+                                 rowsWorkspace.data(), y.data());
+      size_t bad = 0;
+      for (size_t i = 0; i < y.size(); ++i)
+        bad += y[i] != want[i];
+      CHECK(bad == 0);
+      q[CUVIL_QCONV_Y_FLOAT] = 1;
+      std::vector<uint8_t> floatWorkspace(cuvil_qconv_rows_workspace_bytes(q));
+      std::vector<float> yf(want.size(), NAN);
+      cuvil_rt_qconv2d_u8s8_rows_f32(q, x.data(), panels.data(), offset.data(), multiplier.data(),
+                                     floatWorkspace.data(), yf.data());
+      q[CUVIL_QCONV_Y_FLOAT] = 0;
+      cuvil_rt_current_exec = nullptr;
+      size_t badFloat = 0;
+      for (size_t i = 0; i < yf.size(); ++i)
+        badFloat += !(yf[i] == wantFloat[i]);
+      CHECK(badFloat == 0);
+    }
+  }
   cuvil_qkernels_use_for_test(nullptr);
 }
 

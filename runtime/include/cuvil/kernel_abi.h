@@ -236,6 +236,24 @@ static inline int64_t cuvil_qconv_workspace_bytes(const int64_t *q) {
          (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH]) * (q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW]) * 4;
 }
 
+/* Byte of weight (n, k) (output feature or channel n, K index k) in panels
+ * [ceil(N/QN)][Kp/4][QN][4]: cuvil_rt_qlinear_u8s8's weights, and
+ * cuvil_rt_qconv2d_u8s8_rows' with K ordered as the convolution's. */
+static inline int64_t cuvil_qpanel_index(int64_t n, int64_t k, int64_t kp) {
+  return (((n / CUVIL_QN) * (kp / 4) + k / 4) * CUVIL_QN + n % CUVIL_QN) * 4 + k % 4;
+}
+/* cuvil_rt_qconv2d_u8s8_rows (groups 1): the convolution as a GEMM whose
+ * rows are output pixels (for layers with few pixels, which the pixel
+ * tiles of cuvil_rt_qconv2d_u8s8 would leave partly empty): weights in
+ * panels (cuvil_qpanel_index), the workspace holding the interleaved input
+ * (as cuvil_rt_qconv2d_u8s8's), then each pixel's patch [N * OH * OW][Kp],
+ * then the output pixel-major before it is transposed to NCHW. */
+static inline int64_t cuvil_qconv_rows_workspace_bytes(const int64_t *q) {
+  int64_t pixels = q[CUVIL_QCONV_N] * q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
+  return cuvil_qconv_workspace_bytes(q) + pixels * cuvil_qconv_kp(q) +
+         pixels * q[CUVIL_QCONV_COUT] * (q[CUVIL_QCONV_Y_FLOAT] ? 4 : 1);
+}
+
 /* The power of two at least n (n >= 1) that the DFT works on. */
 static inline int64_t cuvil_dft_pow2(int64_t n) {
   int64_t m = 1;

@@ -152,6 +152,14 @@ void cuvil_rt_qconv2d_u8s8_f32(const int64_t *params, const uint8_t *input, cons
                                float *output);
 void cuvil_rt_qlinear_u8s8_f32(const int64_t *params, const uint8_t *x, const int8_t *weights,
                                const int32_t *offset, const float *multiplier, float *y);
+/* The convolution with pixels as GEMM rows (kernel_abi.h,
+ * cuvil_qconv_rows_workspace_bytes): the same params and results. */
+void cuvil_rt_qconv2d_u8s8_rows(const int64_t *params, const uint8_t *input, const int8_t *weights,
+                                const int32_t *offset, const float *multiplier, uint8_t *workspace,
+                                void *output);
+void cuvil_rt_qconv2d_u8s8_rows_f32(const int64_t *params, const uint8_t *input,
+                                    const int8_t *weights, const int32_t *offset,
+                                    const float *multiplier, uint8_t *workspace, float *output);
 
 #ifdef __cplusplus
 }

@@ -17,3 +17,13 @@ func.func @malformed(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
   %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] {cuvil.kernel = "winograd"} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
   return %0 : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// Pixel rows take one group.
+func.func @qconv_rows_groups(%x: tensor<1x4x7x7xui8>) -> tensor<1x4x7x7xui8> {
+  %w = cuvil.constant dense<3> : tensor<4x2x1x1xi8>
+  // expected-error @+1 {{kernel configuration 'qconv2d/u8s8_pixel_rows' cannot run this op: pixel rows take convolutions of one group (it can take: qconv2d/u8s8, linalg)}}
+  %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 {cuvil.kernel = #cuvil.kernel<kernel = "qconv2d", variant = "u8s8_pixel_rows">, input_params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>, output_params = #cuvil.quant<scale = [1.000000e-02], zero_point = [0]>, weight_params = #cuvil.quant<scale = [1.000000e-02], zero_point = [0]>} : (tensor<1x4x7x7xui8>, tensor<4x2x1x1xi8>) -> tensor<1x4x7x7xui8>
+  return %0 : tensor<1x4x7x7xui8>
+}

@@ -46,3 +46,21 @@ func.func @affine_weights(%x: tensor<3x5xui8>) -> tensor<3x2xui8> {
   %0 = cuvil.quant.linear %x, %w {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [3]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<3x5xui8>, tensor<2x5xi8>) -> tensor<3x2xui8>
   return %0 : tensor<3x2xui8>
 }
+
+// -----
+
+// 49 pixels (7x7) would leave the pixel tiles' last vector nearly empty:
+// pixels as GEMM rows instead, the weights in panels of 16 channels
+// (48 x Kp 4), a workspace for the interleaved input (7 x 7 x 4 bytes),
+// the patches (49 x 4) and the pixel-major output (49 x 48).
+// CHOOSE-LABEL: func.func @qconv_rows
+//       CHOOSE:   #cuvil.kernel<kernel = "qconv2d", variant = "u8s8_pixel_rows", source = "heuristics", reason = "49 pixels: as GEMM rows (modelled 1.75 against 1.48 useful vpdpbusd a cycle in pixel tiles)">
+// CHECK-LABEL: func.func @qconv_rows
+//   CHECK-DAG:   arith.constant dense_resource<{{.*}}qpanels> : tensor<192xi8>
+//       CHECK:   memref.alloc() {alignment = 64 : i64} : memref<2744xi8>
+//       CHECK:   call @cuvil_rt_qconv2d_u8s8_rows(
+func.func @qconv_rows(%x: tensor<1x3x7x7xui8>) -> tensor<1x48x7x7xui8> {
+  %w = cuvil.constant dense<3> : tensor<48x3x1x1xi8>
+  %0 = cuvil.quant.conv2d %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] {input_params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>, output_params = #cuvil.quant<scale = [1.000000e-02], zero_point = [0]>, weight_params = #cuvil.quant<scale = [1.000000e-02], zero_point = [0]>} : (tensor<1x3x7x7xui8>, tensor<48x3x1x1xi8>) -> tensor<1x48x7x7xui8>
+  return %0 : tensor<1x48x7x7xui8>
+}
