@@ -17,40 +17,7 @@
 #include "qgemm.h"
 
 #if defined(__x86_64__)
-#include <immintrin.h>
-#include <string.h>
-
-static inline int32_t load4(const void *p) {
-  int32_t v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-/* 16 accumulators of one row to bytes: acc + offset, * multiplier, rounded,
- * + zero, clamped; `count` (<= 16) of them stored at out. */
-static inline void requantize_store(__m512i acc, __m512i offset, __m512 multiplier, __m512i zero,
-                                    __m512i lo, __m512i hi, int y_float, void *base, int64_t at,
-                                    int64_t count) {
-  if (y_float) { /* the sums dequantized: float(acc + offset) * multiplier */
-    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
-    float *dst = (float *)base + at;
-    if (count >= 16)
-      _mm512_storeu_ps(dst, f);
-    else
-      _mm512_mask_storeu_ps(dst, (__mmask16)((1u << count) - 1), f);
-    return;
-  }
-  uint8_t *out = (uint8_t *)base + at;
-  const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
-  __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
-  t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
-  __m512i v = _mm512_add_epi32(_mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
-  v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
-  if (count >= 16)
-    _mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(v));
-  else
-    _mm512_mask_cvtepi32_storeu_epi8(out, (__mmask16)((1u << count) - 1), v);
-}
+#include "qavx512.h"
 
 /* R rows x NV vectors of 16 pixels (the last tile of a plane may need
  * fewer than 3). */
@@ -311,6 +278,20 @@ static const cuvil_qkernels vnni_kernels = {
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 
+static void vbmi_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                                 const int64_t *g, const float *taps, const cuvil_qepilogue *e,
+                                 void *out) {
+  if (!cuvil_qdepthwise_vbmi(plane, wp, oh, ow, g, taps, e, out))
+    vnni_depthwise_plane(plane, wp, oh, ow, g, taps, e, out);
+}
+
+static const cuvil_qkernels vnni_vbmi_kernels = {
+    "avx512_vnni_vbmi", vnni_conv_tile,      vnni_linear_tile, vbmi_depthwise_plane,
+    vnni_pack_patches,  vnni_interleave_row, {8, 3}};
+
+const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return &vnni_vbmi_kernels; }
+
 #else
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return NULL; }
+const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return NULL; }
 #endif

@@ -37,7 +37,7 @@ static void choose_qkernels(void) {
   const cuvil_qkernels *k = NULL;
   if (cuvil_qkernels_avx512_vnni() && usable("avx512f") && usable("avx512bw") && usable("avx512vl") &&
       usable("avx512vnni"))
-    k = cuvil_qkernels_avx512_vnni();
+    k = usable("avx512vbmi") ? cuvil_qkernels_avx512_vnni_vbmi() : cuvil_qkernels_avx512_vnni();
   if (!k && cuvil_qkernels_neon_dotprod() && usable("dotprod"))
     k = cuvil_qkernels_neon_dotprod();
   best_qkernels = k ? k : cuvil_qkernels_generic();

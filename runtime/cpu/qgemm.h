@@ -101,6 +101,14 @@ const cuvil_qkernels *cuvil_qkernels_generic(void);
 /* NULL where not compiled in (not x86-64, not aarch64). */
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void);
 const cuvil_qkernels *cuvil_qkernels_neon_dotprod(void);
+/* avx512_vnni with the depthwise convolution in integers (vpermb: also
+ * needs AVX-512 VBMI); NULL where not compiled in. */
+const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void);
+/* mk_qvbmi512.c's depthwise plane (cuvil_qdepthwise_plane_fn), false
+ * (nothing written) for windows it does not take. */
+bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                           const int64_t *g, const float *taps, const cuvil_qepilogue *e,
+                           void *out);
 /* The best this CPU runs (CUVIL_TEST_HIDE_CPU_FEATURES hides features, so
  * tests can run each variant). */
 const cuvil_qkernels *cuvil_qkernels_best(void);

@@ -35,6 +35,10 @@ std::vector<const cuvil_qkernels *> runnableQKernels() {
     k.push_back(cuvil_qkernels_avx512_vnni());
   else
     WARN("SKIPPED: the avx512_vnni int8 micro-kernels (this CPU lacks AVX-512 VNNI)");
+  if (k.size() > 1 && cuvil_qkernels_avx512_vnni_vbmi() && cuvil_cpu_detects_feature("avx512vbmi"))
+    k.push_back(cuvil_qkernels_avx512_vnni_vbmi());
+  else
+    WARN("SKIPPED: the avx512_vnni_vbmi depthwise kernel (this CPU lacks AVX-512 VBMI or VNNI)");
   return k;
 }
 

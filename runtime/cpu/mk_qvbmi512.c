@@ -1,0 +1,138 @@
+/*===- runtime/cpu/mk_qvbmi512.c - AVX-512 VNNI + VBMI depthwise kernel ----===*
+ *
+ * Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi
+ * and only called on a CPU that has them (Ice Lake and later, Zen 4): the
+ * avx512_vnni table with a depthwise kernel in integers. For 16 output
+ * pixels and one kernel row, one 64-byte load of the input row and one
+ * vpermb put each pixel's taps side by side (4 bytes per pixel, tap b of
+ * pixel t is byte t * sw + b * dw of the load), and one vpdpbusd against
+ * the row's 4 taps multiplies and sums them: 3 instructions per row of a
+ * 3x3 window where the float kernel needs 4 per tap. Sums are exact int32,
+ * as everywhere. Windows that do not fit (more than 8 taps along a row, or
+ * 16 pixels' taps beyond 64 bytes) take the float kernel.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "qgemm.h"
+
+#if defined(__x86_64__)
+#include "qavx512.h"
+
+/* One accumulator block: R output rows x NV vectors of 16 pixels from
+ * column x0 (the last vector `left - 16 (NV - 1)` wide). */
+static inline __attribute__((always_inline)) void block(
+    const uint8_t *plane, const uint8_t *plane_end, int64_t wp, int64_t y0, int64_t x0,
+    int64_t left, const int R, const int NV, const int64_t *g, const int64_t kh, const int64_t quads,
+    const __m512i *index, const __m512i *taps, const cuvil_qepilogue *e, void *out, int64_t ow) {
+  const int64_t sh = g[2], sw = g[3], dh = g[4];
+  __m512i acc[4][4];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = _mm512_setzero_si512();
+  for (int64_t a = 0; a < kh; ++a)
+    for (int r = 0; r < R; ++r) {
+      const uint8_t *row = plane + ((y0 + r) * sh + a * dh) * wp + x0 * sw;
+      for (int v = 0; v < NV; ++v) {
+        const uint8_t *src = row + 16 * v * sw;
+        int64_t room = plane_end - src; /* nothing past the plane is read */
+        __m512i bytes = room >= 64 ? _mm512_loadu_si512(src)
+                                   : _mm512_maskz_loadu_epi8((__mmask64)((1ull << room) - 1), src);
+        for (int64_t j = 0; j < quads; ++j)
+          acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], _mm512_permutexvar_epi8(index[j], bytes),
+                                          taps[a * quads + j]);
+      }
+    }
+  const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
+                hi = _mm512_set1_epi32(e->y_max), offset = _mm512_set1_epi32(e->offset[0]);
+  const __m512 multiplier = _mm512_set1_ps(e->multiplier[0]);
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, e->y_float, out,
+                       (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
+}
+
+/* The 3x3 windows (one quad of taps a row) with both loops unrolled. */
+#define DW_BLOCK(R, NV)                                                                            \
+  do {                                                                                             \
+    if (kh == 3 && quads == 1)                                                                     \
+      block(plane, plane_end, wp, y, x0, left, R, NV, g, 3, 1, index, taps, e, out, ow);           \
+    else                                                                                           \
+      block(plane, plane_end, wp, y, x0, left, R, NV, g, kh, quads, index, taps, e, out, ow);      \
+  } while (0)
+
+bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                           const int64_t *g, const float *taps_f, const cuvil_qepilogue *e,
+                           void *out) {
+  const int64_t kh = g[0], kw = g[1], sh = g[2], sw = g[3], dh = g[4], dw = g[5];
+  const int64_t quads = (kw + 3) / 4;
+  if (quads > 2 || 15 * sw + (kw - 1) * dw > 63 || kh * quads > 32)
+    return false;
+  /* index[j]: byte 4t + b of the permuted vector is tap 4j + b of pixel t
+   * (beyond the row's taps: any byte, against a zero weight). */
+  __m512i index[2], taps[32];
+  const __m512i pixel = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32((int32_t)(sw * 0x01010101)));
+  for (int64_t j = 0; j < quads; ++j) { /* every byte < 64: no carries */
+    uint32_t offsets = 0;
+    for (int b = 0; b < 4; ++b) {
+      int64_t tap = 4 * j + b;
+      offsets |= (uint32_t)((tap < kw ? tap : 0) * dw) << (8 * b);
+    }
+    index[j] = _mm512_add_epi32(pixel, _mm512_set1_epi32((int32_t)offsets));
+  }
+  for (int64_t a = 0; a < kh; ++a)
+    for (int64_t j = 0; j < quads; ++j) {
+      uint32_t word = 0;
+      for (int b = 0; b < 4; ++b) {
+        int64_t tap = 4 * j + b;
+        int8_t w = tap < kw ? (int8_t)taps_f[a * kw + tap] : 0;
+        word |= (uint32_t)(uint8_t)w << (8 * b);
+      }
+      taps[a * quads + j] = _mm512_set1_epi32((int32_t)word);
+    }
+  /* The rows the windows read: the end of what may be loaded. */
+  const uint8_t *plane_end = plane + ((oh - 1) * sh + (kh - 1) * dh + 1) * wp;
+  const int64_t nv = (ow + 15) / 16;
+  if (nv >= 3) { /* wide rows: 64 pixels (or the rest) at a time */
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x0 = 0; x0 < ow; x0 += 64) {
+        int64_t left = ow - x0;
+        if (left > 48)
+          DW_BLOCK(1, 4);
+        else if (left > 32)
+          DW_BLOCK(1, 3);
+        else if (left > 16)
+          DW_BLOCK(1, 2);
+        else
+          DW_BLOCK(1, 1);
+      }
+    return true;
+  }
+  /* Narrow rows: several rows at once. */
+  const int64_t x0 = 0, left = ow;
+  const int64_t step = nv == 2 ? 2 : 4;
+  int64_t y = 0;
+  for (; y + step <= oh; y += step) {
+    if (nv == 2)
+      DW_BLOCK(2, 2);
+    else
+      DW_BLOCK(4, 1);
+  }
+  for (; y < oh; ++y) {
+    if (nv == 2)
+      DW_BLOCK(1, 2);
+    else
+      DW_BLOCK(1, 1);
+  }
+  return true;
+}
+
+#undef DW_BLOCK
+
+#else
+bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                           const int64_t *g, const float *taps, const cuvil_qepilogue *e,
+                           void *out) {
+  (void)plane, (void)wp, (void)oh, (void)ow, (void)g, (void)taps, (void)e, (void)out;
+  return false;
+}
+#endif

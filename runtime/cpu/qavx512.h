@@ -1,0 +1,47 @@
+/*===- runtime/cpu/qavx512.h - What the AVX-512 int8 kernels share ---------===*
+ *
+ * Included only by micro-kernel files compiled for AVX-512 (F, BW, VL and
+ * more): the requantizing store of 16 int32 sums.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CUVIL_RUNTIME_CPU_QAVX512_H
+#define CUVIL_RUNTIME_CPU_QAVX512_H
+
+#include "qgemm.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+static inline int32_t load4(const void *p) {
+  int32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* 16 accumulators of one row to bytes: acc + offset, * multiplier, rounded,
+ * + zero, clamped; `count` (<= 16) of them stored at out. */
+static inline void requantize_store(__m512i acc, __m512i offset, __m512 multiplier, __m512i zero,
+                                    __m512i lo, __m512i hi, int y_float, void *base, int64_t at,
+                                    int64_t count) {
+  if (y_float) { /* the sums dequantized: float(acc + offset) * multiplier */
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
+    float *dst = (float *)base + at;
+    if (count >= 16)
+      _mm512_storeu_ps(dst, f);
+    else
+      _mm512_mask_storeu_ps(dst, (__mmask16)((1u << count) - 1), f);
+    return;
+  }
+  uint8_t *out = (uint8_t *)base + at;
+  const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
+  __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
+  t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
+  __m512i v = _mm512_add_epi32(_mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+  if (count >= 16)
+    _mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(v));
+  else
+    _mm512_mask_cvtepi32_storeu_epi8(out, (__mmask16)((1u << count) - 1), v);
+}
+
+#endif /* CUVIL_RUNTIME_CPU_QAVX512_H */
