@@ -48,7 +48,7 @@ static inline void store4(int32x4_t acc, int32_t offset, float multiplier,
 /* 4 rows (R <= 4) x 6 vectors of 4 pixels from pixel p0 of the packed
  * patches b[kp/4][NP][4]. */
 static inline __attribute__((always_inline)) void conv_block(int64_t kp, const int8_t *w,
-                                                             const uint8_t *b, const int R,
+                                                             const uint8_t *b, int64_t ldb, const int R,
                                                              int64_t p0, int64_t cols,
                                                              const cuvil_qepilogue *e, void *out,
                                                              int64_t ldo) {
@@ -64,7 +64,7 @@ static inline __attribute__((always_inline)) void conv_block(int64_t kp, const i
       wv[r] = vld1q_s8(w + r * kp + k4 * 4);
 #define STEP(s)                                                                                    \
   {                                                                                                \
-    const uint8_t *bk = b + ((k4 + s) * CUVIL_QCONV_NP + p0) * 4;                                  \
+    const uint8_t *bk = b + (k4 + s) * ldb + p0 * 4;                                  \
     for (int v = 0; v < 6; ++v) {                                                                  \
       int8x16_t bv = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(bk + 16 * v), flip));                   \
       for (int r = 0; r < R; ++r)                                                                  \
@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) void conv_block(int64_t kp, const i
 #undef STEP
   }
   for (; k4 < k4s; ++k4) {
-    const uint8_t *bk = b + (k4 * CUVIL_QCONV_NP + p0) * 4;
+    const uint8_t *bk = b + k4 * ldb + p0 * 4;
     int8x16_t wv[4];
     for (int r = 0; r < R; ++r) {
       uint32_t word;
@@ -101,7 +101,7 @@ static inline __attribute__((always_inline)) void conv_block(int64_t kp, const i
   }
 }
 
-static void dot_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
+static void dot_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, int64_t rows,
                           int64_t cols, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
     int64_t r = rows - r0 < 4 ? rows - r0 : 4;
@@ -111,10 +111,10 @@ static void dot_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t
     void *o = e->y_float ? (void *)((float *)out + r0 * ldo) : (void *)((uint8_t *)out + r0 * ldo);
     for (int64_t p0 = 0; p0 < cols; p0 += 24) {
       switch (r) {
-      case 1: conv_block(kp, w + r0 * kp, b, 1, p0, cols, &er, o, ldo); break;
-      case 2: conv_block(kp, w + r0 * kp, b, 2, p0, cols, &er, o, ldo); break;
-      case 3: conv_block(kp, w + r0 * kp, b, 3, p0, cols, &er, o, ldo); break;
-      default: conv_block(kp, w + r0 * kp, b, 4, p0, cols, &er, o, ldo); break;
+      case 1: conv_block(kp, w + r0 * kp, b, ldb, 1, p0, cols, &er, o, ldo); break;
+      case 2: conv_block(kp, w + r0 * kp, b, ldb, 2, p0, cols, &er, o, ldo); break;
+      case 3: conv_block(kp, w + r0 * kp, b, ldb, 3, p0, cols, &er, o, ldo); break;
+      default: conv_block(kp, w + r0 * kp, b, ldb, 4, p0, cols, &er, o, ldo); break;
       }
     }
   }

@@ -7,13 +7,13 @@
  *===----------------------------------------------------------------------===*/
 #include "qgemm.h"
 
-static void generic_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
+static void generic_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, int64_t rows,
                               int64_t cols, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   for (int64_t r = 0; r < rows; ++r) {
     int32_t acc[CUVIL_QCONV_NP] = {0};
     const int8_t *wr = w + r * kp;
     for (int64_t k4 = 0; k4 < kp / 4; ++k4) {
-      const uint8_t *bk = b + k4 * CUVIL_QCONV_NP * 4;
+      const uint8_t *bk = b + k4 * ldb;
       for (int64_t p = 0; p < cols; ++p)
         for (int l = 0; l < 4; ++l)
           acc[p] += (int32_t)bk[p * 4 + l] * (int32_t)wr[k4 * 4 + l];

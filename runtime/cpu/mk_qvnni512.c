@@ -22,7 +22,7 @@
 /* R rows x NV vectors of 16 pixels (the last tile of a plane may need
  * fewer than 3). */
 static inline __attribute__((always_inline)) void conv_tile_rows(
-    int64_t kp, const int8_t *w, const uint8_t *b, const int R, const int NV, int64_t cols,
+    int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, const int R, const int NV, int64_t cols,
     const cuvil_qepilogue *e, void *out, int64_t ldo) {
   __m512i acc[CUVIL_QCONV_MR][3];
   for (int r = 0; r < R; ++r)
@@ -30,7 +30,7 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
       acc[r][v] = _mm512_setzero_si512();
   const int64_t k4s = kp / 4;
   for (int64_t k4 = 0; k4 < k4s; ++k4) {
-    const uint8_t *bk = b + k4 * CUVIL_QCONV_NP * 4;
+    const uint8_t *bk = b + k4 * ldb;
     __m512i bv[3];
     for (int v = 0; v < NV; ++v)
       bv[v] = _mm512_loadu_si512(bk + 64 * v);
@@ -51,13 +51,13 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
   }
 }
 
-static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
+static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, int64_t rows,
                            int64_t cols, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   const int nv = cols > 32 ? 3 : cols > 16 ? 2 : 1;
   switch (rows * 4 + nv) {
 #define TILE(r, v)                                                                                 \
   case r * 4 + v:                                                                                  \
-    conv_tile_rows(kp, w, b, r, v, cols, e, out, ldo);                                             \
+    conv_tile_rows(kp, w, b, ldb, r, v, cols, e, out, ldo);                                             \
     return;
 #define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3)
     ROWS(1) ROWS(2) ROWS(3) ROWS(4) ROWS(5) ROWS(6) ROWS(7) ROWS(8)

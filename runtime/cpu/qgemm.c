@@ -66,6 +66,7 @@ typedef struct qconv_job {
   void *output;       /* u8, or f32 with Y_FLOAT */
   const cuvil_qkernels *kernels;
   int64_t tiles, group_tiles, tile_groups, chunks, chunk_rows, kp, quads, hp, wp;
+  int direct_b; /* the tiles read the workspace itself (1x1, stride 1, unpadded) */
   void *exec;
   float *scratch; /* set for runs on this thread (cuvil_run_items) */
 } qconv_job;
@@ -187,7 +188,10 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
     int64_t g = ng % groups, n = ng / groups;
     int64_t t0 = tg * j->group_tiles;
     int64_t t1 = t0 + j->group_tiles < j->tiles ? t0 + j->group_tiles : j->tiles;
-    if (packed_item != rest) { /* the chunks of one group share its patches */
+    const uint8_t *direct = NULL; /* 1x1, stride 1, no padding: the workspace is the patches */
+    if (j->direct_b)
+      direct = j->workspace + (n * groups + g) * j->quads * j->hp * j->wp * 4;
+    else if (packed_item != rest) { /* the chunks of one group share its patches */
       for (int64_t t = t0; t < t1; ++t) {
         int64_t p0 = t * CUVIL_QCONV_NP;
         pack_patches(j, n, g, p0, pixels - p0 < CUVIL_QCONV_NP ? pixels - p0 : CUVIL_QCONV_NP,
@@ -206,8 +210,13 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
       for (int64_t t = t0; t < t1; ++t) {
         int64_t p0 = t * CUVIL_QCONV_NP;
         int64_t np = pixels - p0 < CUVIL_QCONV_NP ? pixels - p0 : CUVIL_QCONV_NP;
-        j->kernels->conv_tile(j->kp, j->weights + co * j->kp, b + (t - t0) * tile_bytes, rows, np,
-                              &e, out_at(j, (n * cout + co) * pixels + p0), pixels);
+        if (direct)
+          j->kernels->conv_tile(j->kp, j->weights + co * j->kp, direct + p0 * 4, j->hp * j->wp * 4,
+                                rows, np, &e, out_at(j, (n * cout + co) * pixels + p0), pixels);
+        else
+          j->kernels->conv_tile(j->kp, j->weights + co * j->kp, b + (t - t0) * tile_bytes,
+                                CUVIL_QCONV_NP * 4, rows, np, &e,
+                                out_at(j, (n * cout + co) * pixels + p0), pixels);
       }
     }
   }
@@ -261,7 +270,7 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
   qconv_job j = {q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                  tiles, 1, tiles, 1, cog, cuvil_qconv_kp(q),
                  cuvil_qconv_quads(q), q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH],
-                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], cuvil_rt_current_exec, NULL};
+                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL};
   if (groups == q[CUVIL_QCONV_C] && groups == q[CUVIL_QCONV_COUT] &&
       q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] <= CUVIL_QDEPTHWISE_MAX_TAPS) {
     cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups,
@@ -271,6 +280,8 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
   }
   cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
                   q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
+  j.direct_b = q[CUVIL_QCONV_KH] == 1 && q[CUVIL_QCONV_KW] == 1 && q[CUVIL_QCONV_SH] == 1 &&
+               q[CUVIL_QCONV_SW] == 1 && q[CUVIL_QCONV_PH] == 0 && q[CUVIL_QCONV_PW] == 0;
   /* Weights beyond what stays in L2: tiles in groups (as many as the
    * scratch holds), so each weight row streams in once per group. */
   const int64_t kWeightsCached = 1024 * 1024;
@@ -381,7 +392,7 @@ void cuvil_rt_qconv2d_u8s8_rows(const int64_t *q, const uint8_t *input, const in
   qconv_job *j = &r.conv;
   *j = (qconv_job){q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                    0, 1, 1, 1, cout, cuvil_qconv_kp(q), cuvil_qconv_quads(q),
-                   q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH], q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW],
+                   q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH], q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0,
                    cuvil_rt_current_exec, NULL};
   r.patches = workspace + cuvil_qconv_workspace_bytes(q);
   r.staged = r.patches + pixels * j->kp;

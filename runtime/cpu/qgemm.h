@@ -38,9 +38,11 @@ typedef struct cuvil_qepilogue {
 } cuvil_qepilogue;
 
 /* out[r * ldo + p] for r < rows, p < cols: the tile of w[rows][kp] (s8,
- * rows kp bytes apart) times b[kp/4][NP][4] (u8), requantized. */
-typedef void (*cuvil_qconv_tile_fn)(int64_t kp, const int8_t *w, const uint8_t *b, int64_t rows,
-                                    int64_t cols, const cuvil_qepilogue *e, void *out,
+ * rows kp bytes apart) times b[kp/4][NP][4] (u8; its rows of NP words ldb
+ * bytes apart, NP * 4 when packed), requantized. Words past `cols` in b's
+ * rows may be read (and not used). */
+typedef void (*cuvil_qconv_tile_fn)(int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb,
+                                    int64_t rows, int64_t cols, const cuvil_qepilogue *e, void *out,
                                     int64_t ldo);
 /* y[m * ldy + n] for m < rows, n < cols (cols <= 16 * NV): x's rows (kp
  * bytes, ldx apart) times `panels` ([nv][kp/4][16][4], panel_stride bytes

@@ -48,8 +48,8 @@ int main(void) {
           float a[8 * CUVIL_QCONV_NP], c[8 * CUVIL_QCONV_NP];
           memset(a, 0x5a, sizeof a);
           memset(c, 0x5a, sizeof c);
-          gen->conv_tile(kp, w, b, rows, cols, &e, a, CUVIL_QCONV_NP);
-          dot->conv_tile(kp, w, b, rows, cols, &e, c, CUVIL_QCONV_NP);
+          gen->conv_tile(kp, w, b, CUVIL_QCONV_NP * 4, rows, cols, &e, a, CUVIL_QCONV_NP);
+          dot->conv_tile(kp, w, b, CUVIL_QCONV_NP * 4, rows, cols, &e, c, CUVIL_QCONV_NP);
           ++cases;
           if (memcmp(a, c, sizeof a)) {
             printf("FAIL conv tile kp %lld rows %lld cols %lld y_float %d\n", (long long)kp,

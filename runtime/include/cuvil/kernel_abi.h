@@ -231,9 +231,12 @@ static inline int64_t cuvil_qconv_quads(const int64_t *q) {
 static inline int64_t cuvil_qconv_kp(const int64_t *q) {
   return q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] * 4 * cuvil_qconv_quads(q);
 }
+/* (+ a tile of words: a 1x1 convolution's tiles read its last plane's
+ * rows past their end) */
 static inline int64_t cuvil_qconv_workspace_bytes(const int64_t *q) {
   return q[CUVIL_QCONV_N] * q[CUVIL_QCONV_GROUPS] * cuvil_qconv_quads(q) *
-         (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH]) * (q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW]) * 4;
+             (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH]) * (q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW]) * 4 +
+         48 * 4;
 }
 
 /* Byte of weight (n, k) (output feature or channel n, K index k) in panels
