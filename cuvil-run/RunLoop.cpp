@@ -1,4 +1,4 @@
-//===- RunLoop.cpp - Read inputs, run, write outputs, time ----------------===//
+//===- RunLoop.cpp - Read inputs, run, write outputs, time, check ---------===//
 #include "cuvil-run/RunLoop.h"
 
 #include "support/AtomicFile.h"
@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace cuvil {
@@ -21,19 +22,140 @@ Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths) {
   return inputs;
 }
 
-Status runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,
-                   const RunSettings &settings) {
-  std::vector<double> times;
+bool RunReport::checksPassed() const {
+  return std::all_of(checks.begin(), checks.end(), [](const OutputCheck &c) { return c.passed; });
+}
+
+namespace {
+
+LatencyStats summarize(std::vector<double> times, int warmup) {
+  LatencyStats s;
+  std::sort(times.begin(), times.end());
+  s.runs = int(times.size());
+  s.warmup = warmup;
+  auto pct = [&](double p) {
+    return times[std::min(times.size() - 1, size_t(p * double(times.size() - 1) + 0.5))];
+  };
+  s.min = times.front();
+  s.max = times.back();
+  double sum = 0;
+  for (double t : times)
+    sum += t;
+  s.mean = sum / double(times.size());
+  double var = 0;
+  for (double t : times)
+    var += (t - s.mean) * (t - s.mean);
+  s.stdev = times.size() > 1 ? std::sqrt(var / double(times.size() - 1)) : 0;
+  s.p50 = pct(0.5);
+  s.p90 = pct(0.9);
+  s.p99 = pct(0.99);
+  return s;
+}
+
+std::string multiIndex(const std::vector<int64_t> &shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  std::string s = "[";
+  for (size_t d = 0; d < idx.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+} // namespace
+
+OutputCheck compareOutput(const Tensor &got, const Tensor &want, double rtol, double atol) {
+  OutputCheck c;
+  if (got.shape() != want.shape()) {
+    c.problem = "shape " + got.describe() + ", expected " + want.describe();
+    return c;
+  }
+  double worstExcess = -INFINITY;
+  for (int64_t i = 0; i < got.numElements(); ++i) {
+    double g = got.getDouble(i), w = want.getDouble(i);
+    if (std::isnan(g) && std::isnan(w))
+      continue;
+    double err = std::fabs(g - w), excess = err - (atol + rtol * std::fabs(w));
+    if (std::isnan(err)) // one NaN, or inf - inf of different signs
+      excess = INFINITY;
+    else if (std::isinf(g) && g == w)
+      continue;
+    if (excess > 0)
+      ++c.mismatches;
+    if (!(err <= c.maxAbsError)) // NaN too
+      c.maxAbsError = err;
+    if (excess > worstExcess) {
+      worstExcess = excess;
+      c.worst = i;
+      c.worstAt = multiIndex(got.shape(), i);
+      c.got = g;
+      c.want = w;
+      c.absError = err;
+    }
+  }
+  c.passed = c.mismatches == 0;
+  return c;
+}
+
+Error checkFailure(const std::vector<OutputCheck> &checks, const RunSettings &settings) {
+  std::string msg;
+  for (const OutputCheck &c : checks) {
+    if (c.passed)
+      continue;
+    if (!msg.empty())
+      msg += "; ";
+    msg += "output" + std::to_string(c.output) + " differs from '" + c.expectedPath + "': ";
+    if (!c.problem.empty()) {
+      msg += c.problem;
+      continue;
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%lld element(s) beyond --atol %g + --rtol %g x |expected|, the worst at %s: "
+                  "got %.9g, expected %.9g (|error| %.3g)",
+                  (long long)c.mismatches, settings.atol, settings.rtol, c.worstAt.c_str(), c.got,
+                  c.want, c.absError);
+    msg += buf;
+  }
+  return inputError(msg);
+}
+
+Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,
+                              const RunSettings &settings) {
+  // Expected outputs are read first: a bad path fails before any work.
+  std::vector<Tensor> expected;
+  for (const std::string &path : settings.expected) {
+    Result<Tensor> t = readNpy(path);
+    if (!t)
+      return t.error();
+    expected.push_back(std::move(*t));
+  }
+  RunReport report;
   std::vector<Tensor> outputs;
-  int runs = std::max(1, settings.benchmark);
-  for (int i = 0; i < runs; ++i) {
+  bool timing = settings.benchmark > 0 || settings.duration > 0;
+  int warmup = settings.warmup >= 0 ? settings.warmup : timing ? 1 : 0;
+  for (int i = 0; i < warmup; ++i)
+    if (Status s = run(inputs, outputs); !s)
+      return s.error();
+  std::vector<double> times;
+  auto begin = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
     auto start = std::chrono::steady_clock::now();
     Status s = run(inputs, outputs);
     auto end = std::chrono::steady_clock::now();
     if (!s)
-      return s;
+      return s.error();
     times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    bool enoughRuns = i + 1 >= std::max(1, settings.benchmark);
+    bool enoughTime = std::chrono::duration<double>(end - begin).count() >= settings.duration;
+    if (!timing || (enoughRuns && enoughTime))
+      break;
   }
+  if (!expected.empty() && expected.size() != outputs.size())
+    return inputError(std::to_string(expected.size()) + " --expected-output file(s) for " +
+                      std::to_string(outputs.size()) + " output(s)");
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor out = outputs[i];
     if (out.dtype() == DType::BFloat16) {
@@ -42,20 +164,37 @@ Status runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,
     }
     std::string path = settings.outputDir + "/output" + std::to_string(i) + ".npy";
     if (Status s = writeNpy(path, out); !s)
-      return s;
+      return s.error();
+    report.outputPaths.push_back(path);
+    report.outputTypes.push_back(out.describe());
     if (!settings.quiet)
       std::printf("output%zu: %s -> %s\n", i, out.preview().c_str(), path.c_str());
+    if (i < expected.size()) {
+      OutputCheck c = compareOutput(out, expected[i], settings.rtol, settings.atol);
+      c.output = i;
+      c.expectedPath = settings.expected[i];
+      std::printf("output%zu vs '%s': %s", i, c.expectedPath.c_str(), c.passed ? "match" : "MISMATCH");
+      if (!c.problem.empty())
+        std::printf(" (%s)", c.problem.c_str());
+      else if (c.passed)
+        std::printf(" (largest |error| %.3g)", c.maxAbsError);
+      else
+        std::printf(" (%lld element(s), the worst at %s: |error| %.3g)", (long long)c.mismatches,
+                    c.worstAt.c_str(), c.absError);
+      std::printf("\n");
+      report.checks.push_back(c);
+    }
   }
-  if (settings.benchmark > 0) {
-    std::sort(times.begin(), times.end());
-    auto pct = [&](double p) {
-      return times[std::min(times.size() - 1, size_t(p * (times.size() - 1) + 0.5))];
-    };
+  if (timing) {
+    LatencyStats s = summarize(times, warmup);
     // Four significant digits: tiny models run in well under a microsecond.
-    std::printf("latency over %d run(s): min %.4g ms, median %.4g ms, p90 %.4g ms\n", runs,
-                times.front(), pct(0.5), pct(0.9));
+    std::printf("latency over %d run(s): min %.4g ms, median %.4g ms, p90 %.4g ms, p99 %.4g ms, "
+                "mean %.4g ms, stdev %.3g ms (after %d warm-up run(s))\n",
+                s.runs, s.min, s.p50, s.p90, s.p99, s.mean, s.stdev, s.warmup);
+    report.latency = s;
   }
-  return Status::ok();
+  std::fflush(stdout); // before any error on stderr about these results
+  return report;
 }
 
 } // namespace cuvil

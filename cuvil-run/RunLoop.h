@@ -1,4 +1,4 @@
-//===- RunLoop.h - Read inputs, run, write outputs, time -------*- C++ -*-===//
+//===- RunLoop.h - Read inputs, run, write outputs, time, check -*- C++ -*-===//
 //
 // The part of cuvil-run shared by the host tool (reference evaluator and
 // libraries) and its aarch64 build (libraries only). No LLVM, no logging
@@ -12,6 +12,7 @@
 #include "support/Tensor.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,40 @@ namespace cuvil {
 
 struct RunSettings {
   std::string outputDir = ".";
-  int benchmark = 0; ///< runs to time (0: run once, no timing)
+  int benchmark = 0;      ///< timed runs (0: run once, no timing)
+  int warmup = -1;        ///< untimed runs first (-1: 1 when benchmarking, else 0)
+  double duration = 0;    ///< benchmark for at least this many seconds too
   bool quiet = false;
+  std::vector<std::string> expected; ///< expected outputs (.npy), in order
+  double rtol = 1e-5, atol = 1e-6;   ///< |got - want| <= atol + rtol * |want|
+};
+
+/// The timed runs, in milliseconds.
+struct LatencyStats {
+  int runs = 0, warmup = 0;
+  double min = 0, max = 0, mean = 0, stdev = 0, p50 = 0, p90 = 0, p99 = 0;
+};
+
+/// One output against its expected value.
+struct OutputCheck {
+  size_t output = 0;
+  std::string expectedPath;
+  bool passed = false;
+  int64_t mismatches = 0; ///< elements outside the tolerance
+  int64_t worst = -1;     ///< flat index of the largest |got - want| - tolerance
+  std::string worstAt;    ///< the same as "[i, j, ...]"
+  double got = 0, want = 0, absError = 0; ///< at `worst`
+  double maxAbsError = 0;                 ///< over every element
+  std::string problem;    ///< a shape or dtype mismatch, else ""
+};
+
+/// What one cuvil-run did: written outputs, timing, checks.
+struct RunReport {
+  std::vector<std::string> outputPaths;
+  std::vector<std::string> outputTypes; ///< "1x1000xf32"
+  std::optional<LatencyStats> latency;
+  std::vector<OutputCheck> checks;
+  bool checksPassed() const;
 };
 
 /// Runs the model on `inputs` into `outputs`, which holds the previous
@@ -31,10 +64,19 @@ using RunFn = std::function<Status(const std::vector<Tensor> &inputs, std::vecto
 /// Reads .npy inputs (in order).
 Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths);
 
-/// Runs `run` once or `benchmark` times, writes output0.npy, ... into the
-/// output directory (atomically), prints the outputs unless quiet and the
-/// latency summary when benchmarking. Returns the exit status.
-Status runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs, const RunSettings &settings);
+/// Runs `run` (after the warm-up) once or, benchmarking, `benchmark` times
+/// and for at least `duration` seconds, writes output0.npy, ... into the
+/// output directory (atomically), prints the outputs unless quiet, the
+/// latency summary when benchmarking and the comparison with the expected
+/// outputs. A mismatch is not an error here: see RunReport::checksPassed.
+Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,
+                              const RunSettings &settings);
+
+/// `got` against `want` with numpy.allclose's rule (NaN matches NaN).
+OutputCheck compareOutput(const Tensor &got, const Tensor &want, double rtol, double atol);
+
+/// The error of a failed check: which output, how many elements, the worst.
+Error checkFailure(const std::vector<OutputCheck> &checks, const RunSettings &settings);
 
 } // namespace cuvil
 

@@ -2,7 +2,8 @@
 //
 // The aarch64 build of cuvil-run (made with the cross compiler, run under
 // qemu-aarch64): runs compiled libraries only, with cuvil-run's flags for
-// that (-i/--input, -o/--output-dir, --benchmark, --threads, -q/--quiet).
+// that (-i/--input, -o/--output-dir, --benchmark, --warmup, --duration,
+// --expected-output, --rtol, --atol, --threads, -q/--quiet; not --json).
 // The host cuvil-run also runs .mlir models on the reference evaluator,
 // which needs LLVM and MLIR; those are not available for aarch64 here.
 //
@@ -26,9 +27,18 @@ int fail(const Error &e) {
 }
 
 const char *kUsage =
-    "usage: cuvil-run LIBRARY.so -i X.npy [-i Y.npy...] [-o DIR] [--benchmark N] "
-    "[--threads T] [-q]\n"
+    "usage: cuvil-run LIBRARY.so -i X.npy [-i Y.npy...] [-o DIR] [--benchmark N] [--warmup N]\n"
+    "       [--duration S] [--expected-output Y.npy...] [--rtol R] [--atol A] [--threads T] [-q]\n"
     "Runs a library compiled by cuvil-export (aarch64 build of cuvil-run).\n";
+
+bool parseDouble(const char *s, double lo, double hi, double &out) {
+  char *end = nullptr;
+  double v = std::strtod(s, &end);
+  if (!*s || *end || !(v >= lo && v <= hi))
+    return false;
+  out = v;
+  return true;
+}
 
 bool parseInt(const char *s, int lo, int hi, int &out) {
   char *end = nullptr;
@@ -65,6 +75,20 @@ int main(int argc, char **argv) {
     } else if (a == "--benchmark") {
       if (!parseInt(value("--benchmark"), 0, 1000000, settings.benchmark))
         return fail(usageError("--benchmark takes a number of runs (0 to 1000000)"));
+    } else if (a == "--warmup") {
+      if (!parseInt(value("--warmup"), 0, 1000000, settings.warmup))
+        return fail(usageError("--warmup takes a number of runs (0 to 1000000)"));
+    } else if (a == "--duration") {
+      if (!parseDouble(value("--duration"), 0, 86400, settings.duration))
+        return fail(usageError("--duration takes seconds (0 to 86400)"));
+    } else if (a == "--expected-output") {
+      settings.expected.push_back(value("--expected-output"));
+    } else if (a == "--rtol" || a == "--atol") {
+      if (!parseDouble(value(a.c_str()), 0, 1e300, a == "--rtol" ? settings.rtol : settings.atol))
+        return fail(usageError(a + " takes a tolerance >= 0"));
+    } else if (a == "--version") {
+      std::printf("cuvil-run (aarch64 build)\n");
+      return kExitSuccess;
     } else if (a == "--threads") {
       if (!parseInt(value("--threads"), 0, 4096, threads))
         return fail(usageError("--threads takes a number of threads (0 to 4096)"));
@@ -92,8 +116,10 @@ int main(int argc, char **argv) {
     return fail(inputError("'" + library + "' takes " + std::to_string(lib->numInputs()) +
                            " input(s) (" + lib->signature() + "), got " +
                            std::to_string(in->size())));
-  Status s = runAndWrite(
+  Result<RunReport> report = runAndWrite(
       [&](const std::vector<Tensor> &x, std::vector<Tensor> &out) { return lib->run(x, out); },
       *in, settings);
-  return s ? kExitSuccess : fail(s.error());
+  if (!report)
+    return fail(report.error());
+  return report->checksPassed() ? kExitSuccess : fail(checkFailure(report->checks, settings));
 }

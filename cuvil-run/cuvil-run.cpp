@@ -1,7 +1,9 @@
 //===- cuvil-run.cpp - Run a model on .npy inputs -------------------------===//
 //
 // cuvil-run MODEL --input X.npy [--input Y.npy...] [--output-dir DIR]
-//           [--function NAME] [--benchmark N] [--threads T]
+//           [--function NAME] [--benchmark N] [--warmup N] [--duration S]
+//           [--expected-output Y.npy... --rtol R --atol A] [--json FILE]
+//           [--threads T]
 //
 // MODEL is a library made by cuvil-export (.so, run through its C API) or a
 // .mlir / .mlirbc file, run on Cuvil's reference evaluator.
@@ -14,6 +16,9 @@
 #include "support/AtomicFile.h"
 #include "support/Npy.h"
 #include "support/Tool/ToolSupport.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <spdlog/spdlog.h>
 
@@ -32,11 +37,64 @@ struct Options {
   std::vector<std::string> inputs;
   std::string outputDir = ".";
   std::string function;
-  int benchmark = 0;
+  int benchmark = 0, warmup = -1;
+  double duration = 0, rtol = 1e-5, atol = 1e-6;
+  std::vector<std::string> expected;
+  std::string json;
   int threads = 0;
   bool quiet = false;
   LogOptions log;
 };
+
+/// The run as JSON (--json): outputs, latency, checks.
+std::string reportJson(const Options &opt, const std::string &signature, const RunReport &r) {
+  llvm::json::Array outputs, checks;
+  for (size_t i = 0; i < r.outputPaths.size(); ++i)
+    outputs.push_back(llvm::json::Object{{"path", r.outputPaths[i]}, {"type", r.outputTypes[i]}});
+  for (const OutputCheck &c : r.checks) {
+    llvm::json::Object o{{"output", int64_t(c.output)}, {"expected", c.expectedPath},
+                         {"passed", c.passed}, {"mismatches", c.mismatches},
+                         {"max_abs_error", c.maxAbsError}};
+    if (!c.problem.empty())
+      o["problem"] = c.problem;
+    else if (!c.passed)
+      o["worst"] = llvm::json::Object{{"index", c.worstAt}, {"got", c.got}, {"expected", c.want},
+                                      {"abs_error", c.absError}};
+    checks.push_back(std::move(o));
+  }
+  llvm::json::Object root{{"schema", "cuvil-run/1"}, {"model", opt.model}, {"signature", signature},
+                          {"inputs", llvm::json::Array(opt.inputs)}, {"outputs", std::move(outputs)}};
+  if (r.latency) {
+    const LatencyStats &s = *r.latency;
+    root["latency_ms"] = llvm::json::Object{{"runs", s.runs}, {"warmup_runs", s.warmup}, {"min", s.min},
+                                            {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99},
+                                            {"max", s.max}, {"mean", s.mean}, {"stdev", s.stdev}};
+    root["threads"] = opt.threads;
+  }
+  if (!r.checks.empty()) {
+    root["checks"] = std::move(checks);
+    root["rtol"] = opt.rtol;
+    root["atol"] = opt.atol;
+    root["passed"] = r.checksPassed();
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return os.str();
+}
+
+/// After a run: the JSON report, then the exit status (1 on a mismatch).
+int finish(const Options &opt, const RunSettings &settings, const std::string &signature,
+           const Result<RunReport> &report) {
+  if (!report)
+    return reportError(kTool, report.error());
+  if (!opt.json.empty())
+    if (Status s = writeFileAtomically(opt.json, reportJson(opt, signature, *report)); !s)
+      return reportError(kTool, s.error());
+  if (!report->checksPassed())
+    return reportError(kTool, checkFailure(report->checks, settings));
+  return kExitSuccess;
+}
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
@@ -57,7 +115,18 @@ int run(const Options &opt) {
     return reportError(kTool, inputs.error());
   for (size_t i = 0; i < inputs->size(); ++i)
     spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), opt.inputs[i]);
-  RunSettings settings{opt.outputDir, opt.benchmark, opt.quiet};
+  RunSettings settings;
+  settings.outputDir = opt.outputDir;
+  settings.benchmark = opt.benchmark;
+  settings.warmup = opt.warmup;
+  settings.duration = opt.duration;
+  settings.quiet = opt.quiet;
+  settings.expected = opt.expected;
+  settings.rtol = opt.rtol;
+  settings.atol = opt.atol;
+  if (!opt.json.empty())
+    if (Status s = checkOutputPath(opt.json); !s)
+      return reportError(kTool, s.error());
 
   if (library) { // a library from cuvil-export, through its C API
     Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads);
@@ -69,10 +138,10 @@ int run(const Options &opt) {
                                            std::to_string(lib->numInputs()) + " input(s) (" +
                                            lib->signature() + "), got " +
                                            std::to_string(inputs->size()) + " --input file(s)"));
-    Status s = runAndWrite(
+    Result<RunReport> report = runAndWrite(
         [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) { return lib->run(in, out); },
         *inputs, settings);
-    return s ? kExitSuccess : reportError(kTool, s.error());
+    return finish(opt, settings, lib->signature(), report);
   }
 
   auto model = mlir::cuvil::reference::ModelRunner::load(opt.model, opt.function);
@@ -86,7 +155,7 @@ int run(const Options &opt) {
         std::to_string(inputs->size()) + " --input file(s)"));
   if (opt.threads > 1)
     spdlog::info("--threads {}: the reference evaluator runs single-threaded", opt.threads);
-  Status s = runAndWrite(
+  Result<RunReport> report = runAndWrite(
       [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) -> Status {
         Result<std::vector<Tensor>> r = model->run(in);
         if (!r)
@@ -95,7 +164,7 @@ int run(const Options &opt) {
         return Status::ok();
       },
       *inputs, settings);
-  return s ? kExitSuccess : reportError(kTool, s.error());
+  return finish(opt, settings, model->signature(), report);
 }
 
 } // namespace
@@ -118,8 +187,27 @@ int main(int argc, char **argv) {
   app.add_option("--function", opt.function,
                  "Entry function (default: the only public one, or 'forward')");
   app.add_option("--benchmark", opt.benchmark,
-                 "Run N times and print min/median/p90 latency")
+                 "Time N runs (after the warm-up) and print min, median, p90, p99, mean and "
+                 "stdev of the latency")
       ->check(CLI::Range(0, 1000000));
+  app.add_option("--warmup", opt.warmup,
+                 "Untimed runs before the timed ones (default: 1 when timing, so the first "
+                 "run's page faults and cold caches stay out of the statistics)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--duration", opt.duration,
+                 "Keep timing until this many seconds have passed (and --benchmark runs are done)")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--expected-output", opt.expected,
+                 "Expected output (.npy), one per model output, in order: exit 1 when an element "
+                 "differs by more than --atol + --rtol x |expected| (NaN matches NaN), the worst "
+                 "element named");
+  app.add_option("--rtol", opt.rtol, "Relative tolerance of --expected-output (default 1e-5)")
+      ->check(CLI::Range(0.0, 1e300));
+  app.add_option("--atol", opt.atol, "Absolute tolerance of --expected-output (default 1e-6)")
+      ->check(CLI::Range(0.0, 1e300));
+  app.add_option("--json", opt.json,
+                 "Write the run as JSON: outputs, latency statistics, checks (written "
+                 "atomically, also when a check fails)");
   app.add_option("--threads", opt.threads, "Threads to use (default: all cores)")
       ->check(CLI::Range(0, 4096));
   app.add_flag("-q,--quiet", opt.quiet, "Do not print the outputs");
