@@ -5,16 +5,81 @@
 #include "support/Npy.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
 namespace cuvil {
 
-Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths) {
+namespace {
+
+/// splitmix64: the same numbers on every machine and compiler.
+uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// "[INDEX=]DIMx...xDTYPE:random" (the dtype alone for a 0-d tensor):
+/// uniform in [-1, 1) for floats, integers in [0, 10), booleans; the seed
+/// is `seed` + the input's position. Not a spec: nullopt.
+std::optional<Result<Tensor>> generatedInput(const std::string &arg, size_t position, uint64_t seed) {
+  const std::string suffix = ":random";
+  if (arg.size() <= suffix.size() || arg.compare(arg.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  std::string spec = arg.substr(0, arg.size() - suffix.size());
+  auto bad = [&](const std::string &why) -> Result<Tensor> {
+    return usageError("--input '" + arg + "': " + why +
+                      " (expected [INDEX=]DIMxDIM...xDTYPE:random, e.g. 0=1x3x224x224xf32:random)");
+  };
+  if (size_t eq = spec.find('='); eq != std::string::npos) {
+    std::string index = spec.substr(0, eq);
+    if (index != std::to_string(position))
+      return bad("index " + index + " given at input position " + std::to_string(position));
+    spec = spec.substr(eq + 1);
+  }
+  std::vector<int64_t> shape;
+  size_t at = 0;
+  for (size_t x; (x = spec.find('x', at)) != std::string::npos && x > at && std::isdigit(spec[at]);
+       at = x + 1) {
+    std::string dim = spec.substr(at, x - at);
+    if (dim.empty() || dim.size() > 12 || dim.find_first_not_of("0123456789") != std::string::npos)
+      return bad("dimension '" + dim + "' is not a number");
+    shape.push_back(std::stoll(dim));
+  }
+  std::optional<DType> dtype = parseDType(spec.substr(at));
+  if (!dtype)
+    return bad("unknown element type '" + spec.substr(at) + "'");
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (d > 0 && elements > (int64_t(1) << 40) / d)
+      return bad("too many elements");
+    else
+      elements *= d;
+  Tensor t(*dtype, shape);
+  uint64_t state = seed + position;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    uint64_t r = nextRandom(state);
+    if (isFloat(*dtype) || isComplex(*dtype))
+      t.setDouble(i, double(r >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    else if (*dtype == DType::Bool)
+      t.setDouble(i, double(r & 1));
+    else
+      t.setDouble(i, double(r % 10));
+  }
+  return Result<Tensor>(std::move(t));
+}
+
+} // namespace
+
+Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed) {
   std::vector<Tensor> inputs;
-  for (const std::string &path : paths) {
-    Result<Tensor> t = readNpy(path);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string &path = paths[i];
+    std::optional<Result<Tensor>> generated = generatedInput(path, i, seed);
+    Result<Tensor> t = generated ? std::move(*generated) : readNpy(path);
     if (!t)
       return t.error();
     inputs.push_back(std::move(*t));

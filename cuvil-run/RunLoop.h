@@ -61,8 +61,10 @@ struct RunReport {
 /// benchmark times the model, not allocating and zeroing its outputs.
 using RunFn = std::function<Status(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs)>;
 
-/// Reads .npy inputs (in order).
-Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths);
+/// Reads .npy inputs (in order), or makes "[INDEX=]DIMx...xDTYPE:random"
+/// ones (uniform in [-1, 1) for floats, integers in [0, 10); input i from
+/// seed + i, the same on every machine).
+Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed = 0);
 
 /// Runs `run` (after the warm-up) once or, benchmarking, `benchmark` times
 /// and for at least `duration` seconds, writes output0.npy, ... into the

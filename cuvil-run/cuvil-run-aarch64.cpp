@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
     return fail(usageError("no library given"));
   if (Status s = prepareOutputDir(settings.outputDir); !s)
     return fail(s.error());
-  Result<std::vector<Tensor>> in = readInputs(inputs);
+  Result<std::vector<Tensor>> in = readInputs(inputs, 0);
   if (!in)
     return fail(in.error());
   Result<LibraryRunner> lib = LibraryRunner::load(library, threads);

@@ -42,6 +42,7 @@ struct Options {
   std::vector<std::string> expected;
   std::string json;
   int threads = 0;
+  uint64_t seed = 0;
   bool quiet = false;
   LogOptions log;
 };
@@ -110,7 +111,7 @@ int run(const Options &opt) {
   // Fail before any work if the outputs cannot be written.
   if (Status s = prepareOutputDir(opt.outputDir); !s)
     return reportError(kTool, s.error());
-  Result<std::vector<Tensor>> inputs = readInputs(opt.inputs);
+  Result<std::vector<Tensor>> inputs = readInputs(opt.inputs, opt.seed);
   if (!inputs)
     return reportError(kTool, inputs.error());
   for (size_t i = 0; i < inputs->size(); ++i)
@@ -180,7 +181,10 @@ int main(int argc, char **argv) {
                kTool};
   app.add_option("model", opt.model, "Model file (.so, .mlir, .mlirbc)")->required();
   app.add_option("-i,--input", opt.inputs,
-                 "Input tensor (.npy), one per model input, in order");
+                 "Input tensor (.npy), one per model input, in order; or generated: "
+                 "[INDEX=]DIMxDIM...xDTYPE:random (uniform in [-1, 1) for floats, 0..9 for "
+                 "integers), e.g. 0=1x3x224x224xf32:random");
+  app.add_option("--seed", opt.seed, "Seed of the generated inputs (input i uses seed + i; default 0)");
   app.add_option("-o,--output-dir", opt.outputDir,
                  "Directory for output0.npy, output1.npy, ... (created if "
                  "missing; default: current directory)");
