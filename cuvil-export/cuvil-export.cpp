@@ -81,6 +81,9 @@ int main(int argc, char **argv) {
                  "What to write: so (default), obj, asm, llvm (LLVM IR), or mlir: the cuvil IR "
                  "after the graph pipeline with every kernel op's configuration "
                  "(#cuvil.kernel), which cuvil-export compiles again, edited or not");
+  app.add_option("--soname", opt.compile.soname,
+                 "The library's SONAME, the name programs linked with it look for (default: the "
+                 "output's file name)");
   app.add_option("--emit-header", opt.compile.emitHeader, "Also write the C header (cuvil/runtime.h) here");
   app.add_option("--depfile", opt.compile.depfile, "Also write a Make dependency file here");
   app.add_option("--kernel-report", opt.compile.kernelReport,

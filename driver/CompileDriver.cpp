@@ -155,6 +155,15 @@ std::string modelNameOf(const CompileOptions &options) {
   return options.modelName.empty() ? llvm::sys::path::stem(options.model).str() : options.modelName;
 }
 
+/// The library's SONAME: --soname, else the output's file name (so that a
+/// library renamed libmlp.so and linked with -lmlp is found as that).
+std::string sonameOf(const CompileOptions &options, const std::string &outputPath) {
+  if (!options.soname.empty())
+    return options.soname;
+  std::string name = llvm::sys::path::filename(outputPath).str();
+  return name.empty() ? "libinference.so" : name;
+}
+
 /// "libinference.so: model.pt" for Make.
 std::string depfileText(const std::string &output, const std::string &model) {
   auto escape = [](const std::string &p) {
@@ -394,7 +403,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                             "': " + ec.message());
   // Removed should the process crash or be killed before the rename.
   llvm::sys::RemoveFileOnSignal(temp);
-  if (Status s = target.link(*code, std::string(temp)); !s) {
+  if (Status s = target.link(*code, std::string(temp), sonameOf(options, outputPath)); !s) {
     llvm::sys::fs::remove(temp);
     llvm::sys::DontRemoveFileOnSignal(temp);
     return s.error();
@@ -411,6 +420,7 @@ std::optional<std::string> compileCacheKey(const CompileOptions &options) {
   std::vector<std::string> parts = (*target)->cacheKeyParts();
   for (std::string p : {"target-name=" + options.target, std::string("emit=") + emitKindName(options.emit),
                         "strategy=" + options.strategy, "name=" + modelNameOf(options),
+                        "soname=" + sonameOf(options, options.output),
                         "version=" + ::cuvil::versionText()})
     parts.push_back(p);
   for (const std::string &d : options.graph.disabled)

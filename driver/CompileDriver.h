@@ -48,6 +48,7 @@ struct CompileOptions {
   std::string strategy = "graph_fusion";
   EmitKind emit = EmitKind::SharedLibrary;
   std::string modelName; ///< "" = the model file's stem
+  std::string soname;    ///< "" = the output's file name
   GraphPipelineOptions graph;
 
   std::string output;

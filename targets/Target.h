@@ -70,8 +70,9 @@ public:
   /// LLVM IR (with the model descriptor) to assembly or an object.
   virtual ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const = 0;
   /// The object to a shared library at `path` (a temporary file the driver
-  /// renames into place).
-  virtual ::cuvil::Status link(const std::string &object, const std::string &path) const = 0;
+  /// renames into place) whose SONAME is `soname`.
+  virtual ::cuvil::Status link(const std::string &object, const std::string &path,
+                               const std::string &soname) const = 0;
 };
 
 /// A registered target.

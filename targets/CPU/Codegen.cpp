@@ -175,7 +175,7 @@ Result<std::string> emitMachineCode(llvm::Module &module, const CpuTarget &targe
 }
 
 Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
-                         const std::string &outputPath) {
+                         const std::string &outputPath, const std::string &soname) {
   if (!llvm::sys::fs::exists(target.runtimeArchive))
     return ::cuvil::inputError("the " + target.name + " runtime (" + target.runtimeArchive +
                                ") is missing: build the project's runtime for " + target.name +
@@ -206,7 +206,7 @@ Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
     return s;
   std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-shared",
                                    "--version-script", std::string(mapPath),
-                                   "-soname", "libinference.so", "--no-undefined",
+                                   "-soname", soname, "--no-undefined",
                                    "--build-id=none", "--gc-sections", "-z", "noexecstack",
                                    "-z", "now", "-o", outputPath, std::string(objPath),
                                    // The whole runtime: nothing in the model's

@@ -55,9 +55,10 @@ enum class OutputKind { Assembly, Object };
                                              OutputKind kind);
 
 /// Links `object` with the target's runtime into a shared library at
-/// `outputPath` (a temporary path: the caller renames it into place).
+/// `outputPath` (a temporary path: the caller renames it into place), its
+/// SONAME `soname` (what programs linked with it will look for).
 ::cuvil::Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
-                                  const std::string &outputPath);
+                                  const std::string &outputPath, const std::string &soname);
 
 /// runtime/exports.map: the linker version script of every library.
 const char *runtimeExportsMapText();

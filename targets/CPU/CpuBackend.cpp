@@ -68,8 +68,9 @@ public:
     return emitMachineCode(module, target_, kind == CodeKind::Assembly ? OutputKind::Assembly : OutputKind::Object);
   }
 
-  ::cuvil::Status link(const std::string &object, const std::string &path) const override {
-    return linkSharedLibrary(object, target_, path);
+  ::cuvil::Status link(const std::string &object, const std::string &path,
+                       const std::string &soname) const override {
+    return linkSharedLibrary(object, target_, path, soname);
   }
 
 private:

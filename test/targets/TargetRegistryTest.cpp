@@ -65,9 +65,10 @@ public:
     hookLog().push_back(kind == CodeKind::Object ? "emit:object" : "emit:assembly");
     return inner_->emitCode(module, kind);
   }
-  ::cuvil::Status link(const std::string &object, const std::string &path) const override {
+  ::cuvil::Status link(const std::string &object, const std::string &path,
+                       const std::string &soname) const override {
     hookLog().push_back("link");
-    return inner_->link(object, path);
+    return inner_->link(object, path, soname);
   }
 
 private:
