@@ -18,10 +18,17 @@
 #include "targets/Targets.h"
 #include "support/AtomicFile.h"
 #include "support/Crash/CrashRecovery.h"
+#include "support/Tool/ToolSupport.h"
 
+#include "mlir/Debug/Counter.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,8 +44,25 @@ int main(int argc, char **argv) {
   mlir::cuvil::registerAllPasses();
   mlir::cuvil::registerTargetPasses();
   mlir::cuvil::registerCompilePipelines();
-  auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
-      argc, argv, "Cuvil optimizer driver: runs Cuvil and MLIR passes\n", registry);
+  // mlir::registerAndParseCLIOptions, except that a bad command line is a
+  // usage error (exit 2, as every Cuvil tool) and --version is Cuvil's.
+  static llvm::cl::opt<std::string> inputPath(llvm::cl::Positional, llvm::cl::desc("<input file>"),
+                                              llvm::cl::init("-"));
+  static llvm::cl::opt<std::string> outputPath("o", llvm::cl::desc("Output filename"),
+                                               llvm::cl::value_desc("filename"), llvm::cl::init("-"));
+  mlir::MlirOptMainConfig::registerCLOptions(registry);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  mlir::tracing::DebugCounter::registerCLOptions();
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << cuvil::versionText() << "\n"; });
+  if (!llvm::cl::ParseCommandLineOptions(argc, argv,
+                                         "Cuvil optimizer driver: runs Cuvil and MLIR passes\n"
+                                         "Exit status: 0 success, 1 the input is invalid or a pass "
+                                         "failed, 2 usage error, 3 I/O error.\n",
+                                         &llvm::errs()))
+    return cuvil::kExitUsageError;
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
 
   if (config.shouldShowDialects()) {
