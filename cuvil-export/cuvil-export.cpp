@@ -18,6 +18,7 @@
 #include "targets/Target.h"
 #include "targets/Targets.h"
 
+#include <cctype>
 #include <cstdio>
 
 using namespace cuvil;
@@ -84,6 +85,16 @@ int main(int argc, char **argv) {
   app.add_option("--soname", opt.compile.soname,
                  "The library's SONAME, the name programs linked with it look for (default: the "
                  "output's file name)");
+  app.add_option("--symbol-prefix", opt.compile.symbolPrefix,
+                 "Export the C API as PREFIX_abi_version, PREFIX_model_create, ... instead of "
+                 "cuvil_*, so that several models link into one program (--emit-header then "
+                 "declares those names)")
+      ->check([](const std::string &p) -> std::string {
+        bool ok = !p.empty() && (std::isalpha(static_cast<unsigned char>(p[0])) || p[0] == '_');
+        for (char c : p)
+          ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        return ok ? "" : "a C identifier (letters, digits, _; not starting with a digit), got '" + p + "'";
+      });
   app.add_option("--emit-header", opt.compile.emitHeader, "Also write the C header (cuvil/runtime.h) here");
   app.add_option("--depfile", opt.compile.depfile, "Also write a Make dependency file here");
   app.add_option("--kernel-report", opt.compile.kernelReport,

@@ -81,7 +81,8 @@ LibraryRunner::LibraryRunner(LibraryRunner &&) noexcept = default;
 LibraryRunner &LibraryRunner::operator=(LibraryRunner &&) noexcept = default;
 LibraryRunner::~LibraryRunner() = default;
 
-Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) {
+Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
+                                          const std::string &prefix) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   // A path without '/' would be searched for in the system directories.
@@ -92,15 +93,20 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) 
   if (!impl->handle)
     return inputError("cannot load '" + path + "': " + dlerror());
   bool missing = false;
-  auto sym = [&](auto &fn, const char *name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(impl->handle, name));
+  // cuvil_abi_version -> PREFIX_abi_version.
+  auto sym = [&](auto &fn, const char *cuvilName) {
+    std::string name = prefix + (cuvilName + 5);
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(impl->handle, name.c_str()));
     missing |= fn == nullptr;
   };
   // The versions first: the other functions of a library of another ABI
   // may not be what this cuvil-run would call.
   sym(impl->abiVersion, "cuvil_abi_version");
   if (missing)
-    return inputError("'" + path + "' is not a Cuvil library (it has no cuvil_abi_version)");
+    return inputError("'" + path + "' is not a Cuvil library (it has no " + prefix + "_abi_version" +
+                      (prefix == "cuvil" ? "; one exported with cuvil-export --symbol-prefix NAME is "
+                                           "run with --symbol-prefix NAME)"
+                                         : ")"));
   uint32_t (*modelAbiVersion)(void) = nullptr;
   sym(modelAbiVersion, "cuvil_model_abi_version");
   missing = false;
@@ -127,7 +133,7 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads) 
   sym(impl->outputInfo, "cuvil_model_output_info");
   sym(impl->run, "cuvil_model_run");
   if (missing)
-    return inputError("'" + path + "' is not a Cuvil library (cuvil_* functions missing)");
+    return inputError("'" + path + "' is not a Cuvil library (" + prefix + "_* functions missing)");
   cuvil_options options;
   impl->optionsInit(&options);
   options.num_threads = threads;

@@ -20,8 +20,10 @@ namespace cuvil {
 class LibraryRunner {
 public:
   /// Loads `path` and creates one model instance with `threads` threads
-  /// (0 = all cores).
-  static Result<LibraryRunner> load(const std::string &path, int threads);
+  /// (0 = all cores); `prefix`: the C API's names (cuvil-export
+  /// --symbol-prefix), "cuvil" by default.
+  static Result<LibraryRunner> load(const std::string &path, int threads,
+                                    const std::string &prefix = "cuvil");
   LibraryRunner(LibraryRunner &&) noexcept;
   LibraryRunner &operator=(LibraryRunner &&) noexcept;
   ~LibraryRunner();

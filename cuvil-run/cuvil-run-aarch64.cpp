@@ -3,7 +3,8 @@
 // The aarch64 build of cuvil-run (made with the cross compiler, run under
 // qemu-aarch64): runs compiled libraries only, with cuvil-run's flags for
 // that (-i/--input, -o/--output-dir, --benchmark, --warmup, --duration,
-// --expected-output, --rtol, --atol, --threads, -q/--quiet; not --json).
+// --expected-output, --rtol, --atol, --symbol-prefix, --threads, -q/--quiet;
+// not --json).
 // The host cuvil-run also runs .mlir models on the reference evaluator,
 // which needs LLVM and MLIR; those are not available for aarch64 here.
 //
@@ -28,7 +29,8 @@ int fail(const Error &e) {
 
 const char *kUsage =
     "usage: cuvil-run LIBRARY.so -i X.npy [-i Y.npy...] [-o DIR] [--benchmark N] [--warmup N]\n"
-    "       [--duration S] [--expected-output Y.npy...] [--rtol R] [--atol A] [--threads T] [-q]\n"
+    "       [--duration S] [--expected-output Y.npy...] [--rtol R] [--atol A] [--threads T]\n"
+    "       [--symbol-prefix NAME] [-q]\n"
     "Runs a library compiled by cuvil-export (aarch64 build of cuvil-run).\n";
 
 bool parseDouble(const char *s, double lo, double hi, double &out) {
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputs;
   RunSettings settings;
   int threads = 0;
+  std::string prefix = "cuvil";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -86,6 +89,8 @@ int main(int argc, char **argv) {
     } else if (a == "--rtol" || a == "--atol") {
       if (!parseDouble(value(a.c_str()), 0, 1e300, a == "--rtol" ? settings.rtol : settings.atol))
         return fail(usageError(a + " takes a tolerance >= 0"));
+    } else if (a == "--symbol-prefix") {
+      prefix = value("--symbol-prefix");
     } else if (a == "--version") {
       std::printf("cuvil-run (aarch64 build)\n");
       return kExitSuccess;
@@ -109,7 +114,7 @@ int main(int argc, char **argv) {
   Result<std::vector<Tensor>> in = readInputs(inputs, 0);
   if (!in)
     return fail(in.error());
-  Result<LibraryRunner> lib = LibraryRunner::load(library, threads);
+  Result<LibraryRunner> lib = LibraryRunner::load(library, threads, prefix);
   if (!lib)
     return fail(lib.error());
   if (in->size() != lib->numInputs())

@@ -43,6 +43,7 @@ struct Options {
   std::string json;
   int threads = 0;
   uint64_t seed = 0;
+  std::string symbolPrefix = "cuvil";
   bool quiet = false;
   LogOptions log;
 };
@@ -130,7 +131,7 @@ int run(const Options &opt) {
       return reportError(kTool, s.error());
 
   if (library) { // a library from cuvil-export, through its C API
-    Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads);
+    Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
     if (!lib)
       return reportError(kTool, lib.error());
     spdlog::info("library '{}': {}", opt.model, lib->signature());
@@ -212,6 +213,9 @@ int main(int argc, char **argv) {
   app.add_option("--json", opt.json,
                  "Write the run as JSON: outputs, latency statistics, checks (written "
                  "atomically, also when a check fails)");
+  app.add_option("--symbol-prefix", opt.symbolPrefix,
+                 "The library's C API prefix, for one exported with cuvil-export --symbol-prefix "
+                 "(default: cuvil)");
   app.add_option("--threads", opt.threads, "Threads to use (default: all cores)")
       ->check(CLI::Range(0, 4096));
   app.add_flag("-q,--quiet", opt.quiet, "Do not print the outputs");

@@ -35,6 +35,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <regex>
 
 namespace mlir::cuvil {
 
@@ -155,6 +156,27 @@ std::string modelNameOf(const CompileOptions &options) {
   return options.modelName.empty() ? llvm::sys::path::stem(options.model).str() : options.modelName;
 }
 
+/// The header of a library: cuvil/runtime.h, and with a symbol prefix its
+/// functions declared again as PREFIX_* under the prefix's own guard (the
+/// types stay runtime.h's, so the headers of several models go together).
+std::string headerText(const std::string &prefix) {
+  std::string text = runtimeHeaderText();
+  if (prefix.empty())
+    return text;
+  const std::string from = "typedef struct cuvil_model cuvil_model;\n";
+  size_t begin = text.find(from), end = text.rfind("#ifdef __cplusplus\n}");
+  std::string decls = begin == std::string::npos || end == std::string::npos || end < begin
+                          ? std::string()
+                          : text.substr(begin + from.size(), end - begin - from.size());
+  static const std::regex function(R"(\bcuvil_([a-z0-9_]+)\()");
+  decls = std::regex_replace(decls, function, prefix + "_$1(");
+  std::string guard = llvm::StringRef(prefix).upper() + "_CUVIL_API_H";
+  return text + "\n/* The C API of the library exported with --symbol-prefix " + prefix +
+         ": the functions above, named " + prefix + "_* (the library has no cuvil_* ones). */\n#ifndef " +
+         guard + "\n#define " + guard + "\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n" + decls +
+         "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " + guard + " */\n";
+}
+
 /// The library's SONAME: --soname, else the output's file name (so that a
 /// library renamed libmlp.so and linked with -lmlp is found as that).
 std::string sonameOf(const CompileOptions &options, const std::string &outputPath) {
@@ -183,7 +205,7 @@ std::string depfileText(const std::string &output, const std::string &model) {
 /// The side outputs (header, depfile) of a finished compile.
 Status writeSideOutputs(const CompileOptions &options) {
   if (!options.emitHeader.empty())
-    if (Status s = ::cuvil::writeFileAtomically(options.emitHeader, runtimeHeaderText()); !s)
+    if (Status s = ::cuvil::writeFileAtomically(options.emitHeader, headerText(options.symbolPrefix)); !s)
       return s;
   if (!options.depfile.empty())
     if (Status s = ::cuvil::writeFileAtomically(options.depfile,
@@ -403,7 +425,9 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                             "': " + ec.message());
   // Removed should the process crash or be killed before the rename.
   llvm::sys::RemoveFileOnSignal(temp);
-  if (Status s = target.link(*code, std::string(temp), sonameOf(options, outputPath)); !s) {
+  if (Status s = target.link(*code, std::string(temp),
+                             LinkOptions{sonameOf(options, outputPath), options.symbolPrefix});
+      !s) {
     llvm::sys::fs::remove(temp);
     llvm::sys::DontRemoveFileOnSignal(temp);
     return s.error();
@@ -421,6 +445,7 @@ std::optional<std::string> compileCacheKey(const CompileOptions &options) {
   for (std::string p : {"target-name=" + options.target, std::string("emit=") + emitKindName(options.emit),
                         "strategy=" + options.strategy, "name=" + modelNameOf(options),
                         "soname=" + sonameOf(options, options.output),
+                        "symbol-prefix=" + options.symbolPrefix,
                         "version=" + ::cuvil::versionText()})
     parts.push_back(p);
   for (const std::string &d : options.graph.disabled)

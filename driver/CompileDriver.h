@@ -49,6 +49,7 @@ struct CompileOptions {
   EmitKind emit = EmitKind::SharedLibrary;
   std::string modelName; ///< "" = the model file's stem
   std::string soname;    ///< "" = the output's file name
+  std::string symbolPrefix; ///< "" = the C API as cuvil_*, else as PREFIX_* (and its header)
   GraphPipelineOptions graph;
 
   std::string output;

@@ -35,6 +35,12 @@ struct TargetOptions {
 
 enum class CodeKind { Assembly, Object };
 
+/// What a library's identity is made of.
+struct LinkOptions {
+  std::string soname;       ///< the SONAME programs linked with it look for
+  std::string symbolPrefix; ///< "" (cuvil_*), else the C API is exported as PREFIX_*
+};
+
 /// A target configured for one machine.
 class TargetBackend {
 public:
@@ -70,9 +76,9 @@ public:
   /// LLVM IR (with the model descriptor) to assembly or an object.
   virtual ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const = 0;
   /// The object to a shared library at `path` (a temporary file the driver
-  /// renames into place) whose SONAME is `soname`.
+  /// renames into place).
   virtual ::cuvil::Status link(const std::string &object, const std::string &path,
-                               const std::string &soname) const = 0;
+                               const LinkOptions &options) const = 0;
 };
 
 /// A registered target.

@@ -174,8 +174,38 @@ Result<std::string> emitMachineCode(llvm::Module &module, const CpuTarget &targe
   return std::string(buffer.begin(), buffer.end());
 }
 
+std::vector<std::string> runtimeApiFunctions() {
+  std::vector<std::string> names;
+  llvm::StringRef text = runtimeExportsMapText();
+  bool global = false;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (line == "global:" || line == "local:") {
+      global = line == "global:";
+      continue;
+    }
+    if (global && line.starts_with("cuvil_") && line.ends_with(";"))
+      names.push_back(line.drop_back().trim().str());
+  }
+  return names;
+}
+
+/// The version script: the C API's functions (renamed PREFIX_* with a
+/// prefix, the cuvil_* originals then local too).
+std::string exportsMap(const std::string &prefix) {
+  if (prefix.empty())
+    return runtimeExportsMapText();
+  std::string map = "{\n  global:\n";
+  for (const std::string &f : runtimeApiFunctions())
+    map += "    " + prefix + f.substr(5) + ";\n";
+  return map + "  local:\n    *;\n};\n";
+}
+
 Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
-                         const std::string &outputPath, const std::string &soname) {
+                         const std::string &outputPath, const std::string &soname,
+                         const std::string &symbolPrefix) {
   if (!llvm::sys::fs::exists(target.runtimeArchive))
     return ::cuvil::inputError("the " + target.name + " runtime (" + target.runtimeArchive +
                                ") is missing: build the project's runtime for " + target.name +
@@ -202,7 +232,7 @@ Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
   if (Status s = ::cuvil::writeFileAtomically(std::string(objPath), object); !s)
     return s;
   // Only the C API leaves the library.
-  if (Status s = ::cuvil::writeFileAtomically(std::string(mapPath), runtimeExportsMapText()); !s)
+  if (Status s = ::cuvil::writeFileAtomically(std::string(mapPath), exportsMap(symbolPrefix)); !s)
     return s;
   std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-shared",
                                    "--version-script", std::string(mapPath),
@@ -214,6 +244,10 @@ Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
                                    "--whole-archive", target.runtimeArchive, "--no-whole-archive"};
   for (const std::string &lib : target.systemLibraries)
     args.push_back(lib);
+  // PREFIX_f is another name of cuvil_f (which the version script hides).
+  if (!symbolPrefix.empty())
+    for (const std::string &f : runtimeApiFunctions())
+      args.push_back("--defsym=" + symbolPrefix + f.substr(5) + "=" + f);
   std::vector<const char *> argv;
   for (const std::string &a : args)
     argv.push_back(a.c_str());

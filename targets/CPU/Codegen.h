@@ -56,9 +56,14 @@ enum class OutputKind { Assembly, Object };
 
 /// Links `object` with the target's runtime into a shared library at
 /// `outputPath` (a temporary path: the caller renames it into place), its
-/// SONAME `soname` (what programs linked with it will look for).
+/// SONAME `soname` (what programs linked with it will look for), the C API
+/// exported as cuvil_* or, with a `symbolPrefix`, as PREFIX_* only.
 ::cuvil::Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
-                                  const std::string &outputPath, const std::string &soname);
+                                  const std::string &outputPath, const std::string &soname,
+                                  const std::string &symbolPrefix);
+
+/// The C API's function names (cuvil_abi_version, ...), from the exports map.
+std::vector<std::string> runtimeApiFunctions();
 
 /// runtime/exports.map: the linker version script of every library.
 const char *runtimeExportsMapText();

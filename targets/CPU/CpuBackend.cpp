@@ -69,8 +69,8 @@ public:
   }
 
   ::cuvil::Status link(const std::string &object, const std::string &path,
-                       const std::string &soname) const override {
-    return linkSharedLibrary(object, target_, path, soname);
+                       const LinkOptions &options) const override {
+    return linkSharedLibrary(object, target_, path, options.soname, options.symbolPrefix);
   }
 
 private:

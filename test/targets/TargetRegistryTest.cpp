@@ -66,9 +66,9 @@ public:
     return inner_->emitCode(module, kind);
   }
   ::cuvil::Status link(const std::string &object, const std::string &path,
-                       const std::string &soname) const override {
+                       const LinkOptions &options) const override {
     hookLog().push_back("link");
-    return inner_->link(object, path, soname);
+    return inner_->link(object, path, options);
   }
 
 private:
