@@ -11,6 +11,8 @@ PACKAGES=(
   # tests: Catch2, PyTorch reference models, numpy, cross targets
   catch2 python3-torch python3-torchvision python3-numpy
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+  # the installed SDK is tested with pkg-config too
+  pkgconf
   # fuzzing and sanitizers (libFuzzer, ASan, UBSan runtimes)
   libclang-rt-19-dev
   # benchmarks: PyTorch at its best needs an optimised BLAS

@@ -1,0 +1,57 @@
+#!/bin/sh
+# The SDK as a user gets it: `cmake --install` of this build into a fresh
+# prefix, then the example application (examples/app) built against it with
+# find_package(Cuvil) and cuvil_add_model, and a C program built with
+# pkg-config against a library the installed cuvil-export makes; both print
+# what the installed cuvil-run computes for the same input.
+#   install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR PYTHON
+set -eu
+build=$1 src=$2 work=$3 python=$4
+rm -rf "$work" && mkdir -p "$work"
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+for f in bin/cuvil-export bin/cuvil-run bin/cuvil-import bin/cuvil-opt bin/cuvil-quantize \
+         include/cuvil/runtime.h lib/libcuvil_runtime.a lib/cmake/Cuvil/CuvilConfig.cmake; do
+  test -e "$prefix/$f" || { echo "FAIL: $f not installed"; exit 1; }
+done
+pc=$(find "$prefix" -name cuvil.pc | head -1)
+test -n "$pc" || { echo "FAIL: cuvil.pc not installed"; exit 1; }
+echo "ok   installed: tools, runtime archive, header, CuvilConfig.cmake, $(basename "$pc")"
+
+# The reference: the installed cuvil-export and cuvil-run on a 2x8 input of ones.
+"$python" -c "import numpy as np; np.save('$work/ones.npy', np.ones((2, 8), np.float32))"
+"$prefix/bin/cuvil-export" --model "$src/examples/mlp/model.pt" --input-shape 0=2x8xf32 --target x86_64 \
+  -o "$work/libref.so"
+"$prefix/bin/cuvil-run" "$work/libref.so" -i "$work/ones.npy" -o "$work/ref" --quiet
+
+compare() { # compare OUTPUT_TEXT LABEL: the printed values against ref/output0.npy
+  "$python" - "$1" "$work/ref/output0.npy" "$2" <<'PY'
+import sys, numpy as np
+lines = open(sys.argv[1]).read().split()
+want = np.load(sys.argv[2]).ravel()
+got = np.array([float(v) for v in lines[2:]], np.float32)
+ok = got.shape == want.shape and np.allclose(got, want, rtol=1e-6, atol=1e-7)
+print(("ok   " if ok else "FAIL ") + sys.argv[3] + f": {lines[0]} {lines[1]}, {got.tolist()}")
+sys.exit(0 if ok else 1)
+PY
+}
+
+# find_package(Cuvil): the example application.
+cmake -S "$src/examples/app" -B "$work/app" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/app-configure.log"
+cmake --build "$work/app" > "$work/app-build.log"
+"$work/app/mlp-app" > "$work/app.out"
+compare "$work/app.out" "find_package(Cuvil) + cuvil_add_model: examples/app runs the model"
+# Rebuilt only when the model changes: a second build does nothing.
+cmake --build "$work/app" | grep -q "no work to do" && echo "ok   a second build has no work to do"
+
+# pkg-config: a C program against a library the installed cuvil-export makes.
+export PKG_CONFIG_PATH=$(dirname "$pc")
+exporter=$(pkg-config --variable=cuvil_export cuvil)
+mkdir -p "$work/pc"
+"$exporter" --model "$src/examples/mlp/model.pt" --input-shape 0=2x8xf32 --target x86_64 \
+  -o "$work/pc/libmlp.so" --symbol-prefix mlp --emit-header "$work/pc/mlp.h"
+cc -o "$work/pc/app" -x c++ "$src/examples/app/main.cpp" $(pkg-config --cflags cuvil) -I"$work/pc" \
+  -L"$work/pc" -lmlp -lstdc++
+LD_LIBRARY_PATH="$work/pc" "$work/pc/app" > "$work/pc.out"
+compare "$work/pc.out" "pkg-config: the same application against the installed header"
+echo "all passed"
