@@ -54,4 +54,16 @@ cc -o "$work/pc/app" -x c++ "$src/examples/app/main.cpp" $(pkg-config --cflags c
   -L"$work/pc" -lmlp -lstdc++
 LD_LIBRARY_PATH="$work/pc" "$work/pc/app" > "$work/pc.out"
 compare "$work/pc.out" "pkg-config: the same application against the installed header"
+# The Python package, installed next to the tools: it finds them there.
+pydir=$prefix/lib/python3/dist-packages
+got=$(PYTHONPATH=$pydir "$python" -c "import cuvil; print(cuvil._bin_dir())")
+test "$got" = "$prefix/bin" && echo "ok   import cuvil from the prefix finds its tools ($got)" \
+  || { echo "FAIL: the installed cuvil package looks for its tools in '$got'"; exit 1; }
+# ... and pip installs it from the source tree without the network.
+cp -r "$src/python" "$work/pysrc" # setuptools writes its build files next to the sources
+"$python" -m pip install --quiet --no-index --no-deps --no-build-isolation --target "$work/pip" "$work/pysrc" \
+  > "$work/pip.log" 2>&1 || { cat "$work/pip.log"; echo "FAIL: pip install of python/"; exit 1; }
+PYTHONPATH=$work/pip CUVIL_BIN_DIR=$prefix/bin "$python" -c "import cuvil, numpy as np; \
+m = cuvil.load('$work/libref.so'); y = m(np.ones((2, 8), np.float32)); \
+assert np.allclose(y, np.load('$work/ref/output0.npy')), y" && echo "ok   pip install ./python, then import cuvil runs a library"
 echo "all passed"
