@@ -463,6 +463,44 @@ cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index,
   return tensor_info(model, "output", index, info, true);
 }
 
+static int32_t tensor_index(const cuvil_model *model, const char *role, const char *name,
+                            bool is_output) {
+  if (check_live(model) != CUVIL_OK)
+    return -1;
+  if (!name) {
+    fail(CUVIL_ERR_INVALID_ARGUMENT, "the %s name is NULL", role);
+    return -1;
+  }
+  const cuvil_rt_model_desc *desc = model->desc;
+  int32_t count = is_output ? desc->num_outputs : desc->num_inputs;
+  const cuvil_rt_tensor_desc *tensors = is_output ? desc->outputs : desc->inputs;
+  for (int32_t i = 0; i < count; ++i)
+    if (tensors[i].name && strcmp(tensors[i].name, name) == 0) {
+      succeed();
+      return i;
+    }
+  fail(CUVIL_ERR_INVALID_ARGUMENT, "model '%s' has no %s named '%s'", model_name(desc), role, name);
+  return -1;
+}
+
+int32_t cuvil_model_input_index(const cuvil_model *model, const char *name) {
+  return tensor_index(model, "input", name, false);
+}
+
+int32_t cuvil_model_output_index(const cuvil_model *model, const char *name) {
+  return tensor_index(model, "output", name, true);
+}
+
+size_t cuvil_tensor_byte_size(cuvil_dtype dtype, int32_t rank, const int64_t *shape) {
+  if (dtype_size(dtype) == 0 || rank < 0 || (rank > 0 && !shape))
+    return 0;
+  for (int32_t i = 0; i < rank; ++i)
+    if (shape[i] < 0)
+      return 0;
+  uint64_t bytes = 0;
+  return shape_bytes(dtype, shape, rank, &bytes) ? (size_t)bytes : SIZE_MAX;
+}
+
 /*--- Running ----------------------------------------------------------------*/
 
 /* One caller tensor against the description, into the run's copies: its
@@ -616,7 +654,7 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
   if (result == 0)
     for (int32_t i = 0; i < num_outputs; ++i)
       if (desc->outputs[i].rank > 0)
-        memcpy(outputs[i].shape, model->output_shapes[i],
+        memcpy((void *)(uintptr_t)outputs[i].shape, model->output_shapes[i], /* the caller's array */
                (size_t)desc->outputs[i].rank * sizeof(int64_t));
   atomic_store_explicit(&model->running, 0, memory_order_release);
 

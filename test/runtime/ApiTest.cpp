@@ -43,6 +43,9 @@ struct Library {
   decltype(&cuvil_model_input_info) inputInfo = nullptr;
   decltype(&cuvil_model_output_info) outputInfo = nullptr;
   decltype(&cuvil_model_run) run = nullptr;
+  decltype(&cuvil_model_input_index) inputIndex = nullptr;
+  decltype(&cuvil_model_output_index) outputIndex = nullptr;
+  decltype(&cuvil_tensor_byte_size) byteSize = nullptr;
 
   explicit Library(const std::string &name, int flags = RTLD_NOW | RTLD_LOCAL) {
     handle = dlopen(modelPath(name).c_str(), flags);
@@ -59,6 +62,9 @@ struct Library {
     bind(inputInfo, "cuvil_model_input_info");
     bind(outputInfo, "cuvil_model_output_info");
     bind(run, "cuvil_model_run");
+    bind(inputIndex, "cuvil_model_input_index");
+    bind(outputIndex, "cuvil_model_output_index");
+    bind(byteSize, "cuvil_tensor_byte_size");
   }
   ~Library() { close(); }
   Library(const Library &) = delete;
@@ -213,6 +219,31 @@ TEST_CASE("version_and_tensor_info", "[api]") {
 
   CHECK(lib.inputInfo(model, 2, &info) == CUVIL_ERR_INVALID_ARGUMENT);
   CHECK(lib.error() == "input index 2 is out of range: the model has 2 inputs");
+
+  // Look-up by name, and the byte size of a shape.
+  CHECK(lib.inputIndex(model, "k") == 1);
+  CHECK(lib.inputIndex(model, "x") == 0);
+  CHECK(lib.outputIndex(model, "y") == 0);
+  CHECK(lib.error().empty());
+  CHECK(lib.inputIndex(model, "y") == -1);
+  CHECK(lib.error().find("has no input named 'y'") != std::string::npos);
+  CHECK(lib.outputIndex(model, nullptr) == -1);
+  CHECK(lib.inputIndex(nullptr, "x") == -1);
+  const int64_t dims[] = {2, 3};
+  CHECK(lib.byteSize(CUVIL_DTYPE_F32, 2, dims) == 24);
+  CHECK(lib.byteSize(CUVIL_DTYPE_I64, 0, nullptr) == 8);
+  CHECK(lib.byteSize(CUVIL_DTYPE_C128, 1, dims) == 32);
+  const int64_t negative[] = {2, -1}, huge[] = {int64_t(1) << 62, int64_t(1) << 62};
+  CHECK(lib.byteSize(CUVIL_DTYPE_F32, 2, negative) == 0);
+  CHECK(lib.byteSize(static_cast<cuvil_dtype>(99), 2, dims) == 0);
+  CHECK(lib.byteSize(CUVIL_DTYPE_U8, 2, huge) == SIZE_MAX);
+
+  // An input from an info's shape, no cast (C++: shape is const int64_t *).
+  REQUIRE(lib.inputInfo(model, 0, &info) == CUVIL_OK);
+  float xData[6] = {};
+  cuvil_tensor fromInfo{xData, lib.byteSize(info.dtype, info.rank, info.shape), info.dtype, info.rank,
+                        info.shape};
+  CHECK(fromInfo.byte_size == sizeof xData);
   CHECK(lib.outputInfo(model, -1, &info) == CUVIL_ERR_INVALID_ARGUMENT);
   CHECK(lib.error() == "output index -1 is out of range: the model has 1 output");
   CHECK(lib.inputInfo(model, 0, nullptr) == CUVIL_ERR_INVALID_ARGUMENT);
@@ -870,7 +901,8 @@ TEST_CASE("libraries_export_only_the_c_api", "[symbols]") {
       "cuvil_last_error",
       "cuvil_model_create",     "cuvil_model_destroy",     "cuvil_model_num_inputs",
       "cuvil_model_num_outputs", "cuvil_model_input_info", "cuvil_model_output_info",
-      "cuvil_model_run"};
+      "cuvil_model_run",        "cuvil_model_input_index", "cuvil_model_output_index",
+      "cuvil_tensor_byte_size"};
   const std::set<std::string> allowedNeeded = {"libc.so.6", "libm.so.6", "libpthread.so.0",
                                                "ld-linux-x86-64.so.2"};
   for (const char *name :

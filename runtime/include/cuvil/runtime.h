@@ -88,7 +88,10 @@ typedef struct cuvil_tensor {
   size_t byte_size;
   cuvil_dtype dtype;
   int32_t rank;
-  int64_t *shape;
+  /* const so that an info's shape (or any array) passes for an input
+   * without a cast, in C and C++; for an output it must point to the
+   * caller's writable array, which cuvil_model_run writes. */
+  const int64_t *shape;
 } cuvil_tensor;
 
 typedef struct cuvil_model cuvil_model;
@@ -125,6 +128,16 @@ int32_t cuvil_model_num_inputs(const cuvil_model *model);
 int32_t cuvil_model_num_outputs(const cuvil_model *model);
 cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
 cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
+
+/* The position of the input (output) whose info's name is `name`, or -1
+ * (and a message) when there is none or model is not a live instance. */
+int32_t cuvil_model_input_index(const cuvil_model *model, const char *name);
+int32_t cuvil_model_output_index(const cuvil_model *model, const char *name);
+
+/* The bytes a tensor of `dtype` and `shape` (rank entries, each >= 0)
+ * takes: what byte_size must at least be. 0 for an unknown dtype, a
+ * negative dimension or a negative rank; SIZE_MAX when it does not fit. */
+size_t cuvil_tensor_byte_size(cuvil_dtype dtype, int32_t rank, const int64_t *shape);
 
 /* Runs the model. Every input and output is checked (count, dtype, rank,
  * shape against the model's static and dynamic dimensions, buffer size for
