@@ -105,6 +105,14 @@ int main(int argc, char **argv) {
   app.add_option("--cache-dir", opt.compile.cacheDir,
                  "Reuse earlier exports with the same model, target, CPU, options and compiler "
                  "from this directory (default: $CUVIL_CACHE_DIR; none when unset)");
+  app.add_flag("--mlir-print-ir-before-all", opt.compile.debug.printIrBeforeAll,
+               "Print the IR before every pass (stderr)");
+  app.add_flag("--mlir-print-ir-after-all", opt.compile.debug.printIrAfterAll,
+               "Print the IR after every pass (stderr)");
+  app.add_option("--mlir-print-ir-after", opt.compile.debug.printIrAfter,
+                 "Print the IR after these passes (their cuvil-opt names, e.g. cuvil-fuse-elementwise)")
+      ->delimiter(',');
+  app.add_flag("--mlir-timing", opt.compile.debug.timing, "Print each pass's time (stderr)");
   app.add_option("--crash-reproducer", opt.crashReproducer,
                  "Should the compiler fail internally, write the IR the failing pass was given "
                  "(DIR/reproducer.mlir, for cuvil-opt --run-reproducer) and the stack trace here");
@@ -113,5 +121,6 @@ int main(int argc, char **argv) {
     return rc;
   cuvil::installCrashHandlers(kTool, opt.crashReproducer);
   setupLogging(kTool, opt.log);
+  opt.compile.debug.progress = true; // shown on a terminal only, after a second
   return run(opt);
 }

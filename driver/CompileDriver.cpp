@@ -35,7 +35,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <regex>
+#include <unistd.h>
 
 namespace mlir::cuvil {
 
@@ -116,8 +118,63 @@ Error stageError(const std::string &stage, const std::string &detail = "") {
                                                                  : ": " + detail));
 }
 
+/// The phases of one compile, timed (-vv) and, on a terminal once the
+/// compile has taken a second, shown as a progress line.
+class PhaseClock {
+public:
+  explicit PhaseClock(bool progress) : progress_(progress && isatty(2)) {}
+  ~PhaseClock() { finish(); }
+  void begin(const std::string &phase) {
+    end();
+    phase_ = phase;
+    phaseStart_ = std::chrono::steady_clock::now();
+    ++index_;
+    if (progress_ && seconds(start_) >= 1.0) {
+      std::fprintf(stderr, "\r\033[Kcuvil-export: [%d] %s...", index_, phase.c_str());
+      shown_ = true;
+    }
+  }
+  void end() {
+    if (!phase_.empty())
+      spdlog::debug("phase '{}': {:.3f} s", phase_, seconds(phaseStart_));
+    phase_.clear();
+  }
+  void finish() {
+    end();
+    if (shown_)
+      std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+private:
+  static double seconds(std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  }
+  bool progress_, shown_ = false;
+  int index_ = 0;
+  std::string phase_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), phaseStart_;
+};
+
+/// --mlir-print-ir-* and --mlir-timing on `pm`.
+void applyDebugOptions(PassManager &pm, const PassDebugOptions &d) {
+  if (d.timing)
+    pm.enableTiming();
+  if (d.printIrBeforeAll || d.printIrAfterAll || !d.printIrAfter.empty()) {
+    pm.getContext()->disableMultithreading(); // module-scope printing
+    auto named = [d](Pass *pass) {
+      return llvm::is_contained(d.printIrAfter, pass->getArgument().str());
+    };
+    pm.enableIRPrinting([d](Pass *, Operation *) { return d.printIrBeforeAll; },
+                        [d, named](Pass *pass, Operation *) { return d.printIrAfterAll || named(pass); },
+                        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  }
+}
+
 /// Runs `pm`; a crash caught under --crash-reproducer is an internal error.
-Status runPipeline(PassManager &pm, ModuleOp module, const std::string &stage) {
+Status runPipeline(PassManager &pm, ModuleOp module, const std::string &stage,
+                   const PassDebugOptions &debug = {}) {
+  applyDebugOptions(pm, debug);
   ::cuvil::PipelineRun run = ::cuvil::runPassManager(pm, module);
   if (run.crashed)
     return ::cuvil::inputError("internal error in " + stage + "; the IR the failing pass was given, "
@@ -334,13 +391,15 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return ::cuvil::inputError("the model must have one public function (or one named 'forward')");
   std::string entryName = entry->getSymName().str();
   std::string modelName = modelNameOf(options);
+  PhaseClock clock(options.debug.progress);
 
   // The graph pipeline, unless the IR is past it (an --emit mlir output).
   auto stage = module->getAttrOfType<StringAttr>(kCompileStageAttrName);
   if (!stage) {
+    clock.begin("graph optimisation");
     PassManager graph(ctx);
     buildCompilePipeline(graph, target, options.graph, CompileStage::Graph);
-    if (Status s = runPipeline(graph, module, "the graph optimisation pipeline"); !s)
+    if (Status s = runPipeline(graph, module, "the graph optimisation pipeline", options.debug); !s)
       return s.error();
   } else if (stage.getValue() != kStageKernels) {
     return ::cuvil::inputError("the model's IR is at compile stage '" + stage.getValue().str() +
@@ -361,10 +420,11 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return s.error();
 
   // Kernel choices (those in the IR are kept), then the report.
+  clock.begin("kernel choice");
   PassManager choose(ctx);
   target.buildKernelChoicePipeline(choose);
   choose.addPass(std::make_unique<MarkCompileStagePass>(kStageKernels.str()));
-  if (Status s = runPipeline(choose, module, "choosing kernels for " + options.target); !s)
+  if (Status s = runPipeline(choose, module, "choosing kernels for " + options.target, options.debug); !s)
     return s.error();
   result.kernels = target.kernelReport(module);
   result.cpu = target.cpu();
@@ -375,9 +435,10 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   }
 
   // Lowering to the LLVM dialect.
+  clock.begin("lowering to the LLVM dialect");
   PassManager lower(ctx);
   target.buildLoweringPipeline(lower);
-  if (Status s = runPipeline(lower, module, "lowering to " + options.target + " code"); !s)
+  if (Status s = runPipeline(lower, module, "lowering to " + options.target + " code", options.debug); !s)
     return s.error();
   if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName)) {
     if (auto arena = f->getAttrOfType<IntegerAttr>("cuvil.arena_bytes"))
@@ -390,6 +451,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   dropCuvilAttributes(module);
 
   // LLVM IR with the descriptor the runtime reads.
+  clock.begin("translation to LLVM IR");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, llvmContext, modelName);
   if (!llvmModule)
@@ -409,6 +471,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return result;
   }
 
+  clock.begin("LLVM code generation");
   Result<std::string> code =
       target.emitCode(*llvmModule, options.emit == EmitKind::Asm ? CodeKind::Assembly : CodeKind::Object);
   if (!code)
@@ -419,6 +482,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   }
 
   // Link next to the output; the caller renames the file into place.
+  clock.begin("linking");
   llvm::SmallString<256> temp;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".tmp.%%%%%%", temp))
     return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath +

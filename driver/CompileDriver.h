@@ -40,6 +40,14 @@ const char *emitKindName(EmitKind kind);
 
 /// Everything a compile takes: what changes the output first, then where
 /// the outputs go.
+/// MLIR's debugging aids, on every pass manager of a compile.
+struct PassDebugOptions {
+  bool printIrBeforeAll = false, printIrAfterAll = false;
+  std::vector<std::string> printIrAfter; ///< pass arguments (cuvil-fuse-elementwise, ...)
+  bool timing = false;                   ///< per-pass times on stderr
+  bool progress = false;                 ///< a progress line on a terminal after a second
+};
+
 struct CompileOptions {
   std::string model; ///< .pt, .mlir or .mlirbc
   std::vector<std::string> inputShapes;
@@ -57,6 +65,7 @@ struct CompileOptions {
   std::string depfile;      ///< also write a Make dependency file here
   std::string kernelReport; ///< also write the kernel report (JSON) here
   std::string cacheDir;     ///< "" = no compile cache
+  PassDebugOptions debug;
 };
 
 /// The compile stage an IR has reached (cuvil.compile_stage).
