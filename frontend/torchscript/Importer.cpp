@@ -18,6 +18,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <sstream>
 
@@ -89,35 +92,28 @@ std::vector<std::string> supportedOperators() {
   return names;
 }
 
-static std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
+/// A string as JSON takes it: paths and names with bytes that are not
+/// UTF-8 get U+FFFD in their place (the report stays valid JSON).
+static llvm::json::Value jsonText(const std::string &s) {
+  return llvm::json::isUTF8(s) ? llvm::json::Value(s) : llvm::json::Value(llvm::json::fixUTF8(s));
 }
 
 std::string unsupportedReportJson(const std::string &model,
                                   const std::vector<UnsupportedItem> &items) {
-  std::ostringstream os;
-  os << "{\n  \"model\": " << jsonString(model) << ",\n  \"unsupported\": [";
-  for (size_t k = 0; k < items.size(); ++k) {
-    os << (k ? ",\n" : "\n") << "    {\"op\": " << jsonString(items[k].what)
-       << ", \"count\": " << items[k].locations.size() << ", \"locations\": [";
-    for (size_t l = 0; l < items[k].locations.size(); ++l)
-      os << (l ? ", " : "") << jsonString(items[k].locations[l]);
-    os << "]}";
+  llvm::json::Array unsupported;
+  for (const UnsupportedItem &item : items) {
+    llvm::json::Array locations;
+    for (const std::string &l : item.locations)
+      locations.push_back(jsonText(l));
+    unsupported.push_back(llvm::json::Object{{"op", jsonText(item.what)},
+                                             {"count", int64_t(item.locations.size())},
+                                             {"locations", std::move(locations)}});
   }
-  os << (items.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"model", jsonText(model)}, {"unsupported", std::move(unsupported)}}))
+     << "\n";
   return os.str();
 }
 
