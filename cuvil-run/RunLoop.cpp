@@ -231,6 +231,7 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
     if (Status s = writeNpy(path, out); !s)
       return s.error();
     report.outputPaths.push_back(path);
+    report.outputs.push_back(out);
     report.outputTypes.push_back(out.describe());
     if (!settings.quiet)
       std::printf("output%zu: %s -> %s\n", i, out.preview().c_str(), path.c_str());

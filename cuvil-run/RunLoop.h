@@ -49,6 +49,7 @@ struct OutputCheck {
 
 /// What one cuvil-run did: written outputs, timing, checks.
 struct RunReport {
+  std::vector<Tensor> outputs; ///< the last run's (bf16 as f32)
   std::vector<std::string> outputPaths;
   std::vector<std::string> outputTypes; ///< "1x1000xf32"
   std::optional<LatencyStats> latency;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cuvil-run/LibraryRunner.h"
+#include "frontend/torchscript/Npz.h"
 #include "cuvil-run/RunLoop.h"
 #include "dialects/Cuvil/Reference/ModelRunner.h"
 #include "support/AtomicFile.h"
@@ -40,7 +41,7 @@ struct Options {
   int benchmark = 0, warmup = -1;
   double duration = 0, rtol = 1e-5, atol = 1e-6;
   std::vector<std::string> expected;
-  std::string json;
+  std::string json, outputNpz;
   int threads = 0;
   uint64_t seed = 0;
   std::string symbolPrefix = "cuvil";
@@ -90,6 +91,13 @@ int finish(const Options &opt, const RunSettings &settings, const std::string &s
            const Result<RunReport> &report) {
   if (!report)
     return reportError(kTool, report.error());
+  if (!opt.outputNpz.empty()) {
+    std::vector<std::pair<std::string, Tensor>> arrays;
+    for (size_t i = 0; i < report->outputs.size(); ++i)
+      arrays.emplace_back("output" + std::to_string(i), report->outputs[i]);
+    if (Status s = writeNpz(opt.outputNpz, arrays); !s)
+      return reportError(kTool, s.error());
+  }
   if (!opt.json.empty())
     if (Status s = writeFileAtomically(opt.json, reportJson(opt, signature, *report)); !s)
       return reportError(kTool, s.error());
@@ -112,11 +120,39 @@ int run(const Options &opt) {
   // Fail before any work if the outputs cannot be written.
   if (Status s = prepareOutputDir(opt.outputDir); !s)
     return reportError(kTool, s.error());
-  Result<std::vector<Tensor>> inputs = readInputs(opt.inputs, opt.seed);
+  // An .npz input holds several inputs, in its order (input0, input1, ...).
+  std::vector<std::string> paths;
+  std::vector<Tensor> fromNpz;
+  std::vector<int> npzSlot;
+  for (const std::string &in : opt.inputs) {
+    if (!endsWith(in, ".npz")) {
+      paths.push_back(in);
+      npzSlot.push_back(-1);
+      continue;
+    }
+    Result<std::vector<std::pair<std::string, Tensor>>> arrays = readNpz(in);
+    if (!arrays)
+      return reportError(kTool, arrays.error());
+    for (auto &[name, t] : *arrays) {
+      paths.push_back(in + ":" + name);
+      npzSlot.push_back(int(fromNpz.size()));
+      fromNpz.push_back(std::move(t));
+    }
+  }
+  std::vector<std::string> files;
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (npzSlot[i] < 0)
+      files.push_back(paths[i]);
+  Result<std::vector<Tensor>> read = readInputs(files, opt.seed);
+  if (!read)
+    return reportError(kTool, read.error());
+  Result<std::vector<Tensor>> inputs = std::vector<Tensor>();
+  for (size_t i = 0, f = 0; i < paths.size(); ++i)
+    inputs->push_back(npzSlot[i] < 0 ? std::move((*read)[f++]) : std::move(fromNpz[npzSlot[i]]));
   if (!inputs)
     return reportError(kTool, inputs.error());
   for (size_t i = 0; i < inputs->size(); ++i)
-    spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), opt.inputs[i]);
+    spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), paths[i]);
   RunSettings settings;
   settings.outputDir = opt.outputDir;
   settings.benchmark = opt.benchmark;
@@ -126,9 +162,10 @@ int run(const Options &opt) {
   settings.expected = opt.expected;
   settings.rtol = opt.rtol;
   settings.atol = opt.atol;
-  if (!opt.json.empty())
-    if (Status s = checkOutputPath(opt.json); !s)
-      return reportError(kTool, s.error());
+  for (const std::string &out : {opt.json, opt.outputNpz})
+    if (!out.empty())
+      if (Status s = checkOutputPath(out); !s)
+        return reportError(kTool, s.error());
 
   if (library) { // a library from cuvil-export, through its C API
     Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
@@ -182,7 +219,8 @@ int main(int argc, char **argv) {
                kTool};
   app.add_option("model", opt.model, "Model file (.so, .mlir, .mlirbc)")->required();
   app.add_option("-i,--input", opt.inputs,
-                 "Input tensor (.npy), one per model input, in order; or generated: "
+                 "Input tensor (.npy), one per model input, in order; an .npz gives several "
+                 "(input0, input1, ... or arr_0, ..., in that order); or generated: "
                  "[INDEX=]DIMxDIM...xDTYPE:random (uniform in [-1, 1) for floats, 0..9 for "
                  "integers), e.g. 0=1x3x224x224xf32:random");
   app.add_option("--seed", opt.seed, "Seed of the generated inputs (input i uses seed + i; default 0)");
@@ -210,6 +248,8 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(0.0, 1e300));
   app.add_option("--atol", opt.atol, "Absolute tolerance of --expected-output (default 1e-6)")
       ->check(CLI::Range(0.0, 1e300));
+  app.add_option("--output-npz", opt.outputNpz,
+                 "Also write every output into one .npz (output0, output1, ...; numpy.load reads it)");
   app.add_option("--json", opt.json,
                  "Write the run as JSON: outputs, latency statistics, checks (written "
                  "atomically, also when a check fails)");

@@ -1,7 +1,7 @@
 //===- CalibrationData.cpp - Directories of calibration samples -----------===//
 #include "quantize/CalibrationData.h"
 
-#include "frontend/torchscript/ZipArchive.h"
+#include "frontend/torchscript/Npz.h"
 #include "support/AtomicFile.h"
 #include "support/Npy.h"
 
@@ -20,17 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// N for "input<N>"/"arr_<N>", else -1.
-long indexOf(const std::string &name) {
-  for (const char *prefix : {"input", "arr_"}) {
-    std::string p = prefix;
-    if (name.size() > p.size() && name.compare(0, p.size(), p) == 0 &&
-        std::all_of(name.begin() + p.size(), name.end(), ::isdigit))
-      return std::stol(name.substr(p.size()));
-  }
-  return -1;
-}
-
 Status checkFinite(const Tensor &t, const std::string &where) {
   if (!isFloat(t.dtype()))
     return Status();
@@ -45,34 +34,14 @@ Status checkFinite(const Tensor &t, const std::string &where) {
 }
 
 Result<std::vector<Tensor>> loadNpz(const std::string &path) {
-  Result<torchscript::ZipArchive> zip = torchscript::ZipArchive::open(path);
-  if (!zip)
-    return zip.error();
-  std::vector<std::pair<std::string, const torchscript::ZipEntry *>> arrays;
-  for (const torchscript::ZipEntry &e : zip->entries()) {
-    if (e.name.size() < 5 || e.name.compare(e.name.size() - 4, 4, ".npy") != 0)
-      return inputError("'" + path + "': entry '" + e.name + "' is not an .npy array");
-    arrays.emplace_back(e.name.substr(0, e.name.size() - 4), &e);
-  }
-  if (arrays.empty())
-    return inputError("'" + path + "': the .npz holds no arrays");
-  bool numbered = std::all_of(arrays.begin(), arrays.end(),
-                              [](const auto &a) { return indexOf(a.first) >= 0; });
-  if (numbered)
-    std::stable_sort(arrays.begin(), arrays.end(), [](const auto &a, const auto &b) {
-      return indexOf(a.first) < indexOf(b.first);
-    });
+  Result<std::vector<std::pair<std::string, Tensor>>> arrays = readNpz(path);
+  if (!arrays)
+    return arrays.error();
   std::vector<Tensor> tensors;
-  for (const auto &[name, entry] : arrays) {
-    Result<std::string> bytes = zip->read(*entry);
-    if (!bytes)
-      return bytes.error();
-    Result<Tensor> t = parseNpy(*bytes, path + ":" + name);
-    if (!t)
-      return t.error();
-    if (Status s = checkFinite(*t, "'" + path + "' array '" + name + "'"); !s)
+  for (auto &[name, t] : *arrays) {
+    if (Status s = checkFinite(t, "'" + path + "' array '" + name + "'"); !s)
       return s.error();
-    tensors.push_back(std::move(*t));
+    tensors.push_back(std::move(t));
   }
   return tensors;
 }
