@@ -13,6 +13,7 @@
 #include "cuvil-run/LibraryRunner.h"
 #include "frontend/torchscript/Npz.h"
 #include "cuvil-run/RunLoop.h"
+#include "cuvil-run/RunOptions.h"
 #include "dialects/Cuvil/Reference/ModelRunner.h"
 #include "support/AtomicFile.h"
 #include "support/Npy.h"
@@ -33,19 +34,9 @@ namespace {
 
 const char *kTool = "cuvil-run";
 
-struct Options {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::string outputDir = ".";
+struct Options : RunOptions {
   std::string function;
-  int benchmark = 0, warmup = -1;
-  double duration = 0, rtol = 1e-5, atol = 1e-6;
-  std::vector<std::string> expected;
   std::string json, outputNpz;
-  int threads = 0;
-  uint64_t seed = 0;
-  std::string symbolPrefix = "cuvil";
-  bool quiet = false;
   LogOptions log;
 };
 
@@ -76,8 +67,8 @@ std::string reportJson(const Options &opt, const std::string &signature, const R
   }
   if (!r.checks.empty()) {
     root["checks"] = std::move(checks);
-    root["rtol"] = opt.rtol;
-    root["atol"] = opt.atol;
+    root["rtol"] = opt.settings.rtol;
+    root["atol"] = opt.settings.atol;
     root["passed"] = r.checksPassed();
   }
   std::string text;
@@ -118,7 +109,7 @@ int run(const Options &opt) {
                                          "': expected a compiled library (.so) or a .mlir / "
                                          ".mlirbc model"));
   // Fail before any work if the outputs cannot be written.
-  if (Status s = prepareOutputDir(opt.outputDir); !s)
+  if (Status s = prepareOutputDir(opt.settings.outputDir); !s)
     return reportError(kTool, s.error());
   // An .npz input holds several inputs, in its order (input0, input1, ...).
   std::vector<std::string> paths;
@@ -153,15 +144,7 @@ int run(const Options &opt) {
     return reportError(kTool, inputs.error());
   for (size_t i = 0; i < inputs->size(); ++i)
     spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), paths[i]);
-  RunSettings settings;
-  settings.outputDir = opt.outputDir;
-  settings.benchmark = opt.benchmark;
-  settings.warmup = opt.warmup;
-  settings.duration = opt.duration;
-  settings.quiet = opt.quiet;
-  settings.expected = opt.expected;
-  settings.rtol = opt.rtol;
-  settings.atol = opt.atol;
+  const RunSettings &settings = opt.settings;
   for (const std::string &out : {opt.json, opt.outputNpz})
     if (!out.empty())
       if (Status s = checkOutputPath(out); !s)
@@ -217,48 +200,14 @@ int main(int argc, char **argv) {
                "evaluator: plain loops that define what every op computes. Exit status: 0 "
                "success, 1 the model or an input is invalid, 2 usage error, 3 I/O error.",
                kTool};
-  app.add_option("model", opt.model, "Model file (.so, .mlir, .mlirbc)")->required();
-  app.add_option("-i,--input", opt.inputs,
-                 "Input tensor (.npy), one per model input, in order; an .npz gives several "
-                 "(input0, input1, ... or arr_0, ..., in that order); or generated: "
-                 "[INDEX=]DIMxDIM...xDTYPE:random (uniform in [-1, 1) for floats, 0..9 for "
-                 "integers), e.g. 0=1x3x224x224xf32:random");
-  app.add_option("--seed", opt.seed, "Seed of the generated inputs (input i uses seed + i; default 0)");
-  app.add_option("-o,--output-dir", opt.outputDir,
-                 "Directory for output0.npy, output1.npy, ... (created if "
-                 "missing; default: current directory)");
+  addRunOptions(app, opt, "Model file (.so, .mlir, .mlirbc)");
   app.add_option("--function", opt.function,
                  "Entry function (default: the only public one, or 'forward')");
-  app.add_option("--benchmark", opt.benchmark,
-                 "Time N runs (after the warm-up) and print min, median, p90, p99, mean and "
-                 "stdev of the latency")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--warmup", opt.warmup,
-                 "Untimed runs before the timed ones (default: 1 when timing, so the first "
-                 "run's page faults and cold caches stay out of the statistics)")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--duration", opt.duration,
-                 "Keep timing until this many seconds have passed (and --benchmark runs are done)")
-      ->check(CLI::Range(0.0, 86400.0));
-  app.add_option("--expected-output", opt.expected,
-                 "Expected output (.npy), one per model output, in order: exit 1 when an element "
-                 "differs by more than --atol + --rtol x |expected| (NaN matches NaN), the worst "
-                 "element named");
-  app.add_option("--rtol", opt.rtol, "Relative tolerance of --expected-output (default 1e-5)")
-      ->check(CLI::Range(0.0, 1e300));
-  app.add_option("--atol", opt.atol, "Absolute tolerance of --expected-output (default 1e-6)")
-      ->check(CLI::Range(0.0, 1e300));
   app.add_option("--output-npz", opt.outputNpz,
                  "Also write every output into one .npz (output0, output1, ...; numpy.load reads it)");
   app.add_option("--json", opt.json,
                  "Write the run as JSON: outputs, latency statistics, checks (written "
                  "atomically, also when a check fails)");
-  app.add_option("--symbol-prefix", opt.symbolPrefix,
-                 "The library's C API prefix, for one exported with cuvil-export --symbol-prefix "
-                 "(default: cuvil)");
-  app.add_option("--threads", opt.threads, "Threads to use (default: all cores)")
-      ->check(CLI::Range(0, 4096));
-  app.add_flag("-q,--quiet", opt.quiet, "Do not print the outputs");
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;

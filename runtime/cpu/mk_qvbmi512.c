@@ -91,38 +91,7 @@ bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t
     }
   /* The rows the windows read: the end of what may be loaded. */
   const uint8_t *plane_end = plane + ((oh - 1) * sh + (kh - 1) * dh + 1) * wp;
-  const int64_t nv = (ow + 15) / 16;
-  if (nv >= 3) { /* wide rows: 64 pixels (or the rest) at a time */
-    for (int64_t y = 0; y < oh; ++y)
-      for (int64_t x0 = 0; x0 < ow; x0 += 64) {
-        int64_t left = ow - x0;
-        if (left > 48)
-          DW_BLOCK(1, 4);
-        else if (left > 32)
-          DW_BLOCK(1, 3);
-        else if (left > 16)
-          DW_BLOCK(1, 2);
-        else
-          DW_BLOCK(1, 1);
-      }
-    return true;
-  }
-  /* Narrow rows: several rows at once. */
-  const int64_t x0 = 0, left = ow;
-  const int64_t step = nv == 2 ? 2 : 4;
-  int64_t y = 0;
-  for (; y + step <= oh; y += step) {
-    if (nv == 2)
-      DW_BLOCK(2, 2);
-    else
-      DW_BLOCK(4, 1);
-  }
-  for (; y < oh; ++y) {
-    if (nv == 2)
-      DW_BLOCK(1, 2);
-    else
-      DW_BLOCK(1, 1);
-  }
+  CUVIL_DEPTHWISE_WALK(oh, ow, DW_BLOCK);
   return true;
 }
 

@@ -178,38 +178,7 @@ static void vnni_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, i
     cuvil_qkernels_generic()->depthwise_plane(plane, wp, oh, ow, g, taps, e, out);
     return;
   }
-  const int64_t nv = (ow + 15) / 16;
-  if (nv >= 3) { /* wide rows: 64 pixels (or the rest) at a time */
-    for (int64_t y = 0; y < oh; ++y)
-      for (int64_t x0 = 0; x0 < ow; x0 += 64) {
-        int64_t left = ow - x0;
-        if (left > 48)
-          DW_BLOCK(1, 4);
-        else if (left > 32)
-          DW_BLOCK(1, 3);
-        else if (left > 16)
-          DW_BLOCK(1, 2);
-        else
-          DW_BLOCK(1, 1);
-      }
-    return;
-  }
-  /* Narrow rows: several rows at once. */
-  const int64_t x0 = 0, left = ow;
-  const int64_t step = nv == 2 ? 2 : 4;
-  int64_t y = 0;
-  for (; y + step <= oh; y += step) {
-    if (nv == 2)
-      DW_BLOCK(2, 2);
-    else
-      DW_BLOCK(4, 1);
-  }
-  for (; y < oh; ++y) {
-    if (nv == 2)
-      DW_BLOCK(1, 2);
-    else
-      DW_BLOCK(1, 1);
-  }
+  CUVIL_DEPTHWISE_WALK(oh, ow, DW_BLOCK);
 }
 
 #undef DW_BLOCK

@@ -44,4 +44,43 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
     _mm512_mask_cvtepi32_storeu_epi8(out, (__mmask16)((1u << count) - 1), v);
 }
 
+/* The depthwise kernels' walk over an output plane of oh x ow pixels:
+ * wide rows 64 pixels (or the rest) at a time, narrow ones (up to 32
+ * pixels) several rows at once, so that each block has enough independent
+ * sums. BLOCK(R, NV) computes R rows x NV vectors of 16 pixels from row y,
+ * column x0, `left` pixels wide (the last vector masked). */
+#define CUVIL_DEPTHWISE_WALK(oh, ow, BLOCK)                                                       \
+  do {                                                                                             \
+    const int64_t nv_ = ((ow) + 15) / 16;                                                          \
+    if (nv_ >= 3) {                                                                                \
+      for (int64_t y = 0; y < (oh); ++y)                                                           \
+        for (int64_t x0 = 0; x0 < (ow); x0 += 64) {                                                \
+          int64_t left = (ow) - x0;                                                                \
+          if (left > 48)                                                                           \
+            BLOCK(1, 4);                                                                           \
+          else if (left > 32)                                                                      \
+            BLOCK(1, 3);                                                                           \
+          else if (left > 16)                                                                      \
+            BLOCK(1, 2);                                                                           \
+          else                                                                                     \
+            BLOCK(1, 1);                                                                           \
+        }                                                                                          \
+      break;                                                                                       \
+    }                                                                                              \
+    const int64_t x0 = 0, left = (ow), step_ = nv_ == 2 ? 2 : 4;                                   \
+    int64_t y = 0;                                                                                 \
+    for (; y + step_ <= (oh); y += step_) {                                                        \
+      if (nv_ == 2)                                                                                \
+        BLOCK(2, 2);                                                                               \
+      else                                                                                         \
+        BLOCK(4, 1);                                                                               \
+    }                                                                                              \
+    for (; y < (oh); ++y) {                                                                        \
+      if (nv_ == 2)                                                                                \
+        BLOCK(1, 2);                                                                               \
+      else                                                                                         \
+        BLOCK(1, 1);                                                                               \
+    }                                                                                              \
+  } while (0)
+
 #endif /* CUVIL_RUNTIME_CPU_QAVX512_H */

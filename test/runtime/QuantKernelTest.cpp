@@ -135,66 +135,54 @@ void checkConv(const ConvCase &t, uint32_t seed) {
         }
     offset[co] = static_cast<int32_t>(static_cast<uint32_t>(biasQ[co]) - static_cast<uint32_t>(zx) * sum);
   }
-  std::vector<uint8_t> workspace(cuvil_qconv_workspace_bytes(q));
-  for (const cuvil_qkernels *k : runnableQKernels()) {
-    cuvil_qkernels_use_for_test(k);
-    for (int threads : {1, 3}) {
-      INFO("variant " << k->name << ", " << threads << " thread(s), seed " << seed);
-      Pool pool(threads);
-      cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
-      std::vector<uint8_t> y(want.size(), 0xAA);
-      cuvil_rt_qconv2d_u8s8(q, x.data(), packed.data(), offset.data(), multiplier.data(),
-                            workspace.data(), y.data());
-      size_t bad = 0;
-      for (size_t i = 0; i < y.size(); ++i)
-        bad += y[i] != want[i];
-      CHECK(bad == 0);
-      // f32 outputs.
-      q[CUVIL_QCONV_Y_FLOAT] = 1;
-      std::vector<float> yf(want.size(), NAN);
-      cuvil_rt_qconv2d_u8s8_f32(q, x.data(), packed.data(), offset.data(), multiplier.data(),
-                                workspace.data(), yf.data());
-      q[CUVIL_QCONV_Y_FLOAT] = 0;
-      cuvil_rt_current_exec = nullptr;
-      size_t badFloat = 0;
-      for (size_t i = 0; i < yf.size(); ++i)
-        badFloat += !(yf[i] == wantFloat[i]);
-      CHECK(badFloat == 0);
+  // Both entry points (u8 and f32 outputs) of one convolution kernel, on
+  // every variant this CPU runs, with and without threads.
+  using Conv = void (*)(const int64_t *, const uint8_t *, const int8_t *, const int32_t *,
+                        const float *, uint8_t *, void *);
+  auto checkKernel = [&](const char *label, Conv u8, Conv f32, int64_t (*workspaceBytes)(const int64_t *),
+                         const std::vector<int8_t> &weights) {
+    for (const cuvil_qkernels *k : runnableQKernels()) {
+      cuvil_qkernels_use_for_test(k);
+      for (int threads : {1, 3}) {
+        INFO(label << ", variant " << k->name << ", " << threads << " thread(s), seed " << seed);
+        Pool pool(threads);
+        cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
+        std::vector<uint8_t> workspace(workspaceBytes(q));
+        std::vector<uint8_t> y(want.size(), 0xAA);
+        u8(q, x.data(), weights.data(), offset.data(), multiplier.data(), workspace.data(), y.data());
+        size_t bad = 0;
+        for (size_t i = 0; i < y.size(); ++i)
+          bad += y[i] != want[i];
+        CHECK(bad == 0);
+        q[CUVIL_QCONV_Y_FLOAT] = 1;
+        std::vector<uint8_t> floatWorkspace(workspaceBytes(q));
+        std::vector<float> yf(want.size(), NAN);
+        f32(q, x.data(), weights.data(), offset.data(), multiplier.data(), floatWorkspace.data(), yf.data());
+        q[CUVIL_QCONV_Y_FLOAT] = 0;
+        cuvil_rt_current_exec = nullptr;
+        size_t badFloat = 0;
+        for (size_t i = 0; i < yf.size(); ++i)
+          badFloat += !(yf[i] == wantFloat[i]);
+        CHECK(badFloat == 0);
+      }
     }
-  }
-  if (t.groups != 1)
-    return;
-  // Pixels as GEMM rows: the same results from weights in panels.
-  std::vector<int8_t> panels(((t.cout + CUVIL_QN - 1) / CUVIL_QN) * CUVIL_QN * kp, 0);
-  for (int64_t co = 0; co < t.cout; ++co)
-    for (int64_t k = 0; k < kp; ++k)
-      panels[cuvil_qpanel_index(co, k, kp)] = packed[co * kp + k];
-  for (const cuvil_qkernels *k : runnableQKernels()) {
-    cuvil_qkernels_use_for_test(k);
-    for (int threads : {1, 3}) {
-      INFO("pixel rows, variant " << k->name << ", " << threads << " thread(s), seed " << seed);
-      Pool pool(threads);
-      cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
-      std::vector<uint8_t> rowsWorkspace(cuvil_qconv_rows_workspace_bytes(q));
-      std::vector<uint8_t> y(want.size(), 0xAA);
-      cuvil_rt_qconv2d_u8s8_rows(q, x.data(), panels.data(), offset.data(), multiplier.data(),
-                                 rowsWorkspace.data(), y.data());
-      size_t bad = 0;
-      for (size_t i = 0; i < y.size(); ++i)
-        bad += y[i] != want[i];
-      CHECK(bad == 0);
-      q[CUVIL_QCONV_Y_FLOAT] = 1;
-      std::vector<uint8_t> floatWorkspace(cuvil_qconv_rows_workspace_bytes(q));
-      std::vector<float> yf(want.size(), NAN);
-      cuvil_rt_qconv2d_u8s8_rows_f32(q, x.data(), panels.data(), offset.data(), multiplier.data(),
-                                     floatWorkspace.data(), yf.data());
-      q[CUVIL_QCONV_Y_FLOAT] = 0;
-      cuvil_rt_current_exec = nullptr;
-      size_t badFloat = 0;
-      for (size_t i = 0; i < yf.size(); ++i)
-        badFloat += !(yf[i] == wantFloat[i]);
-      CHECK(badFloat == 0);
-    }
+  };
+  Conv tilesF32 = [](const int64_t *p, const uint8_t *in, const int8_t *w, const int32_t *o,
+                     const float *m, uint8_t *ws, void *y) {
+    cuvil_rt_qconv2d_u8s8_f32(p, in, w, o, m, ws, static_cast<float *>(y));
+  };
+  checkKernel("pixel tiles", cuvil_rt_qconv2d_u8s8, tilesF32, cuvil_qconv_workspace_bytes, packed);
+  if (t.groups == 1) {
+    // Pixels as GEMM rows: the same results from weights in panels.
+    std::vector<int8_t> panels(((t.cout + CUVIL_QN - 1) / CUVIL_QN) * CUVIL_QN * kp, 0);
+    for (int64_t co = 0; co < t.cout; ++co)
+      for (int64_t k = 0; k < kp; ++k)
+        panels[cuvil_qpanel_index(co, k, kp)] = packed[co * kp + k];
+    Conv rowsF32 = [](const int64_t *p, const uint8_t *in, const int8_t *w, const int32_t *o,
+                      const float *m, uint8_t *ws, void *y) {
+      cuvil_rt_qconv2d_u8s8_rows_f32(p, in, w, o, m, ws, static_cast<float *>(y));
+    };
+    checkKernel("pixel rows", cuvil_rt_qconv2d_u8s8_rows, rowsF32, cuvil_qconv_rows_workspace_bytes, panels);
   }
   cuvil_qkernels_use_for_test(nullptr);
 }
