@@ -95,6 +95,9 @@ int main(int argc, char **argv) {
           ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
         return ok ? "" : "a C identifier (letters, digits, _; not starting with a digit), got '" + p + "'";
       });
+  app.add_flag("--instrument", opt.compile.instrument,
+               "Time every kernel call of the library, per layer (named by the model's module "
+               "paths where the layer has weights): cuvil_model_profile_*, cuvil-run --profile");
   app.add_option("--emit-header", opt.compile.emitHeader, "Also write the C header (cuvil/runtime.h) here");
   app.add_option("--depfile", opt.compile.depfile, "Also write a Make dependency file here");
   app.add_option("--kernel-report", opt.compile.kernelReport,

@@ -65,6 +65,10 @@ struct LibraryRunner::Impl {
   cuvil_status (*inputInfo)(const cuvil_model *, int32_t, cuvil_tensor_info *) = nullptr;
   cuvil_status (*outputInfo)(const cuvil_model *, int32_t, cuvil_tensor_info *) = nullptr;
   cuvil_status (*run)(cuvil_model *, const cuvil_tensor *, int32_t, cuvil_tensor *, int32_t) = nullptr;
+  // Optional: libraries from before the profile API have none.
+  int32_t (*profileCount)(const cuvil_model *) = nullptr;
+  cuvil_status (*profileEntry)(const cuvil_model *, int32_t, const char **, int64_t *, double *) = nullptr;
+  void (*profileReset)(cuvil_model *) = nullptr;
   std::vector<cuvil_tensor_info> inputs, outputs;
 
   ~Impl() {
@@ -134,6 +138,9 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
   sym(impl->run, "cuvil_model_run");
   if (missing)
     return inputError("'" + path + "' is not a Cuvil library (" + prefix + "_* functions missing)");
+  sym(impl->profileCount, "cuvil_model_profile_count");
+  sym(impl->profileEntry, "cuvil_model_profile_entry");
+  sym(impl->profileReset, "cuvil_model_profile_reset");
   cuvil_options options;
   impl->optionsInit(&options);
   options.num_threads = threads;
@@ -215,6 +222,27 @@ Status LibraryRunner::run(const std::vector<Tensor> &inputs, std::vector<Tensor>
                  static_cast<int32_t>(out.size())) != CUVIL_OK)
     return inputError("'" + impl_->path + "': " + impl_->error());
   return Status::ok();
+}
+
+std::vector<ProfileEntry> LibraryRunner::profile() const {
+  std::vector<ProfileEntry> out;
+  if (!impl_->profileCount || !impl_->profileEntry)
+    return out;
+  int32_t n = impl_->profileCount(impl_->model);
+  for (int32_t i = 0; i < n; ++i) {
+    ProfileEntry e;
+    const char *name = nullptr;
+    if (impl_->profileEntry(impl_->model, i, &name, &e.calls, &e.totalMs) != CUVIL_OK)
+      break;
+    e.name = name ? name : "?";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void LibraryRunner::resetProfile() {
+  if (impl_->profileReset)
+    impl_->profileReset(impl_->model);
 }
 
 } // namespace cuvil

@@ -17,6 +17,13 @@
 
 namespace cuvil {
 
+/// One timed site of an instrumented library (cuvil-export --instrument).
+struct ProfileEntry {
+  std::string name;
+  int64_t calls = 0;
+  double totalMs = 0;
+};
+
 class LibraryRunner {
 public:
   /// Loads `path` and creates one model instance with `threads` threads
@@ -37,6 +44,10 @@ public:
   /// dtypes). Tensors already in `outputs` with the right dtype and shape
   /// (the previous run's) are written over, not allocated again.
   Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs);
+  /// The instance's per-site times so far (empty unless the library was
+  /// compiled with --instrument), and their reset.
+  std::vector<ProfileEntry> profile() const;
+  void resetProfile();
 
 private:
   struct Impl;

@@ -164,6 +164,22 @@ OutputCheck compareOutput(const Tensor &got, const Tensor &want, double rtol, do
   return c;
 }
 
+void printProfile(std::vector<ProfileRow> rows, int runs) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ProfileRow &a, const ProfileRow &b) { return a.totalMs > b.totalMs; });
+  double total = 0;
+  for (const ProfileRow &r : rows)
+    total += r.totalMs;
+  runs = std::max(runs, 1);
+  std::printf("profile over %d run(s): %.4g ms per run in %zu timed site(s)\n", runs, total / runs,
+              rows.size());
+  std::printf("  %10s %7s %6s  %s\n", "ms/run", "calls", "share", "layer (kernel)");
+  for (const ProfileRow &r : rows)
+    std::printf("  %10.4f %7.3g %5.1f%%  %s\n", r.totalMs / runs, double(r.calls) / runs,
+                total > 0 ? 100.0 * r.totalMs / total : 0.0, r.name.c_str());
+  std::fflush(stdout);
+}
+
 Error checkFailure(const std::vector<OutputCheck> &checks, const RunSettings &settings) {
   std::string msg;
   for (const OutputCheck &c : checks) {
@@ -204,6 +220,8 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
   for (int i = 0; i < warmup; ++i)
     if (Status s = run(inputs, outputs); !s)
       return s.error();
+  if (settings.afterWarmup)
+    settings.afterWarmup();
   std::vector<double> times;
   auto begin = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
@@ -213,6 +231,7 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
     if (!s)
       return s.error();
     times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    report.runs = int(times.size());
     bool enoughRuns = i + 1 >= std::max(1, settings.benchmark);
     bool enoughTime = std::chrono::duration<double>(end - begin).count() >= settings.duration;
     if (!timing || (enoughRuns && enoughTime))

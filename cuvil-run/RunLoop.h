@@ -26,6 +26,7 @@ struct RunSettings {
   bool quiet = false;
   std::vector<std::string> expected; ///< expected outputs (.npy), in order
   double rtol = 1e-5, atol = 1e-6;   ///< |got - want| <= atol + rtol * |want|
+  std::function<void()> afterWarmup; ///< called once the untimed runs are done
 };
 
 /// The timed runs, in milliseconds.
@@ -47,6 +48,13 @@ struct OutputCheck {
   std::string problem;    ///< a shape or dtype mismatch, else ""
 };
 
+/// The profile table (slowest first) of `runs` runs: site, calls per run,
+/// ms per run, share of the total.
+struct ProfileRow {
+  std::string name;
+  int64_t calls = 0;
+  double totalMs = 0;
+};
 /// What one cuvil-run did: written outputs, timing, checks.
 struct RunReport {
   std::vector<Tensor> outputs; ///< the last run's (bf16 as f32)
@@ -54,6 +62,8 @@ struct RunReport {
   std::vector<std::string> outputTypes; ///< "1x1000xf32"
   std::optional<LatencyStats> latency;
   std::vector<OutputCheck> checks;
+  int runs = 0; ///< after the warm-up
+  std::vector<ProfileRow> profile; ///< --profile
   bool checksPassed() const;
 };
 
@@ -77,6 +87,8 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
 
 /// `got` against `want` with numpy.allclose's rule (NaN matches NaN).
 OutputCheck compareOutput(const Tensor &got, const Tensor &want, double rtol, double atol);
+
+void printProfile(std::vector<ProfileRow> rows, int runs);
 
 /// The error of a failed check: which output, how many elements, the worst.
 Error checkFailure(const std::vector<OutputCheck> &checks, const RunSettings &settings);

@@ -25,6 +25,7 @@ struct RunOptions {
   int threads = 0;
   uint64_t seed = 0;
   std::string symbolPrefix = "cuvil";
+  bool profile = false;
 };
 
 /// The shared options on `app`; `model` says what the positional takes.
@@ -64,6 +65,9 @@ inline void addRunOptions(CLI::App &app, RunOptions &o, const std::string &model
   app.add_option("--threads", o.threads, "Threads to use (default: all cores)")
       ->check(CLI::Range(0, 4096));
   app.add_flag("-q,--quiet", o.settings.quiet, "Do not print the outputs");
+  app.add_flag("--profile", o.profile,
+               "Print the time of every layer over the timed runs (a library compiled with "
+               "cuvil-export --instrument), slowest first");
 }
 
 } // namespace cuvil

@@ -53,10 +53,19 @@ int main(int argc, char **argv) {
   if (in->size() != lib->numInputs())
     return fail(inputError("'" + opt.model + "' takes " + std::to_string(lib->numInputs()) +
                            " input(s) (" + lib->signature() + "), got " + std::to_string(in->size())));
+  opt.settings.afterWarmup = [&] { lib->resetProfile(); };
   Result<RunReport> report = runAndWrite(
       [&](const std::vector<Tensor> &x, std::vector<Tensor> &out) { return lib->run(x, out); },
       *in, opt.settings);
   if (!report)
     return fail(report.error());
+  if (opt.profile) {
+    std::vector<ProfileRow> rows;
+    for (const ProfileEntry &e : lib->profile())
+      rows.push_back({e.name, e.calls, e.totalMs});
+    if (rows.empty())
+      return fail(inputError("'" + opt.model + "' has no profile: compile it with cuvil-export --instrument"));
+    printProfile(rows, report->runs);
+  }
   return report->checksPassed() ? kExitSuccess : fail(checkFailure(report->checks, opt.settings));
 }

@@ -65,6 +65,13 @@ std::string reportJson(const Options &opt, const std::string &signature, const R
                                             {"max", s.max}, {"mean", s.mean}, {"stdev", s.stdev}};
     root["threads"] = opt.threads;
   }
+  if (!r.profile.empty()) {
+    llvm::json::Array sites;
+    for (const ProfileRow &p : r.profile)
+      sites.push_back(llvm::json::Object{{"site", p.name}, {"calls", p.calls},
+                                         {"ms_per_run", p.totalMs / std::max(r.runs, 1)}});
+    root["profile"] = std::move(sites);
+  }
   if (!r.checks.empty()) {
     root["checks"] = std::move(checks);
     root["rtol"] = opt.settings.rtol;
@@ -144,7 +151,10 @@ int run(const Options &opt) {
     return reportError(kTool, inputs.error());
   for (size_t i = 0; i < inputs->size(); ++i)
     spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), paths[i]);
-  const RunSettings &settings = opt.settings;
+  RunSettings settings = opt.settings;
+  if (opt.profile && !library)
+    return reportError(kTool, usageError("--profile times a compiled library's layers; '" + opt.model +
+                                         "' runs on the reference evaluator"));
   for (const std::string &out : {opt.json, opt.outputNpz})
     if (!out.empty())
       if (Status s = checkOutputPath(out); !s)
@@ -160,9 +170,21 @@ int run(const Options &opt) {
                                            std::to_string(lib->numInputs()) + " input(s) (" +
                                            lib->signature() + "), got " +
                                            std::to_string(inputs->size()) + " --input file(s)"));
+    settings.afterWarmup = [&] { lib->resetProfile(); };
     Result<RunReport> report = runAndWrite(
         [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) { return lib->run(in, out); },
         *inputs, settings);
+    if (report && opt.profile) {
+      std::vector<ProfileEntry> entries = lib->profile();
+      if (entries.empty())
+        return reportError(kTool, inputError("'" + opt.model + "' has no profile: compile it with "
+                                             "cuvil-export --instrument"));
+      std::vector<ProfileRow> rows;
+      for (const ProfileEntry &e : entries)
+        rows.push_back({e.name, e.calls, e.totalMs});
+      printProfile(rows, report->runs);
+      report->profile = rows;
+    }
     return finish(opt, settings, lib->signature(), report);
   }
 

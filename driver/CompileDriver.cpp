@@ -382,7 +382,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                                     const std::string &outputPath) {
   MLIRContext *ctx = module.getContext();
   Result<std::unique_ptr<TargetBackend>> backend =
-      createTargetBackend(options.target, TargetOptions{options.cpu});
+      createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
   if (!backend)
     return backend.error();
   const TargetBackend &target = **backend;
@@ -502,7 +502,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
 
 std::optional<std::string> compileCacheKey(const CompileOptions &options) {
   Result<std::unique_ptr<TargetBackend>> target =
-      createTargetBackend(options.target, TargetOptions{options.cpu});
+      createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
   if (!target)
     return std::nullopt;
   std::vector<std::string> parts = (*target)->cacheKeyParts();
@@ -510,6 +510,7 @@ std::optional<std::string> compileCacheKey(const CompileOptions &options) {
                         "strategy=" + options.strategy, "name=" + modelNameOf(options),
                         "soname=" + sonameOf(options, options.output),
                         "symbol-prefix=" + options.symbolPrefix,
+                        std::string("instrument=") + (options.instrument ? "1" : "0"),
                         "version=" + ::cuvil::versionText()})
     parts.push_back(p);
   for (const std::string &d : options.graph.disabled)

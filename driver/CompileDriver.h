@@ -58,6 +58,7 @@ struct CompileOptions {
   std::string modelName; ///< "" = the model file's stem
   std::string soname;    ///< "" = the output's file name
   std::string symbolPrefix; ///< "" = the C API as cuvil_*, else as PREFIX_* (and its header)
+  bool instrument = false;  ///< time every kernel call (cuvil_model_profile_*)
   GraphPipelineOptions graph;
 
   std::string output;

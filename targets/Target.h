@@ -30,7 +30,8 @@ namespace mlir::cuvil {
 
 /// What the user chose for a target (cuvil-export --cpu ...).
 struct TargetOptions {
-  std::string cpu; ///< "" = the target's default
+  std::string cpu;         ///< "" = the target's default
+  bool instrument = false; ///< time every kernel call (cuvil-export --instrument)
 };
 
 enum class CodeKind { Assembly, Object };

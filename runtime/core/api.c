@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 /*--- Per-thread error messages ---------------------------------------------*/
@@ -129,6 +130,12 @@ struct cuvil_model {
   const int64_t **input_shapes;
   const int64_t **output_shapes;
   int64_t *shape_storage;
+  /* Instrumented libraries (cuvil_rt_profile_*): per site its name (in the
+   * library's constant table), calls and nanoseconds. */
+  int64_t profile_sites;
+  const char **profile_names;
+  int64_t *profile_calls;
+  uint64_t *profile_ns;
 };
 
 enum {
@@ -321,6 +328,9 @@ static void free_model(cuvil_model *model) {
   free(model->input_shapes);
   free(model->output_shapes);
   free(model->shape_storage);
+  free(model->profile_names);
+  free(model->profile_calls);
+  free(model->profile_ns);
   model->magic = DEAD_MAGIC;
   free(model);
 }
@@ -501,6 +511,85 @@ size_t cuvil_tensor_byte_size(cuvil_dtype dtype, int32_t rank, const int64_t *sh
   return shape_bytes(dtype, shape, rank, &bytes) ? (size_t)bytes : SIZE_MAX;
 }
 
+/*--- Profiling (cuvil-export --instrument) ----------------------------------*/
+
+/* The instance running on this thread, and the current site's start. */
+static _Thread_local cuvil_model *profiled_model;
+static _Thread_local uint64_t profile_start;
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Called by an instrumented entry at its start: `table` holds the sites'
+ * names, NUL-separated. The instance's counters are made on first use. */
+void cuvil_rt_profile_sites(const char *table, int64_t count) {
+  cuvil_model *m = profiled_model;
+  if (!m || m->profile_names || count <= 0)
+    return;
+  const char **names = calloc((size_t)count, sizeof *names);
+  int64_t *calls = calloc((size_t)count, sizeof *calls);
+  uint64_t *ns = calloc((size_t)count, sizeof *ns);
+  if (!names || !calls || !ns) { /* no profile rather than no run */
+    free(names), free(calls), free(ns);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    names[i] = table;
+    table += strlen(table) + 1;
+  }
+  m->profile_names = names, m->profile_calls = calls, m->profile_ns = ns;
+  m->profile_sites = count;
+}
+
+void cuvil_rt_profile_begin(int64_t site) {
+  (void)site;
+  profile_start = now_ns();
+}
+
+void cuvil_rt_profile_end(int64_t site) {
+  cuvil_model *m = profiled_model;
+  if (!m || site < 0 || site >= m->profile_sites)
+    return;
+  m->profile_ns[site] += now_ns() - profile_start;
+  m->profile_calls[site] += 1;
+}
+
+int32_t cuvil_model_profile_count(const cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return -1;
+  succeed();
+  return (int32_t)model->profile_sites;
+}
+
+cuvil_status cuvil_model_profile_entry(const cuvil_model *model, int32_t index, const char **name,
+                                       int64_t *calls, double *total_ms) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  if (index < 0 || index >= model->profile_sites)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "profile index %d is out of range: the library has %d site(s)%s",
+                (int)index, (int)model->profile_sites,
+                model->profile_sites ? "" : " (compile it with cuvil-export --instrument)");
+  if (name)
+    *name = model->profile_names[index];
+  if (calls)
+    *calls = model->profile_calls[index];
+  if (total_ms)
+    *total_ms = (double)model->profile_ns[index] * 1e-6;
+  return succeed();
+}
+
+void cuvil_model_profile_reset(cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return;
+  for (int64_t i = 0; i < model->profile_sites; ++i)
+    model->profile_calls[i] = 0, model->profile_ns[i] = 0;
+  succeed();
+}
+
 /*--- Running ----------------------------------------------------------------*/
 
 /* One caller tensor against the description, into the run's copies: its
@@ -646,11 +735,14 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
   }
   /* The kernels the generated code calls find this call's threads here. */
   void *outer_exec = cuvil_rt_current_exec;
+  cuvil_model *outer_profiled = profiled_model;
   cuvil_rt_current_exec = model->pool;
+  profiled_model = model;
   int32_t result =
       desc->entry(model->input_data, model->input_shapes, model->output_data,
                   model->output_shapes, model->arena, model->pool);
   cuvil_rt_current_exec = outer_exec;
+  profiled_model = outer_profiled;
   if (result == 0)
     for (int32_t i = 0; i < num_outputs; ++i)
       if (desc->outputs[i].rank > 0)

@@ -15,7 +15,7 @@ namespace {
 
 class CpuBackend final : public TargetBackend {
 public:
-  explicit CpuBackend(CpuTarget target) : target_(std::move(target)) {}
+  CpuBackend(CpuTarget target, bool instrument) : target_(std::move(target)), instrument_(instrument) {}
 
   std::string name() const override { return target_.name; }
   std::string cpu() const override { return target_.cpu; }
@@ -62,7 +62,9 @@ public:
   llvm::json::Array kernelReport(ModuleOp module) const override {
     return cpu::kernelReport(module);
   }
-  void buildLoweringPipeline(OpPassManager &pm) const override { buildCpuLoweringPipeline(pm); }
+  void buildLoweringPipeline(OpPassManager &pm) const override {
+    buildCpuLoweringPipeline(pm, instrument_);
+  }
 
   ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const override {
     return emitMachineCode(module, target_, kind == CodeKind::Assembly ? OutputKind::Assembly : OutputKind::Object);
@@ -75,6 +77,7 @@ public:
 
 private:
   CpuTarget target_;
+  bool instrument_;
 };
 
 } // namespace
@@ -93,7 +96,7 @@ void registerCpuTarget(CpuTargetSpec spec, std::string description) {
     ::cuvil::Result<CpuTarget> t = makeCpuTarget(spec, options.cpu);
     if (!t)
       return t.error();
-    return std::unique_ptr<TargetBackend>(std::make_unique<CpuBackend>(std::move(*t)));
+    return std::unique_ptr<TargetBackend>(std::make_unique<CpuBackend>(std::move(*t), options.instrument));
   };
   registerTarget(std::move(info));
 }

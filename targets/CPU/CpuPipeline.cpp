@@ -59,7 +59,7 @@ void registerCpuLoweringDialects(DialectRegistry &registry) {
 
 void buildCpuKernelChoicePipeline(OpPassManager &pm) { pm.addPass(createChooseCpuKernelsPass()); }
 
-void buildCpuLoweringPipeline(OpPassManager &pm) {
+void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -101,6 +101,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLoopInvariantCodeMotionPass());
   pm.addPass(createPromoteAccumulatorsPass());
   pm.addPass(createParallelizeLoopsPass());
+  if (instrument)
+    pm.addPass(createInstrumentKernelsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToFuncs()); // integer powers

@@ -21,7 +21,7 @@ void buildCpuKernelChoicePipeline(OpPassManager &pm);
 
 /// Adds the lowering from cuvil IR (after the graph pipeline and the kernel
 /// choice) to the LLVM dialect.
-void buildCpuLoweringPipeline(OpPassManager &pm);
+void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument = false);
 
 /// Dialects and external models (bufferization interfaces, LLVM
 /// translation) the lowering needs.

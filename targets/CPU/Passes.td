@@ -185,4 +185,21 @@ def ParallelizeLoopsPass : Pass<"cuvil-parallelize-loops", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def InstrumentKernelsPass : Pass<"cuvil-instrument-kernels", "::mlir::ModuleOp"> {
+  let summary = "Times every runtime kernel call of the entry function (cuvil-export --instrument).";
+  let description = [{
+    Each call of a `cuvil_rt_*` function in the public function (the
+    kernels, and `cuvil_rt_parallel_for_current` for the loops on the
+    thread pool) is bracketed by `cuvil_rt_profile_begin(i64 site)` /
+    `cuvil_rt_profile_end(i64 site)`, and the function starts with
+    `cuvil_rt_profile_sites(table, count)`, where `table` is a constant of
+    the sites' names, NUL-separated: the layer's module path where the call
+    has one (a NameLoc from the kernel choice), else the source location,
+    with the kernel's name. The runtime adds up each site's time per model
+    instance (cuvil_model_profile_*).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // CUVIL_TARGETS_CPU_PASSES_TD

@@ -236,6 +236,28 @@ private:
   Value unread;
 };
 
+/// The call of `op`'s kernel, located by the module path of the layer its
+/// weights belong to ("layer1.0.conv1" for "layer1.0.conv1.weight"): what
+/// an instrumented library's profile names it (cuvil-instrument-kernels).
+Location layerLocation(Operation *op) {
+  Location found = op->getLoc();
+  // The op's operands, and those of the ops in a fused group's body.
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (auto c = v.getDefiningOp<ConstantOp>())
+        if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue())) {
+          StringRef key = r.getRawHandle().getKey();
+          size_t at = key.find(".weight");
+          if (at != StringRef::npos && at > 0) {
+            found = NameLoc::get(StringAttr::get(op->getContext(), key.take_front(at)), op->getLoc());
+            return WalkResult::interrupt();
+          }
+        }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
 std::string resourceName(Value weight, StringRef suffix) {
   if (auto c = weight.getDefiningOp<ConstantOp>())
     if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
@@ -388,7 +410,7 @@ struct SelectCpuKernelsPass final
                  << "kernel configuration '" << configText(c) << "' cannot run this op: " << why
                  << " (its producer may run in another banded pair already)";
         OpBuilder b(consumer->root);
-        KernelCallBuilder k(b, consumer->op->getLoc());
+        KernelCallBuilder k(b, layerLocation(consumer->op));
         UnreadOperand unread(k);
         // The 1x1 convolution's weights, packed.
         KernelSite &pw = kind == kernel::DepthwisePointwise ? *consumer : producer;
@@ -536,7 +558,7 @@ struct SelectCpuKernelsPass final
       params[CUVIL_QLINEAR_Y_MAX] = 255;
       callee = py ? "cuvil_rt_qlinear_u8s8" : "cuvil_rt_qlinear_u8s8_f32";
     }
-    KernelCallBuilder k(b, op->getLoc());
+    KernelCallBuilder k(b, layerLocation(op));
     Value weights = k.resource(ArrayRef<int8_t>(packed), b.getIntegerType(8),
                                resourceName(op->getOperand(1), isConv && !pixelRows ? "qrows" : "qpanels"));
     Value offsets = k.resource(ArrayRef<int32_t>(offset), b.getI32Type(),
@@ -613,7 +635,7 @@ struct SelectCpuKernelsPass final
                     (wino != Winograd::None ? kFlagWinograd : 0) |
                     (wino == Winograd::F2 ? kFlagWinograd2 : 0) | (pixelRows ? kFlagPixelRows : 0);
     SmallVector<int64_t> params = convParams(site, flags);
-    KernelCallBuilder k(b, conv.getLoc());
+    KernelCallBuilder k(b, layerLocation(conv));
     SmallVector<Value> args{input};
     if (variant == variant::Direct) {
       // Depthwise: a direct kernel on the weights as they are.
@@ -652,7 +674,7 @@ struct SelectCpuKernelsPass final
     params[CUVIL_LINEAR_LO] = floatBits(e.lo);
     params[CUVIL_LINEAR_HI] = floatBits(e.hi);
     params[CUVIL_LINEAR_MR] = kMR;
-    KernelCallBuilder k(b, site.op->getLoc());
+    KernelCallBuilder k(b, layerLocation(site.op));
     const float *w = reinterpret_cast<const float *>(wt->data());
     SmallVector<Value> args{input, rows ? k.constant(packPanels(w, 1, n, kSize, kBPanel),
                                                      resourceName(weight, "panels"))

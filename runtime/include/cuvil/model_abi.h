@@ -81,6 +81,12 @@ void cuvil_rt_parallel_for(void *exec, int64_t n,
 
 /* cuvil_rt_parallel_for on the threads of the model call in progress on
  * this thread (the generated code's outlined loops; cuvil-parallelize-loops). */
+/* Libraries compiled with --instrument: the sites' names (NUL-separated)
+ * at the entry's start, then each kernel call between begin and end. */
+void cuvil_rt_profile_sites(const char *table, int64_t count);
+void cuvil_rt_profile_begin(int64_t site);
+void cuvil_rt_profile_end(int64_t site);
+
 void cuvil_rt_parallel_for_current(int64_t n,
                                    void (*body)(void *closure, int64_t begin, int64_t end),
                                    void *closure);

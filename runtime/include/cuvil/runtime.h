@@ -139,6 +139,16 @@ int32_t cuvil_model_output_index(const cuvil_model *model, const char *name);
  * negative dimension or a negative rank; SIZE_MAX when it does not fit. */
 size_t cuvil_tensor_byte_size(cuvil_dtype dtype, int32_t rank, const int64_t *shape);
 
+/* Libraries compiled with cuvil-export --instrument time every kernel call
+ * of every run of an instance: the number of sites (0 for other
+ * libraries, -1 for a bad model), and per site its name (the layer's
+ * module path where it has weights, else its source line, with the
+ * kernel), the calls and their total time. Reset clears the totals. */
+int32_t cuvil_model_profile_count(const cuvil_model *model);
+cuvil_status cuvil_model_profile_entry(const cuvil_model *model, int32_t index, const char **name,
+                                       int64_t *calls, double *total_ms);
+void cuvil_model_profile_reset(cuvil_model *model);
+
 /* Runs the model. Every input and output is checked (count, dtype, rank,
  * shape against the model's static and dynamic dimensions, buffer size for
  * the actual shape, NULL, alignment to the element size, outputs
