@@ -105,7 +105,9 @@ func.func @linear_f32(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) -> tensor<5x2xf
 
 // qadd: one generic over both operands; each dequantized in int32 and
 // float (ui8 widened unsigned), the sum in float, max with 0 for relu,
-// then quantized as quantize does.
+// then quantized as quantize does; the sum of two dequantized 8-bit values
+// is finite and small, so the result is clamped in float and converted
+// through i32 (no NaN or int64 guards: the loop vectorizes).
 // CHECK-LABEL: func.func @add_relu
 //       CHECK:   linalg.generic
 //  CHECK-SAME:     ins(%{{.*}}, %{{.*}} : tensor<2x4xi8>, tensor<2x4xi8>)
@@ -117,7 +119,11 @@ func.func @linear_f32(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) -> tensor<5x2xf
 //       CHECK:     arith.addf
 //       CHECK:     arith.maximumf
 //       CHECK:     math.roundeven
-//       CHECK:     arith.trunci %{{.*}} : i64 to i8
+//       CHECK:     arith.maximumf
+//       CHECK:     arith.minimumf
+//       CHECK:     arith.fptosi %{{.*}} : f32 to i32
+//       CHECK:     arith.trunci %{{.*}} : i32 to i8
+//   CHECK-NOT:     i64
 //       CHECK:   -> tensor<2x4xi8>
 func.func @add_relu(%a: tensor<2x4xui8>, %b: tensor<2x4xi8>) -> tensor<2x4xui8> {
   %y = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.05], zero_point = [128]>,
@@ -125,4 +131,18 @@ func.func @add_relu(%a: tensor<2x4xui8>, %b: tensor<2x4xi8>) -> tensor<2x4xui8> 
          output_params = #cuvil.quant<scale = [0.06], zero_point = [0]>, relu}
        : (tensor<2x4xui8>, tensor<2x4xi8>) -> tensor<2x4xui8>
   return %y : tensor<2x4xui8>
+}
+
+// -----
+
+// Scales that could take the sum past int32 keep quantize's guards.
+// CHECK-LABEL: func.func @add_far
+//       CHECK:   arith.cmpf ogt
+//       CHECK:   arith.fptosi %{{.*}} : f32 to i64
+func.func @add_far(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
+  %y = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [1.0e6], zero_point = [0]>,
+         rhs_params = #cuvil.quant<scale = [1.0], zero_point = [0]>,
+         output_params = #cuvil.quant<scale = [1.0e-6], zero_point = [0]>}
+       : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %y : tensor<4xui8>
 }
