@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <unistd.h>
 
@@ -1055,9 +1056,24 @@ Status Quantizer::run() {
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("cuvil-quantize", dir))
     return ioError("cannot create a temporary directory: " + ec.message());
   workDir = std::string(dir);
+  // On SIGINT/SIGTERM LLVM removes the libraries registered with
+  // RemoveFileOnSignal, then calls this: the (then empty) directory goes
+  // too, and the exit says why. Only async-signal-safe calls.
+  static char interruptedDir[4096];
+  if (workDir.size() < sizeof interruptedDir) {
+    std::memcpy(interruptedDir, workDir.c_str(), workDir.size() + 1);
+    llvm::sys::SetInterruptFunction([] {
+      rmdir(interruptedDir);
+      const char msg[] = "cuvil-quantize: interrupted; no output written\n";
+      ssize_t ignored = write(2, msg, sizeof msg - 1);
+      (void)ignored;
+      _exit(130);
+    });
+  }
   struct Cleanup {
     std::string dir;
     ~Cleanup() {
+      llvm::sys::SetInterruptFunction(nullptr);
       if (std::getenv("CUVIL_QUANTIZE_KEEP_WORK_DIR")) // debugging: keep the libraries
         spdlog::warn("libraries kept in '{}'", dir);
       else

@@ -445,6 +445,33 @@ def main():
               f"({dom[dom.find('render-check'):][:60] if 'render-check' in dom else r.stderr[-200:]})")
         check(dom.count("<svg") >= 3, "HTML report has the sensitivity, steps and histogram charts")
 
+    # Interrupted (SIGINT, then SIGTERM) while it compiles and calibrates:
+    # exit 130 with a message, no output, and nothing left in the
+    # temporary directory (the work libraries and their directory).
+    import signal
+    import time
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        tmp = os.path.join(work, f"tmp-{sig.name}")
+        os.makedirs(tmp)
+        out = os.path.join(work, f"interrupted-{sig.name}.mlirbc")
+        p = subprocess.Popen([os.path.join(args.bin, "cuvil-quantize"), "--no-progress", "--model", model,
+                              "--calibration-data", cal, "--output", out],
+                             env=dict(os.environ, TMPDIR=tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        # Once its work directory exists it is compiling its libraries.
+        deadline = time.time() + 30
+        while not os.listdir(tmp) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        if p.poll() is not None:
+            print(f"SKIP {sig.name}: cuvil-quantize finished before the signal")
+            continue
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 130 and "interrupted" in err and not os.path.exists(out) and not os.listdir(tmp),
+              f"{sig.name}: exit {p.returncode}, no output, nothing left in TMPDIR "
+              f"({os.listdir(tmp)}; {err.strip()[-120:]})")
+
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")
         return 1
