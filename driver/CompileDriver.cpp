@@ -535,8 +535,16 @@ Status checkCompileOptions(const CompileOptions &options) {
   std::string unknown;
   if (!checkOptimizationNames(options.graph.disabled, unknown))
     return ::cuvil::usageError("--disable-optimization: " + unknown);
+  // -o - is stdout, for the text stages only.
+  bool toStdout = options.output == "-";
+  if (toStdout && options.emit != EmitKind::Mlir && options.emit != EmitKind::Llvm &&
+      options.emit != EmitKind::Asm)
+    return ::cuvil::usageError("-o -: only text (--emit mlir, llvm or asm) goes to stdout, not a " +
+                               std::string(emitKindName(options.emit)) + " file");
+  if (toStdout && !options.depfile.empty())
+    return ::cuvil::usageError("--depfile needs an output file, not -o -");
   for (const std::string &out :
-       {options.output, options.emitHeader, options.depfile, options.kernelReport})
+       {toStdout ? std::string() : options.output, options.emitHeader, options.depfile, options.kernelReport})
     if (!out.empty())
       if (Status s = ::cuvil::checkOutputPath(out); !s)
         return s;
@@ -559,7 +567,7 @@ Status compile(const CompileOptions &options) {
                      : cacheEnv                  ? cacheEnv
                                                  : "");
   std::optional<std::string> key;
-  if (cache.enabled())
+  if (cache.enabled() && options.output != "-") // stdout: compiled every time
     key = compileCacheKey(options);
   if (key)
     if (std::optional<std::string> hit = cache.lookup(*key)) {
@@ -604,6 +612,9 @@ Status compile(const CompileOptions &options) {
     llvm::sys::DontRemoveFileOnSignal(result->libraryTempPath);
     if (ec)
       return ::cuvil::ioError("cannot write '" + options.output + "': " + ec.message());
+  } else if (options.output == "-") {
+    llvm::outs() << result->bytes;
+    llvm::outs().flush();
   } else if (Status s = ::cuvil::writeFileAtomically(options.output, result->bytes); !s) {
     return s;
   }
