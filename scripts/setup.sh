@@ -10,6 +10,8 @@ PACKAGES=(
   libcli11-dev libspdlog-dev libfmt-dev libprotobuf-dev protobuf-compiler zlib1g-dev libzstd-dev
   # tests: Catch2, PyTorch reference models, numpy, cross targets
   catch2 python3-torch python3-torchvision python3-numpy
+  # the Python package is pip-installed (offline) by the SDK test
+  python3-pip python3-setuptools
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
   # the installed SDK is tested with pkg-config too
   pkgconf
