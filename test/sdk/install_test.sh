@@ -37,7 +37,9 @@ PY
 }
 
 # find_package(Cuvil): the example application.
-cmake -S "$src/examples/app" -B "$work/app" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/app-configure.log"
+# clang++-19: what setup.sh installs (a fresh machine may have no g++).
+cmake -S "$src/examples/app" -B "$work/app" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_COMPILER=clang++-19 > "$work/app-configure.log"
 cmake --build "$work/app" > "$work/app-build.log"
 "$work/app/mlp-app" > "$work/app.out"
 compare "$work/app.out" "find_package(Cuvil) + cuvil_add_model: examples/app runs the model"
@@ -50,8 +52,8 @@ exporter=$(pkg-config --variable=cuvil_export cuvil)
 mkdir -p "$work/pc"
 "$exporter" --model "$src/examples/mlp/model.pt" --input-shape 0=2x8xf32 --target x86_64 \
   -o "$work/pc/libmlp.so" --symbol-prefix mlp --emit-header "$work/pc/mlp.h"
-cc -o "$work/pc/app" -x c++ "$src/examples/app/main.cpp" $(pkg-config --cflags cuvil) -I"$work/pc" \
-  -L"$work/pc" -lmlp -lstdc++
+clang++-19 -o "$work/pc/app" "$src/examples/app/main.cpp" $(pkg-config --cflags cuvil) -I"$work/pc" \
+  -L"$work/pc" -lmlp
 LD_LIBRARY_PATH="$work/pc" "$work/pc/app" > "$work/pc.out"
 compare "$work/pc.out" "pkg-config: the same application against the installed header"
 # The Python package, installed next to the tools: it finds them there.
