@@ -224,13 +224,13 @@ Status LibraryRunner::run(const std::vector<Tensor> &inputs, std::vector<Tensor>
   return Status::ok();
 }
 
-std::vector<ProfileEntry> LibraryRunner::profile() const {
-  std::vector<ProfileEntry> out;
+std::vector<ProfileRow> LibraryRunner::profile() const {
+  std::vector<ProfileRow> out;
   if (!impl_->profileCount || !impl_->profileEntry)
     return out;
   int32_t n = impl_->profileCount(impl_->model);
   for (int32_t i = 0; i < n; ++i) {
-    ProfileEntry e;
+    ProfileRow e;
     const char *name = nullptr;
     if (impl_->profileEntry(impl_->model, i, &name, &e.calls, &e.totalMs) != CUVIL_OK)
       break;

@@ -8,6 +8,7 @@
 #ifndef CUVIL_CUVIL_RUN_LIBRARYRUNNER_H
 #define CUVIL_CUVIL_RUN_LIBRARYRUNNER_H
 
+#include "cuvil-run/RunLoop.h"
 #include "support/Status.h"
 #include "support/Tensor.h"
 
@@ -16,13 +17,6 @@
 #include <vector>
 
 namespace cuvil {
-
-/// One timed site of an instrumented library (cuvil-export --instrument).
-struct ProfileEntry {
-  std::string name;
-  int64_t calls = 0;
-  double totalMs = 0;
-};
 
 class LibraryRunner {
 public:
@@ -46,7 +40,7 @@ public:
   Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs);
   /// The instance's per-site times so far (empty unless the library was
   /// compiled with --instrument), and their reset.
-  std::vector<ProfileEntry> profile() const;
+  std::vector<ProfileRow> profile() const;
   void resetProfile();
 
 private:

@@ -74,12 +74,15 @@ std::optional<Result<Tensor>> generatedInput(const std::string &arg, size_t posi
 
 } // namespace
 
+Result<Tensor> readInput(const std::string &arg, size_t position, uint64_t seed) {
+  std::optional<Result<Tensor>> generated = generatedInput(arg, position, seed);
+  return generated ? std::move(*generated) : readNpy(arg);
+}
+
 Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed) {
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string &path = paths[i];
-    std::optional<Result<Tensor>> generated = generatedInput(path, i, seed);
-    Result<Tensor> t = generated ? std::move(*generated) : readNpy(path);
+  for (const std::string &path : paths) {
+    Result<Tensor> t = readInput(path, inputs.size(), seed);
     if (!t)
       return t.error();
     inputs.push_back(std::move(*t));
@@ -154,12 +157,13 @@ OutputCheck compareOutput(const Tensor &got, const Tensor &want, double rtol, do
     if (excess > worstExcess) {
       worstExcess = excess;
       c.worst = i;
-      c.worstAt = multiIndex(got.shape(), i);
       c.got = g;
       c.want = w;
       c.absError = err;
     }
   }
+  if (c.worst >= 0)
+    c.worstAt = multiIndex(got.shape(), c.worst);
   c.passed = c.mismatches == 0;
   return c;
 }

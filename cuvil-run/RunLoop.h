@@ -48,8 +48,8 @@ struct OutputCheck {
   std::string problem;    ///< a shape or dtype mismatch, else ""
 };
 
-/// The profile table (slowest first) of `runs` runs: site, calls per run,
-/// ms per run, share of the total.
+/// One timed site of an instrumented library (cuvil-export --instrument):
+/// its calls and their total time so far.
 struct ProfileRow {
   std::string name;
   int64_t calls = 0;
@@ -76,6 +76,8 @@ using RunFn = std::function<Status(const std::vector<Tensor> &inputs, std::vecto
 /// ones (uniform in [-1, 1) for floats, integers in [0, 10); input i from
 /// seed + i, the same on every machine).
 Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed = 0);
+/// One of them: input `position` of the model.
+Result<Tensor> readInput(const std::string &arg, size_t position, uint64_t seed);
 
 /// Runs `run` (after the warm-up) once or, benchmarking, `benchmark` times
 /// and for at least `duration` seconds, writes output0.npy, ... into the
@@ -88,6 +90,8 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
 /// `got` against `want` with numpy.allclose's rule (NaN matches NaN).
 OutputCheck compareOutput(const Tensor &got, const Tensor &want, double rtol, double atol);
 
+/// The profile table (slowest first) of `runs` runs: site, calls per run,
+/// ms per run, share of the total.
 void printProfile(std::vector<ProfileRow> rows, int runs);
 
 /// The error of a failed check: which output, how many elements, the worst.

@@ -60,9 +60,7 @@ int main(int argc, char **argv) {
   if (!report)
     return fail(report.error());
   if (opt.profile) {
-    std::vector<ProfileRow> rows;
-    for (const ProfileEntry &e : lib->profile())
-      rows.push_back({e.name, e.calls, e.totalMs});
+    std::vector<ProfileRow> rows = lib->profile();
     if (rows.empty())
       return fail(inputError("'" + opt.model + "' has no profile: compile it with cuvil-export --instrument"));
     printProfile(rows, report->runs);

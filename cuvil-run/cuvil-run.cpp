@@ -118,43 +118,29 @@ int run(const Options &opt) {
   // Fail before any work if the outputs cannot be written.
   if (Status s = prepareOutputDir(opt.settings.outputDir); !s)
     return reportError(kTool, s.error());
-  // An .npz input holds several inputs, in its order (input0, input1, ...).
-  std::vector<std::string> paths;
-  std::vector<Tensor> fromNpz;
-  std::vector<int> npzSlot;
-  for (const std::string &in : opt.inputs) {
-    if (!endsWith(in, ".npz")) {
-      paths.push_back(in);
-      npzSlot.push_back(-1);
-      continue;
-    }
-    Result<std::vector<std::pair<std::string, Tensor>>> arrays = readNpz(in);
-    if (!arrays)
-      return reportError(kTool, arrays.error());
-    for (auto &[name, t] : *arrays) {
-      paths.push_back(in + ":" + name);
-      npzSlot.push_back(int(fromNpz.size()));
-      fromNpz.push_back(std::move(t));
-    }
-  }
-  std::vector<std::string> files;
-  for (size_t i = 0; i < paths.size(); ++i)
-    if (npzSlot[i] < 0)
-      files.push_back(paths[i]);
-  Result<std::vector<Tensor>> read = readInputs(files, opt.seed);
-  if (!read)
-    return reportError(kTool, read.error());
-  Result<std::vector<Tensor>> inputs = std::vector<Tensor>();
-  for (size_t i = 0, f = 0; i < paths.size(); ++i)
-    inputs->push_back(npzSlot[i] < 0 ? std::move((*read)[f++]) : std::move(fromNpz[npzSlot[i]]));
-  if (!inputs)
-    return reportError(kTool, inputs.error());
-  for (size_t i = 0; i < inputs->size(); ++i)
-    spdlog::info("input {}: {} from '{}'", i, (*inputs)[i].describe(), paths[i]);
-  RunSettings settings = opt.settings;
   if (opt.profile && !library)
     return reportError(kTool, usageError("--profile times a compiled library's layers; '" + opt.model +
                                          "' runs on the reference evaluator"));
+  // The inputs in order; an .npz holds several (input0, input1, ...).
+  Result<std::vector<Tensor>> inputs = std::vector<Tensor>();
+  for (const std::string &in : opt.inputs) {
+    if (endsWith(in, ".npz")) {
+      Result<std::vector<std::pair<std::string, Tensor>>> arrays = readNpz(in);
+      if (!arrays)
+        return reportError(kTool, arrays.error());
+      for (auto &[name, t] : *arrays) {
+        spdlog::info("input {}: {} from '{}:{}'", inputs->size(), t.describe(), in, name);
+        inputs->push_back(std::move(t));
+      }
+      continue;
+    }
+    Result<Tensor> t = readInput(in, inputs->size(), opt.seed);
+    if (!t)
+      return reportError(kTool, t.error());
+    spdlog::info("input {}: {} from '{}'", inputs->size(), t->describe(), in);
+    inputs->push_back(std::move(*t));
+  }
+  RunSettings settings = opt.settings;
   for (const std::string &out : {opt.json, opt.outputNpz})
     if (!out.empty())
       if (Status s = checkOutputPath(out); !s)
@@ -175,15 +161,11 @@ int run(const Options &opt) {
         [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) { return lib->run(in, out); },
         *inputs, settings);
     if (report && opt.profile) {
-      std::vector<ProfileEntry> entries = lib->profile();
-      if (entries.empty())
+      report->profile = lib->profile();
+      if (report->profile.empty())
         return reportError(kTool, inputError("'" + opt.model + "' has no profile: compile it with "
                                              "cuvil-export --instrument"));
-      std::vector<ProfileRow> rows;
-      for (const ProfileEntry &e : entries)
-        rows.push_back({e.name, e.calls, e.totalMs});
-      printProfile(rows, report->runs);
-      report->profile = rows;
+      printProfile(report->profile, report->runs);
     }
     return finish(opt, settings, lib->signature(), report);
   }

@@ -293,6 +293,16 @@ def compile(model, example_inputs=None, strategy="graph_fusion", target=None, cp
     host = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(platform.machine())
     target = target or host or "x86_64"
     work = tempfile.mkdtemp(prefix="cuvil-")
+    try:
+        return _compile_in(work, model, example_inputs, strategy, target, host, cpu, disable, output,
+                           threads, options)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)  # nothing left behind by a failed compile
+        raise
+
+
+def _compile_in(work, model, example_inputs, strategy, target, host, cpu, disable, output, threads,
+                options):
     path = _model_file(model, example_inputs, work)
     lib = os.path.abspath(output) if output else os.path.join(work, "libinference.so")
     cmd = [_tool("cuvil-export"), "--model", path, "--target", target, "-o", lib, "--strategy", strategy]
@@ -306,7 +316,8 @@ def compile(model, example_inputs=None, strategy="graph_fusion", target=None, cp
     cmd += list(options)
     _run(cmd)
     if target != host:
-        raise CuvilError(f"compiled for {target} into '{lib}', which this {host} machine cannot load")
+        kept = f" into '{lib}'" if output else " (pass output= to keep the library)"
+        raise CuvilError(f"compiled for {target}{kept}; this {host} machine cannot load it")
     m = load(lib, threads=threads)
     m.command = cmd
     m._work = work  # removed with the model
@@ -322,6 +333,16 @@ def quantize(model, calibration_data, example_inputs=None, backend="x86", method
     quantized model. The result is a CompiledModel with `.report` (the
     tool's JSON report) and `.quantized_ir` (the .mlirbc)."""
     work = tempfile.mkdtemp(prefix="cuvil-quantize-")
+    try:
+        return _quantize_in(work, model, calibration_data, example_inputs, backend, method, max_l2,
+                            validation_data, fallback, report, threads, options)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _quantize_in(work, model, calibration_data, example_inputs, backend, method, max_l2,
+                 validation_data, fallback, report, threads, options):
     path = _model_file(model, example_inputs, work)
 
     def write_samples(samples, name):
