@@ -69,6 +69,11 @@ int main(int argc, char **argv) {
       "List the targets this cuvil-export can compile for, and exit");
   app.add_option("--output,-o", opt.compile.output, "The output file (libinference.so, or the --emit stage)")
       ->required();
+  app.add_option("--quantized-engine", opt.compile.quantizedEngine,
+                 "A model PyTorch quantized: the engine whose integer arithmetic to reproduce "
+                 "bit for bit, onednn or qnnpack (default: qnnpack for aarch64, onednn for "
+                 "x86_64, as PyTorch's own defaults there)")
+      ->check(CLI::IsMember({"onednn", "qnnpack"}));
   app.add_option("--cpu", opt.compile.cpu,
                  "CPU to compile for (LLVM name, e.g. sapphirerapids, neoverse-n1). x86_64 "
                  "default: this machine's CPU; aarch64 default: Armv8.2-A with NEON and dotprod");

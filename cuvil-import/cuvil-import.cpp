@@ -38,6 +38,7 @@ struct Options {
   std::vector<std::string> inputShapes;
   std::string unsupportedReport;
   std::string method = "forward";
+  std::string quantizedEngine = "onednn";
   std::vector<std::string> disabled;
   bool listOps = false;
   LogOptions log;
@@ -57,6 +58,7 @@ int run(const Options &opt) {
     return reportError(kTool, usageError("no model given (cuvil-import MODEL.pt ...)"));
   torchscript::ImportOptions options;
   options.method = opt.method;
+  options.quantizedEngine = opt.quantizedEngine;
   std::set<std::string> disabled(opt.disabled.begin(), opt.disabled.end());
   std::string unknown;
   if (!mlir::cuvil::checkOptimizationNames(disabled, unknown))
@@ -158,6 +160,10 @@ int main(int argc, char **argv) {
   app.add_option("--unsupported-report", opt.unsupportedReport,
                  "Write the unsupported operators (with locations) as JSON here");
   app.add_option("--method", opt.method, "The method to import (default: forward)");
+  app.add_option("--quantized-engine", opt.quantizedEngine,
+                 "A model PyTorch quantized: the engine whose integer arithmetic its ops "
+                 "reproduce bit for bit, onednn (default; PyTorch's on x86) or qnnpack (Arm)")
+      ->check(CLI::IsMember({"onednn", "qnnpack"}));
   app.add_option("--disable-optimization", opt.disabled,
                  "Optimizations to switch off (comma-separated or repeated); the importer "
                  "honours dead-code-elimination (keep values the model computes but never uses)")

@@ -236,6 +236,12 @@ std::string headerText(const std::string &prefix) {
 
 /// The library's SONAME: --soname, else the output's file name (so that a
 /// library renamed libmlp.so and linked with -lmlp is found as that).
+std::string quantizedEngineOf(const CompileOptions &options) {
+  if (!options.quantizedEngine.empty())
+    return options.quantizedEngine;
+  return options.target == "aarch64" ? "qnnpack" : "onednn";
+}
+
 std::string sonameOf(const CompileOptions &options, const std::string &outputPath) {
   if (!options.soname.empty())
     return options.soname;
@@ -510,6 +516,7 @@ std::optional<std::string> compileCacheKey(const CompileOptions &options) {
                         "strategy=" + options.strategy, "name=" + modelNameOf(options),
                         "soname=" + sonameOf(options, options.output),
                         "symbol-prefix=" + options.symbolPrefix,
+                        "quantized-engine=" + quantizedEngineOf(options),
                         std::string("instrument=") + (options.instrument ? "1" : "0"),
                         "version=" + ::cuvil::versionText()})
     parts.push_back(p);
@@ -596,6 +603,7 @@ Status compile(const CompileOptions &options) {
   ::cuvil::LoadOptions load;
   load.inputShapes = options.inputShapes;
   load.eliminateDeadCode = !options.graph.disabled.count("dead-code-elimination");
+  load.quantizedEngine = quantizedEngineOf(options);
   Result<OwningOpRef<ModuleOp>> module = ::cuvil::loadModel(context, options.model, load);
   if (!module)
     return module.error();

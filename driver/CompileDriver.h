@@ -54,6 +54,10 @@ struct CompileOptions {
   std::string target = "x86_64";
   std::string cpu; ///< "" = the target's default
   std::string strategy = "graph_fusion";
+  /// A model PyTorch quantized: the engine whose integer arithmetic to
+  /// reproduce, "onednn" or "qnnpack"; "" the target's own (qnnpack on
+  /// aarch64, onednn on x86_64), as PyTorch picks by default.
+  std::string quantizedEngine;
   EmitKind emit = EmitKind::SharedLibrary;
   std::string modelName; ///< "" = the model file's stem
   std::string soname;    ///< "" = the output's file name

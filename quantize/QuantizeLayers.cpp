@@ -5,6 +5,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
+#include "dialects/Cuvil/Transforms/Passes.h"
 #include "quantize/Calibration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -91,7 +92,8 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
     Value xq = b.create<QuantizeOp>(loc, withElement(x.getType(), ui8), x, in);
     Value yq = b.create<QuantConv2DOp>(loc, out ? withElement(resultType, ui8) : resultType, xq, wq,
                                        bias, conv.getStrideAttr(), conv.getPaddingAttr(),
-                                       conv.getDilationAttr(), conv.getGroupsAttr(), in, wp, out);
+                                       conv.getDilationAttr(), conv.getGroupsAttr(), in, wp, out,
+                                       StringAttr());
     yq.getDefiningOp()->setAttr(kPrecisionAttrName, b.getStringAttr("int8"));
     result = out ? b.create<DequantizeOp>(loc, resultType, yq, out).getResult() : yq;
   } else {
@@ -108,7 +110,7 @@ LogicalResult quantizeInt8(Operation *op, OpBuilder &b) {
     Value xq = b.create<QuantizeOp>(loc, withElement(x2.getType(), ui8), x2, in);
     auto flat = RankedTensorType::get({m, n}, resultType.getElementType());
     Value yq = b.create<QuantLinearOp>(loc, out ? RankedTensorType::get({m, n}, ui8) : flat, xq, wq,
-                                       bias, in, wp, out);
+                                       bias, in, wp, out, StringAttr());
     yq.getDefiningOp()->setAttr(kPrecisionAttrName, b.getStringAttr("int8"));
     result = out ? b.create<DequantizeOp>(loc, flat, yq, out).getResult() : yq;
     if (resultType.getRank() != 2)
@@ -142,7 +144,8 @@ LogicalResult quantizeAdd(AddOp op, OpBuilder &b) {
   auto ui8 = withElement(type, IntegerType::get(op.getContext(), 8, IntegerType::Unsigned));
   Value a = b.create<QuantizeOp>(loc, ui8, op.getLhs(), pa);
   Value c = b.create<QuantizeOp>(loc, ui8, op.getRhs(), pb);
-  auto sum = b.create<QuantAddOp>(loc, ui8, a, c, pa, pb, py, relu ? b.getUnitAttr() : UnitAttr());
+  auto sum = b.create<QuantAddOp>(loc, ui8, a, c, pa, pb, py, relu ? b.getUnitAttr() : UnitAttr(),
+                                    StringAttr());
   sum->setAttr(kPrecisionAttrName, b.getStringAttr("int8"));
   Value result = b.create<DequantizeOp>(loc, type, sum, py);
   if (relu) {
@@ -183,100 +186,6 @@ LogicalResult roundToNarrow(Operation *op, OpBuilder &b, bool bf16) {
   return success();
 }
 
-/// transparent(dequantize(q, P)) -> dequantize(transparent(q), P): the op
-/// runs on the storage, and a quantize(..., P) after it then folds.
-bool sinkDequantizations(func::FuncOp f) {
-  bool changed = false;
-  SmallVector<Operation *> ops;
-  f.walk([&](Operation *op) {
-    if (commutesWithDequantize(op))
-      ops.push_back(op);
-  });
-  for (Operation *op : ops) {
-    auto d = op->getOperand(0).getDefiningOp<DequantizeOp>();
-    if (!d || d.getParams().getAxis() >= 0)
-      continue;
-    OpBuilder b(op);
-    auto storage = llvm::cast<RankedTensorType>(d.getInput().getType()).getElementType();
-    auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-    Operation *onStorage = b.clone(*op);
-    onStorage->setOperand(0, d.getInput());
-    onStorage->getResult(0).setType(RankedTensorType::get(resultType.getShape(), storage));
-    Value back = b.create<DequantizeOp>(op->getLoc(), resultType, onStorage->getResult(0), d.getParams());
-    op->getResult(0).replaceAllUsesWith(back);
-    op->erase();
-    changed = true;
-  }
-  return changed;
-}
-
-/// quantize(dequantize(q, P), P) -> q; relu / hardtanh(dequantize(q, P))
-/// -> the dequantized value when every value P represents is within the
-/// activation's bounds (a relu: the zero point at the storage's minimum).
-/// relu / hardtanh of a dequantized tensor whose every representable value
-/// already lies within the activation's bounds: the identity. Returns
-/// whether something folded.
-bool foldActivations(func::FuncOp f) {
-  bool changed = false;
-  f.walk([&](Operation *op) {
-    if (!llvm::isa<ReluOp, HardtanhOp>(op))
-      return;
-    auto d = op->getOperand(0).getDefiningOp<DequantizeOp>();
-    if (!d || d.getParams().getAxis() >= 0)
-      return;
-    double lo = 0, hi = std::numeric_limits<double>::infinity();
-    if (auto h = llvm::dyn_cast<HardtanhOp>(op)) {
-      lo = h.getMinVal().convertToDouble();
-      hi = h.getMaxVal().convertToDouble();
-    }
-    auto storage = llvm::cast<IntegerType>(
-        llvm::cast<RankedTensorType>(d.getInput().getType()).getElementType());
-    unsigned width = storage.getWidth();
-    int64_t qmin = storage.isUnsigned() ? 0 : -(int64_t(1) << (width - 1));
-    int64_t qmax = storage.isUnsigned() ? (int64_t(1) << width) - 1 : (int64_t(1) << (width - 1)) - 1;
-    double scale = d.getParams().getScale()[0];
-    int64_t zp = d.getParams().getZeroPoint()[0];
-    // As the dequantization computes them (per tensor, in float).
-    double least = quant::dequantizeValue(qmin, scale, zp, false);
-    double most = quant::dequantizeValue(qmax, scale, zp, false);
-    if (least >= lo && most <= hi) {
-      op->getResult(0).replaceAllUsesWith(d.getResult());
-      op->erase();
-      changed = true;
-    }
-  });
-  return changed;
-}
-
-void foldRoundTrips(func::FuncOp f) {
-  // Activations, then the ops that commute with dequantization (which may
-  // bring further activations next to one), until nothing changes.
-  while (foldActivations(f) | sinkDequantizations(f)) {
-  }
-  f.walk([](QuantizeOp q) {
-    auto d = q.getInput().getDefiningOp<DequantizeOp>();
-    if (d && d.getParams() == q.getParams() && d.getInput().getType() == q.getResult().getType()) {
-      q.getResult().replaceAllUsesWith(d.getInput());
-      q->erase();
-    }
-  });
-  // One quantization per value and parameters (a residual's input is
-  // quantized for the layer and for the add that reads it).
-  llvm::DenseMap<std::tuple<Value, Attribute, Type>, QuantizeOp> first;
-  f.walk([&](QuantizeOp q) {
-    auto [it, inserted] = first.try_emplace({q.getInput(), q.getParams(), q.getType()}, q);
-    if (!inserted && it->second->getBlock() == q->getBlock()) {
-      q.getResult().replaceAllUsesWith(it->second.getResult());
-      q->erase();
-    }
-  });
-  // Dequantizations left without users.
-  f.walk([](DequantizeOp d) {
-    if (d->use_empty())
-      d->erase();
-  });
-}
-
 struct QuantizeLayersPass : PassWrapper<QuantizeLayersPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(QuantizeLayersPass)
   StringRef getArgument() const override { return "cuvil-quantize-layers"; }
@@ -312,7 +221,7 @@ struct QuantizeLayersPass : PassWrapper<QuantizeLayersPass, OperationPass<func::
           op->removeAttr(kPrecisionAttrName);
       }
     }
-    foldRoundTrips(f);
+    foldQuantRoundTrips(f);
   }
 };
 
@@ -345,13 +254,6 @@ Tensor quantizeWeightTensor(const Tensor &w, QuantParamsAttr p) {
     q.setInt(i, quant::quantizeValue(static_cast<float>(w.getDouble(i)), scales[c], zeros[c], -128, 127));
   }
   return q;
-}
-
-// Max pooling: the dequantization is monotone, and every window holds a
-// real element, so the storage's minimum as padding never wins, as -inf
-// does not in float.
-bool commutesWithDequantize(Operation *op) {
-  return llvm::isa<MaxPool2DOp, ReshapeOp, FlattenOp>(op) && op->getNumOperands() == 1;
 }
 
 std::unique_ptr<Pass> createCuvilQuantizeLayersPass() {

@@ -23,6 +23,7 @@
 #define CUVIL_QUANTIZE_QUANTIZELAYERS_H
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "dialects/Cuvil/Transforms/Passes.h"
 #include "quantize/Calibration.h"
 #include "support/Tensor.h"
 
@@ -40,11 +41,6 @@ void registerQuantizePasses();
 QuantParamsAttr weightQuantParams(MLIRContext *ctx, const ::cuvil::Tensor &w,
                                   ::cuvil::quant::QuantGrid grid, bool perChannel);
 
-/// Ops that move or select values without changing them (max pooling,
-/// reshapes): on a per-tensor dequantization they commute with it, so the
-/// pass runs them on the storage and cuvil-quantize gives their result the
-/// parameters of their input.
-bool commutesWithDequantize(Operation *op);
 
 /// The weights as i8 with parameters `p` (PyTorch's rounding).
 ::cuvil::Tensor quantizeWeightTensor(const ::cuvil::Tensor &w, QuantParamsAttr p);

@@ -42,6 +42,7 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context,
 
   torchscript::ImportOptions import;
   import.eliminateDeadCode = options.eliminateDeadCode;
+  import.quantizedEngine = options.quantizedEngine;
   for (const std::string &spec : options.inputShapes) {
     Result<torchscript::InputSpec> parsed = torchscript::parseInputShape(spec);
     if (!parsed)

@@ -26,6 +26,9 @@ struct LoadOptions {
   bool eliminateDeadCode = true;
   /// Where the unsupported-operator report goes, if anywhere.
   std::string unsupportedReport;
+  /// Models PyTorch quantized: the engine whose arithmetic they reproduce
+  /// ("onednn" or "qnnpack"; torchscript::ImportOptions).
+  std::string quantizedEngine = "onednn";
 };
 
 /// Loads `path` (.pt, .mlir, .mlirbc) into `context`. Import problems are

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/torchscript/Importer.h"
+#include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/IR/ElementTypes.h"
 
 #include "frontend/torchscript/Interpreter.h"
@@ -290,6 +291,7 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
 
   ImportResult result;
   Interpreter in(archive, context, func);
+  in.setQuantizedEngine(options.quantizedEngine);
   try {
     std::vector<std::pair<std::string, IValue>> kwargs;
     for (size_t k = 0; k < params.size(); ++k)
@@ -332,6 +334,10 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
   result.unsupported = in.unsupportedItems();
   if (!result.unsupported.empty())
     return result;
+  // A model PyTorch quantized: the float ops between its quantized layers
+  // run on their storage where they can (the graph cuvil-quantize makes).
+  if (func.walk([](cir::QuantizeOp) { return mlir::WalkResult::interrupt(); }).wasInterrupted())
+    mlir::cuvil::foldQuantRoundTrips(func);
   if (options.eliminateDeadCode)
     removeDeadOps(func);
   std::string diag;

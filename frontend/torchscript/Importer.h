@@ -35,6 +35,11 @@ struct ImportOptions {
   /// Remove ops whose values the model never uses (what pure code computed
   /// on paths the evaluation discarded, or the model's own dead code).
   bool eliminateDeadCode = true;
+  /// The PyTorch engine whose integer arithmetic a quantized model's ops
+  /// reproduce: "onednn" (x86; PyTorch's default there) or "qnnpack"
+  /// (Arm; the one on phones). It cannot be read from the archive: the
+  /// same model gives slightly different integers on each.
+  std::string quantizedEngine = "onednn";
 };
 
 /// An operator or construct the importer does not support, with every place

@@ -15,8 +15,11 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/Support/FormatVariadic.h"
 
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -126,6 +129,7 @@ std::map<std::string, OpHandler> &opHandlers() {
     registerFormulaOpHandlers(t);
     registerPoolWindowOpHandlers(t);
     registerSignalHandlers(t);
+    registerQuantizedHandlers(t);
     return t;
   }();
   return table;
@@ -290,6 +294,47 @@ IValue Interpreter::weight(const PValue &t, bool fromConstants, const std::strin
   auto it = weights_.find(&t);
   if (it != weights_.end())
     return it->second;
+  if (t.qscheme != PValue::QScheme::None) {
+    // The integers as a constant of their storage type; the parameters,
+    // checked, as the #cuvil.quant the quantized ops take.
+    PValue plain = t;
+    plain.qscheme = PValue::QScheme::None;
+    IValue storage = weight(plain, fromConstants, name);
+    weights_.erase(&plain);
+    std::vector<double> scales;
+    std::vector<int64_t> zeros;
+    int64_t axis = -1;
+    if (t.qscheme == PValue::QScheme::PerTensorAffine) {
+      scales.push_back(t.qscale);
+      zeros.push_back(t.qzeroPoint);
+    } else {
+      scales = tensorValues(*t.qscales, fromConstants, name + " scales");
+      for (double z : tensorValues(*t.qzeroPoints, fromConstants, name + " zero points"))
+        zeros.push_back(static_cast<int64_t>(z));
+      axis = t.qaxis;
+    }
+    int64_t qmin = t.dtype == DType::UInt8 ? 0 : t.dtype == DType::Int8 ? -128 : INT32_MIN;
+    int64_t qmax = t.dtype == DType::UInt8 ? 255 : t.dtype == DType::Int8 ? 127 : INT32_MAX;
+    for (size_t k = 0; k < scales.size(); ++k) {
+      if (!(scales[k] > 0) || !std::isfinite(scales[k]))
+        fail("CUVIL-E-IMPORT-QPARAMS", "quantized tensor '" + name + "': scale " +
+                                           llvm::formatv("{0}", scales[k]).str() + " of channel " +
+                                           std::to_string(k) + " is not a positive finite number");
+      if (zeros[k] < qmin || zeros[k] > qmax)
+        fail("CUVIL-E-IMPORT-QPARAMS", "quantized tensor '" + name + "': zero point " +
+                                           std::to_string(zeros[k]) + " of channel " +
+                                           std::to_string(k) + " is outside [" +
+                                           std::to_string(qmin) + ", " + std::to_string(qmax) + "]");
+    }
+    auto params = cir::QuantParamsAttr::get(ctx_, mlir::DenseF64ArrayAttr::get(ctx_, scales),
+                                            mlir::DenseI64ArrayAttr::get(ctx_, zeros), axis);
+    // The dequantized weights dominate every use, as the constants do.
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointAfterValue(storage.tensor->value);
+    IValue result = makeQuantized(*this, storage.tensor->value, params);
+    weights_[&t] = result;
+    return result;
+  }
   Result<TensorData> data = archive_.tensorData(t, fromConstants);
   if (!data)
     throw ImportError(data.error().message);
@@ -310,6 +355,125 @@ IValue Interpreter::weight(const PValue &t, bool fromConstants, const std::strin
   IValue result = IValue::ofTensor(v);
   weights_[&t] = result;
   return result;
+}
+
+IValue Interpreter::packedParamsFor(const PValue *obj, const std::string &path) {
+  if (auto it = weights_.find(obj); it != weights_.end())
+    return it->second;
+  std::string kind = obj->str.substr(obj->str.rfind('.') + 1);
+  auto bad = [&](const std::string &msg) {
+    fail("CUVIL-E-IMPORT-PACKED", "packed weights '" + path + "' (" + kind + "): " + msg);
+  };
+  const PValue *st = obj->state;
+  if (!st || !st->is(PValue::Kind::Tuple))
+    bad("the state is not a tuple");
+  const std::vector<PValue *> &items = st->items;
+  auto isQTensor = [](const PValue *v) {
+    return v->is(PValue::Kind::Tensor) && v->qscheme != PValue::QScheme::None;
+  };
+  auto isBias = [](const PValue *v) {
+    return v->is(PValue::Kind::None) ||
+           (v->is(PValue::Kind::Tensor) && v->qscheme == PValue::QScheme::None && isFloat(v->dtype));
+  };
+  auto ints = [](const std::vector<int64_t> &v) {
+    IValueList out;
+    for (int64_t x : v)
+      out.push_back(IValue::integer(x));
+    return IValue::makeList(std::move(out));
+  };
+  IValue result;
+  if (kind == "LinearPackedParamsBase") {
+    // (weight, bias)
+    if (items.size() != 2)
+      bad("the state holds " + std::to_string(items.size()) + " items, not (weight, bias)");
+    if (!isQTensor(items[0]))
+      bad("the weight is not a quantized tensor");
+    if (!isBias(items[1]))
+      bad("the bias is neither None nor a float tensor");
+    result = callOperator("quantized::linear_prepack",
+                          {fromPickle(items[0], path + ".weight", 1), fromPickle(items[1], path + ".bias", 1)}, {});
+  } else if (kind == "Conv2dPackedParamsBase") {
+    // Version 2: ("2", [config (int16), weight], [bias]); version 3:
+    // (3, [config ints], [weight, bias]). The configuration is spatial
+    // dims, stride, padding, dilation, output padding (two each), groups,
+    // flags (bit 0: transposed).
+    if (items.size() != 3 || !items[1]->is(PValue::Kind::List) || !items[2]->is(PValue::Kind::List))
+      bad("the state is not a (version, [...], [...]) tuple");
+    std::vector<int64_t> config;
+    const PValue *w = nullptr, *bias = nullptr;
+    bool v2 = items[0]->is(PValue::Kind::String) && items[0]->str == "2";
+    bool v3 = items[0]->is(PValue::Kind::Int) && items[0]->i == 3;
+    if (v2) {
+      if (items[1]->items.size() != 2 || !items[1]->items[0]->is(PValue::Kind::Tensor) ||
+          items[1]->items[0]->qscheme != PValue::QScheme::None || !isIntegral(items[1]->items[0]->dtype))
+        bad("version 2 state does not hold [configuration tensor, weight]");
+      for (double x : tensorValues(*items[1]->items[0], path.rfind("constants.", 0) == 0, path))
+        config.push_back(static_cast<int64_t>(x));
+      w = items[1]->items[1];
+      if (items[2]->items.size() != 1)
+        bad("version 2 state does not hold [bias]");
+      bias = items[2]->items[0];
+    } else if (v3) {
+      for (const PValue *x : items[1]->items) {
+        if (!x->is(PValue::Kind::Int))
+          bad("version 3 configuration holds a " + std::string(x->kindName()));
+        config.push_back(x->i);
+      }
+      if (items[2]->items.size() != 2)
+        bad("version 3 state does not hold [weight, bias]");
+      w = items[2]->items[0];
+      bias = items[2]->items[1];
+    } else {
+      bad("unknown serialization version (Cuvil reads versions 2 and 3)");
+    }
+    if (config.size() != 11 || config[0] != 2)
+      bad("the configuration holds " + std::to_string(config.size()) +
+          " values; a 2-D convolution's has 11 (spatial dims 2, stride, padding, dilation, output "
+          "padding, groups, flags)");
+    if (!isQTensor(w))
+      bad("the weight is not a quantized tensor");
+    if (!isBias(bias))
+      bad("the bias is neither None nor a float tensor");
+    std::vector<int64_t> stride(config.begin() + 1, config.begin() + 3),
+        padding(config.begin() + 3, config.begin() + 5), dilation(config.begin() + 5, config.begin() + 7),
+        outputPadding(config.begin() + 7, config.begin() + 9);
+    for (int64_t x : stride)
+      if (x < 1) bad("stride " + std::to_string(x) + " is not positive");
+    for (int64_t x : dilation)
+      if (x < 1) bad("dilation " + std::to_string(x) + " is not positive");
+    for (int64_t x : padding)
+      if (x < 0) bad("padding " + std::to_string(x) + " is negative");
+    bool transposed = config[10] & 1;
+    IValue wv = fromPickle(w, path + ".weight", 1), bv = fromPickle(bias, path + ".bias", 1);
+    if (transposed)
+      result = callOperator("quantized::conv_transpose2d_prepack",
+                            {wv, bv, ints(stride), ints(padding), ints(outputPadding), ints(dilation),
+                             IValue::integer(config[9])}, {});
+    else
+      result = callOperator("quantized::conv2d_prepack",
+                            {wv, bv, ints(stride), ints(padding), ints(dilation), IValue::integer(config[9])}, {});
+  } else {
+    fail("CUVIL-E-IMPORT-PACKED", "packed weights '" + path + "' are a torch.classes.quantized." + kind +
+                                      ", which Cuvil does not read (it reads Conv2dPackedParamsBase and "
+                                      "LinearPackedParamsBase)");
+  }
+  if (result.is(IValue::Kind::Object))
+    result.object->path = path;
+  weights_[obj] = result;
+  return result;
+}
+
+std::vector<double> Interpreter::tensorValues(const PValue &t, bool fromConstants,
+                                              const std::string &what) {
+  Result<TensorData> data = archive_.tensorData(t, fromConstants);
+  if (!data)
+    throw ImportError(data.error().message);
+  Tensor host(data->dtype, data->shape);
+  if (data->size)
+    std::memcpy(host.data(), data->bytes.get(), data->size);
+  std::vector<double> out = host.toDoubles();
+  (void)what;
+  return out;
 }
 
 std::optional<Tensor> Interpreter::foldToConstant(mlir::Value v) {
@@ -385,9 +549,11 @@ mlir::Value Interpreter::scalarConstant(const IValue &v, DType dtype) {
 // Module objects and pickled values
 //===----------------------------------------------------------------------===//
 
-IValue Interpreter::rootModule() { return objectFor(archive_.root()); }
+IValue Interpreter::rootModule() { return objectFor(archive_.root(), ""); }
 
-IValue Interpreter::objectFor(const PValue *obj) {
+IValue Interpreter::objectFor(const PValue *obj, const std::string &path) {
+  if (obj->str.rfind("__torch__.torch.classes.quantized.", 0) == 0)
+    return packedParamsFor(obj, path);
   auto it = objects_.find(obj);
   if (it == objects_.end()) {
     auto inst = std::make_shared<ObjectInst>();
@@ -403,12 +569,27 @@ IValue Interpreter::objectFor(const PValue *obj) {
     if (!inst->cls)
       fail("CUVIL-E-IMPORT-CLASS", "class '" + obj->str + "' has no code in the archive");
     inst->file = *file;
-    if (obj->state && !obj->state->is(PValue::Kind::Dict))
-      fail("CUVIL-E-IMPORT-CLASS", "object of class '" + obj->str +
-                                       "' has a state that is not a dict (custom "
-                                       "__setstate__ is not supported)");
-    inst->state = obj->state;
-    it = objects_.emplace(obj, inst).first;
+    inst->path = path;
+    if (obj->state && !obj->state->is(PValue::Kind::Dict)) {
+      // A class with its own __setstate__ (quantized modules pickle a tuple
+      // of their fields): the method runs once, here, with the object's
+      // attributes writable while it does.
+      const FuncDef *setstate = inst->cls->method("__setstate__");
+      if (!setstate)
+        fail("CUVIL-E-IMPORT-CLASS", "object of class '" + obj->str +
+                                         "' has a state that is not a dict and no __setstate__");
+      it = objects_.emplace(obj, inst).first;
+      IValue self;
+      self.kind = IValue::Kind::Object;
+      self.object = inst;
+      inst->local = true;
+      IValue state = fromPickle(obj->state, path, 1);
+      callFunction(setstate, inst->file, &self, {state}, {});
+      inst->local = false;
+    } else {
+      inst->state = obj->state;
+      it = objects_.emplace(obj, inst).first;
+    }
   }
   IValue v;
   v.kind = IValue::Kind::Object;
@@ -448,7 +629,7 @@ IValue Interpreter::fromPickle(const PValue *v, const std::string &path, int dep
     return d;
   }
   case PValue::Kind::Object: {
-    IValue o = objectFor(v);
+    IValue o = objectFor(v, path);
     if (o.object->path.empty())
       o.object->path = path;
     return o;
@@ -523,6 +704,16 @@ IValue Interpreter::getAttr(const IValue &base, const std::string &name) {
     auto it = obj.attrs.find(name);
     if (it != obj.attrs.end())
       return it->second;
+    if (obj.native) {
+      // The packed-parameter classes' one method: unpack() -> (w, b).
+      if (name == "unpack") {
+        IValue m = IValue::builtin(obj.attrs.count("transposed") ? "quantized::conv2d_unpack"
+                                                                 : "quantized::linear_unpack");
+        m.list = std::make_shared<IValueList>(IValueList{base});
+        return m;
+      }
+      fail("CUVIL-E-IMPORT-ATTR", "'" + obj.className + "' has no attribute '" + name + "'");
+    }
     if (obj.state)
       if (const PValue *v = obj.state->get(name)) {
         // Weights and submodules are named after their attribute path
@@ -879,6 +1070,9 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
     }
   }
   bool handled = false;
+  IValue onQuantized = lowerOnQuantized(*this, name, args, kwargs, handled);
+  if (handled)
+    return onQuantized;
   IValue raw = rawBuiltins ? callRawBuiltin(*this, name, args, kwargs, handled) : IValue();
   if (handled)
     return raw;

@@ -142,6 +142,9 @@ public:
   mlir::Value finishBuild(mlir::Operation *op);
 
   mlir::func::FuncOp function() { return func_; }
+  /// "onednn" or "qnnpack": the arithmetic quantized ops reproduce.
+  void setQuantizedEngine(std::string engine) { quantizedEngine_ = std::move(engine); }
+  const std::string &quantizedEngine() const { return quantizedEngine_; }
 
 private:
   friend class FrameScope;
@@ -166,7 +169,12 @@ private:
   IValue subscript(const IValue &base, const Expr *indexExpr);
   IValue resolveQualified(const std::string &path);
   IValue fromPickle(const PValue *v, const std::string &path, int depth);
-  IValue objectFor(const PValue *obj);
+  IValue objectFor(const PValue *obj, const std::string &path);
+  /// A torch.classes.quantized packed-parameter object from its pickled
+  /// state (frozen models hold them as constants).
+  IValue packedParamsFor(const PValue *obj, const std::string &path);
+  /// Reads a small pickled tensor (per-channel scales) as doubles.
+  std::vector<double> tensorValues(const PValue &t, bool fromConstants, const std::string &what);
   bool isInstance(const IValue &v, const Expr *type);
   std::vector<IValue> iterate(const IValue &v);
   mlir::Location locationOf(const Frame &f);
@@ -182,6 +190,7 @@ private:
   std::vector<UnsupportedItem> unsupported_;
   std::vector<std::string> warnings_;
   int64_t loopBudget_ = 10'000'000;
+  std::string quantizedEngine_ = "onednn";
   int tensorIfDepth_ = 0; ///< > 0 while tracing a data-dependent branch
   size_t ifFrameDepth_ = 0; ///< frame depth of the innermost such branch
 };
@@ -189,6 +198,23 @@ private:
 /// Dtype codes of TorchScript's ScalarType ints.
 std::optional<DType> dtypeFromScalarType(int64_t code);
 int64_t scalarTypeFromDType(DType d);
+
+/// Quantized tensors (LowerQuantized.cpp). A tensor of `storage`'s
+/// integers with `params` (#cuvil.quant): its real values dequantized.
+IValue makeQuantized(Interpreter &in, mlir::Value storage, mlir::Attribute params);
+/// `real` quantized with `params` into `storage` (ui8, i8, i32).
+IValue quantizeTo(Interpreter &in, mlir::Value real, mlir::Attribute params, mlir::Type storage);
+/// A packed-parameter object (torch.classes.quantized.*PackedParamsBase).
+IValue makePackedParams(Interpreter &in, const std::string &kind, const IValue &weight,
+                        const IValue &bias, std::vector<int64_t> stride,
+                        std::vector<int64_t> padding, std::vector<int64_t> dilation,
+                        std::vector<int64_t> outputPadding, int64_t groups, bool transposed);
+/// aten ops given quantized tensors: computed on their real values, the
+/// result quantized by the op's rule; `handled` false when no quantized
+/// tensor takes part. Ops without a rule are reported as unsupported.
+IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IValue> &args,
+                        std::vector<std::pair<std::string, IValue>> &kwargs, bool &handled);
+void registerQuantizedHandlers(std::map<std::string, OpHandler> &table);
 
 /// Complex tensors (LowerComplex.cpp): whether a bound call makes or takes
 /// one, and its translation.

@@ -1,6 +1,9 @@
 //===- Pickle.cpp - An allowlisting reader of PyTorch's pickles -----------===//
 #include "frontend/torchscript/Pickle.h"
 
+#include <cmath>
+#include <cstdio>
+#include <climits>
 #include <cstring>
 #include <unordered_map>
 
@@ -47,6 +50,9 @@ bool storageDType(const std::string &name, DType &out) {
       {"torch.LongStorage", DType::Int64},    {"torch.IntStorage", DType::Int32},
       {"torch.ShortStorage", DType::Int16},   {"torch.CharStorage", DType::Int8},
       {"torch.ByteStorage", DType::UInt8},    {"torch.BoolStorage", DType::Bool},
+      // Quantized storages: the integers, read as their storage type.
+      {"torch.QInt8Storage", DType::Int8},    {"torch.QUInt8Storage", DType::UInt8},
+      {"torch.QInt32Storage", DType::Int32},
   };
   for (auto &[n, d] : table)
     if (name == n) {
@@ -63,7 +69,11 @@ const char *const kAllowedCallables[] = {
     "torch.jit._pickle.build_doublelist", "torch.jit._pickle.build_boollist",
     "torch.jit._pickle.build_tensorlist", "torch.jit._pickle.build_genericlist",
     "torch.jit._pickle.restore_type_tag", "torch.device",
+    "torch._utils._rebuild_qtensor",
 };
+/// Values (not callables) a GLOBAL may name: quantization schemes.
+const char *const kAllowedValues[] = {"torch.per_tensor_affine", "torch.per_channel_affine",
+                                      "torch.per_channel_affine_float_qparams"};
 } // namespace
 
 /// The pickle virtual machine.
@@ -135,6 +145,7 @@ private:
   Status newobj();
   Status persistentLoad();
   Status rebuildTensor(PValue *fn, const std::vector<PValue *> &args, PValue *&out);
+  Status rebuildQTensor(const std::vector<PValue *> &args, PValue *&out);
 
   static constexpr size_t kMaxStack = 1 << 20;
   Pickle &p_;
@@ -155,13 +166,13 @@ Status PickleMachine::global(const std::string &module, const std::string &name)
                  storageDType(full, d);
   for (const char *c : kAllowedCallables)
     allowed |= full == c;
-  if (!allowed) {
-    std::string hint = full == "torch._utils._rebuild_qtensor"
-                           ? " (quantized tensors are not supported yet)"
-                           : " (Cuvil only rebuilds tensors, storages, ordered "
-                             "dicts and TorchScript objects; nothing is executed)";
-    return fail("CUVIL-E-PICKLE-GLOBAL", "global '" + full + "' is not allowed" + hint);
-  }
+  for (const char *c : kAllowedValues)
+    allowed |= full == c;
+  if (!allowed)
+    return fail("CUVIL-E-PICKLE-GLOBAL", "global '" + full +
+                                             "' is not allowed (Cuvil only rebuilds tensors, "
+                                             "storages, ordered dicts and TorchScript objects; "
+                                             "nothing is executed)");
   return push(g);
 }
 
@@ -252,6 +263,82 @@ Status PickleMachine::rebuildTensor(PValue *fn, const std::vector<PValue *> &arg
   return Status::ok();
 }
 
+/// _rebuild_qtensor(storage, offset, size, stride, quantizer_params,
+/// requires_grad, backward_hooks): a tensor of the storage's integers and
+/// its quantizer, (per_tensor_affine, scale, zero_point) or
+/// (per_channel_affine, scales, zero_points, axis).
+Status PickleMachine::rebuildQTensor(const std::vector<PValue *> &args, PValue *&out) {
+  if (args.size() != 7)
+    return fail("CUVIL-E-PICKLE-QTENSOR",
+                "_rebuild_qtensor takes 7 arguments, got " + std::to_string(args.size()));
+  std::vector<PValue *> plain = {args[0], args[1], args[2], args[3], args[5], args[6]};
+  if (!args[5]->is(PValue::Kind::Bool))
+    return fail("CUVIL-E-PICKLE-QTENSOR", "_rebuild_qtensor arguments have wrong types");
+  if (Status s = rebuildTensor(nullptr, plain, out); !s)
+    return s;
+  DType d = out->dtype;
+  if (d != DType::Int8 && d != DType::UInt8 && d != DType::Int32)
+    return fail("CUVIL-E-PICKLE-QTENSOR", "a quantized tensor's storage must be qint8, quint8 or "
+                                          "qint32, not " + std::string(dtypeName(d)));
+  PValue *q = args[4];
+  if (!q->is(PValue::Kind::Tuple) || q->items.empty() || !q->items[0]->is(PValue::Kind::Global))
+    return fail("CUVIL-E-PICKLE-QTENSOR", "quantizer parameters are not a (qscheme, ...) tuple");
+  const std::string &scheme = q->items[0]->str;
+  int64_t qmin = d == DType::UInt8 ? 0 : d == DType::Int8 ? -128 : INT32_MIN;
+  int64_t qmax = d == DType::UInt8 ? 255 : d == DType::Int8 ? 127 : INT32_MAX;
+  if (scheme == "torch.per_tensor_affine") {
+    if (q->items.size() != 3 || !(q->items[1]->is(PValue::Kind::Float) || q->items[1]->is(PValue::Kind::Int)) ||
+        !q->items[2]->is(PValue::Kind::Int))
+      return fail("CUVIL-E-PICKLE-QTENSOR",
+                  "per_tensor_affine parameters are not (qscheme, float scale, int zero_point)");
+    double scale = q->items[1]->is(PValue::Kind::Int) ? double(q->items[1]->i) : q->items[1]->f;
+    if (!(scale > 0) || !std::isfinite(scale))
+    {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.9g", scale);
+      return fail("CUVIL-E-PICKLE-QTENSOR", std::string("quantized tensor scale ") + text +
+                                                " is not a positive finite number");
+    }
+    if (q->items[2]->i < qmin || q->items[2]->i > qmax)
+      return fail("CUVIL-E-PICKLE-QTENSOR",
+                  "quantized tensor zero point " + std::to_string(q->items[2]->i) + " is outside " +
+                      std::string(dtypeName(d)) + " [" + std::to_string(qmin) + ", " +
+                      std::to_string(qmax) + "]");
+    out->qscheme = PValue::QScheme::PerTensorAffine;
+    out->qscale = scale;
+    out->qzeroPoint = q->items[2]->i;
+  } else if (scheme == "torch.per_channel_affine") {
+    if (q->items.size() != 4 || !q->items[1]->is(PValue::Kind::Tensor) ||
+        !q->items[2]->is(PValue::Kind::Tensor) || !q->items[3]->is(PValue::Kind::Int))
+      return fail("CUVIL-E-PICKLE-QTENSOR", "per_channel_affine parameters are not (qscheme, "
+                                            "scales tensor, zero_points tensor, int axis)");
+    int64_t axis = q->items[3]->i;
+    if (axis < 0 || axis >= static_cast<int64_t>(out->sizes.size()))
+      return fail("CUVIL-E-PICKLE-QTENSOR", "per-channel axis " + std::to_string(axis) +
+                                                " is out of range for a rank-" +
+                                                std::to_string(out->sizes.size()) + " tensor");
+    PValue *scales = q->items[1], *zeros = q->items[2];
+    int64_t channels = out->sizes[axis];
+    if (scales->sizes.size() != 1 || scales->sizes[0] != channels || zeros->sizes.size() != 1 ||
+        zeros->sizes[0] != channels)
+      return fail("CUVIL-E-PICKLE-QTENSOR", "per-channel scales and zero points must hold one "
+                                            "value for each of the " + std::to_string(channels) +
+                                                " channels of axis " + std::to_string(axis));
+    if (!isFloat(scales->dtype) || !isIntegral(zeros->dtype))
+      return fail("CUVIL-E-PICKLE-QTENSOR",
+                  "per-channel scales must be floats and zero points integers");
+    out->qscheme = PValue::QScheme::PerChannelAffine;
+    out->qscales = scales;
+    out->qzeroPoints = zeros;
+    out->qaxis = axis;
+  } else {
+    return fail("CUVIL-E-PICKLE-QTENSOR", "quantization scheme '" + scheme +
+                                              "' is not supported (per_tensor_affine and "
+                                              "per_channel_affine are)");
+  }
+  return addChild(out, q);
+}
+
 Status PickleMachine::reduce() {
   Result<PValue *> argsOr = pop();
   if (!argsOr)
@@ -272,6 +359,9 @@ Status PickleMachine::reduce() {
   PValue *out = nullptr;
   if (f == "torch._utils._rebuild_tensor_v2") {
     if (Status s = rebuildTensor(fn, a, out); !s)
+      return s;
+  } else if (f == "torch._utils._rebuild_qtensor") {
+    if (Status s = rebuildQTensor(a, out); !s)
       return s;
   } else if (f == "torch._utils._rebuild_parameter") {
     if (a.size() < 1 || !a[0]->is(PValue::Kind::Tensor))

@@ -53,6 +53,15 @@ struct PValue {
   int64_t storageOffset = 0;
   std::vector<int64_t> sizes, strides;
   bool requiresGrad = false;
+  /// Tensor rebuilt by _rebuild_qtensor: its storage holds integers whose
+  /// meaning is (q - zero point) * scale, per tensor or per channel.
+  enum class QScheme { None, PerTensorAffine, PerChannelAffine };
+  QScheme qscheme = QScheme::None;
+  double qscale = 0;              ///< per tensor
+  int64_t qzeroPoint = 0;         ///< per tensor
+  PValue *qscales = nullptr;      ///< per channel: a float tensor
+  PValue *qzeroPoints = nullptr;  ///< per channel: an integer tensor
+  int64_t qaxis = -1;             ///< per channel
   int depth = 0;
 
   bool is(Kind k) const { return kind == k; }

@@ -43,6 +43,14 @@ struct TensorBox {
   /// A complex tensor: `value` is its (real, imaginary) pairs, a float
   /// tensor with one more dimension of 2 (LowerComplex.cpp).
   bool complex = false;
+  /// A quantized tensor (quint8, qint8, qint32): `value` holds its real
+  /// values (the dequantization of `qstorage`), `qstorage` its integers and
+  /// `qparams` (a #cuvil.quant) their meaning. The quantized:: operators
+  /// read the storage; aten ops compute on the real values and quantize
+  /// their result again by the rule of LowerQuantized.cpp.
+  mlir::Value qstorage;
+  mlir::Attribute qparams;
+  bool quantized() const { return static_cast<bool>(qstorage); }
 
   TensorBox() = default;
   TensorBox(const TensorBox &) = delete;
@@ -125,6 +133,9 @@ struct ObjectInst {
   /// Made by the model's code during this import (Cls.__new__), not part of
   /// the module's state: its attributes may be written.
   bool local = false;
+  /// A packed-parameter object of torch.classes.quantized (a quantized
+  /// convolution's or linear layer's weights): no code, its fields in attrs.
+  bool native = false;
 };
 
 } // namespace cuvil::torchscript

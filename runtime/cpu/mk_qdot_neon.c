@@ -25,18 +25,31 @@
 
 /* Four int32 sums of one row (or column) to the output: requantized, or
  * dequantized with Y_FLOAT; `count` (<= 4) of them stored at out[at]. */
-static inline void store4(int32x4_t acc, int32_t offset, float multiplier,
+static inline void store4(int32x4_t acc, int32_t offset, float multiplier, float bias,
                           const cuvil_qepilogue *e, void *out, int64_t at, int64_t count) {
   int32x4_t sum = vaddq_s32(acc, vdupq_n_s32(offset));
   float32x4_t t = vmulq_n_f32(vcvtq_f32_s32(sum), multiplier);
+  if (e->bias) { /* oneDNN's epilogue: the float bias, then the output's scale */
+    CUVIL_FP_ROUNDED(t);
+    t = vaddq_f32(t, vdupq_n_f32(bias));
+  }
   if (e->y_float) {
     float v[4];
     vst1q_f32(v, t);
     memcpy((float *)out + at, v, (size_t)count * sizeof(float));
     return;
   }
-  t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(-1073741824.0f)), vdupq_n_f32(1073741824.0f));
-  int32x4_t q = vaddq_s32(vcvtnq_s32_f32(t), vdupq_n_s32(e->y_zero));
+  int32x4_t q;
+  if (e->bias) {
+    t = vmulq_n_f32(t, e->y_inverse);
+    CUVIL_FP_ROUNDED(t);
+    t = vaddq_f32(t, vdupq_n_f32((float)e->y_zero));
+    t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(-1073741824.0f)), vdupq_n_f32(1073741824.0f));
+    q = vcvtnq_s32_f32(t);
+  } else {
+    t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(-1073741824.0f)), vdupq_n_f32(1073741824.0f));
+    q = vaddq_s32(vcvtnq_s32_f32(t), vdupq_n_s32(e->y_zero));
+  }
   q = vminq_s32(vmaxq_s32(q, vdupq_n_s32(e->y_min)), vdupq_n_s32(e->y_max));
   int32_t v[4];
   vst1q_s32(v, q);
@@ -96,7 +109,8 @@ static inline __attribute__((always_inline)) void conv_block(int64_t kp, const i
     int32_t offset = (int32_t)((uint32_t)e->offset[r] + (uint32_t)wsum * 128u);
     for (int v = 0; v < 6 && 4 * v < cols - p0; ++v) {
       int64_t left = cols - p0 - 4 * v;
-      store4(acc[r][v], offset, e->multiplier[r], e, out, r * ldo + p0 + 4 * v, left < 4 ? left : 4);
+      store4(acc[r][v], offset, e->multiplier[r], e->bias ? e->bias[r] : 0.0f, e, out, r * ldo + p0 + 4 * v,
+             left < 4 ? left : 4);
     }
   }
 }
@@ -108,6 +122,8 @@ static void dot_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t
     cuvil_qepilogue er = *e;
     er.offset += r0;
     er.multiplier += r0;
+    if (er.bias)
+      er.bias += r0;
     void *o = e->y_float ? (void *)((float *)out + r0 * ldo) : (void *)((uint8_t *)out + r0 * ldo);
     for (int64_t p0 = 0; p0 < cols; p0 += 24) {
       switch (r) {

@@ -44,9 +44,10 @@ static inline __attribute__((always_inline)) void block(
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max), offset = _mm512_set1_epi32(e->offset[0]);
   const __m512 multiplier = _mm512_set1_ps(e->multiplier[0]);
+  const __m512 bias = e->bias ? _mm512_set1_ps(e->bias[0]) : _mm512_setzero_ps();
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
-      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, e->y_float, out,
+      requantize_store(acc[r][v], offset, multiplier, bias, zero, lo, hi, e, out,
                        (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
 }
 

@@ -45,8 +45,9 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
   for (int r = 0; r < R; ++r) {
     __m512i offset = _mm512_set1_epi32(e->offset[r]);
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
+    __m512 bias = e->bias ? _mm512_set1_ps(e->bias[r]) : _mm512_setzero_ps();
     for (int v = 0; v < NV && v * 16 < cols; ++v)
-      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, e->y_float, out,
+      requantize_store(acc[r][v], offset, multiplier, bias, zero, lo, hi, e, out,
                        r * ldo + v * 16, cols - v * 16);
   }
 }
@@ -93,8 +94,9 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
     __mmask16 mask = (__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1);
     __m512i offset = _mm512_maskz_loadu_epi32(mask, e->offset + v * 16);
     __m512 multiplier = _mm512_maskz_loadu_ps(mask, e->multiplier + v * 16);
+    __m512 bias = e->bias ? _mm512_maskz_loadu_ps(mask, e->bias + v * 16) : _mm512_setzero_ps();
     for (int r = 0; r < R; ++r)
-      requantize_store(acc[r][v], offset, multiplier, zero, lo, hi, e->y_float, y, r * ldy + v * 16,
+      requantize_store(acc[r][v], offset, multiplier, bias, zero, lo, hi, e, y, r * ldy + v * 16,
                        count);
   }
 }
@@ -162,10 +164,11 @@ static inline __attribute__((always_inline)) void depthwise_block(
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max), offset = _mm512_set1_epi32(e->offset[0]);
   const __m512 multiplier = _mm512_set1_ps(e->multiplier[0]);
+  const __m512 bias = e->bias ? _mm512_set1_ps(e->bias[0]) : _mm512_setzero_ps();
   /* Exact integers: to int32, then the epilogue as everywhere. */
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
-      requantize_store(_mm512_cvtps_epi32(acc[r][v]), offset, multiplier, zero, lo, hi, e->y_float,
+      requantize_store(_mm512_cvtps_epi32(acc[r][v]), offset, multiplier, bias, zero, lo, hi, e,
                        out, (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
 }
 

@@ -20,11 +20,16 @@ static inline int32_t load4(const void *p) {
 
 /* 16 accumulators of one row to bytes: acc + offset, * multiplier, rounded,
  * + zero, clamped; `count` (<= 16) of them stored at out. */
-static inline void requantize_store(__m512i acc, __m512i offset, __m512 multiplier, __m512i zero,
-                                    __m512i lo, __m512i hi, int y_float, void *base, int64_t at,
-                                    int64_t count) {
-  if (y_float) { /* the sums dequantized: float(acc + offset) * multiplier */
-    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
+static inline void requantize_store(__m512i acc, __m512i offset, __m512 multiplier, __m512 bias,
+                                    __m512i zero, __m512i lo, __m512i hi, const cuvil_qepilogue *e,
+                                    void *base, int64_t at, int64_t count) {
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
+  if (e->bias) /* oneDNN's epilogue: the float bias, then the output's scale */
+    f = _mm512_add_ps(f, bias);
+  if (e->y_float) { /* the sums dequantized: float(acc + offset) * multiplier (+ bias) */
     float *dst = (float *)base + at;
     if (count >= 16)
       _mm512_storeu_ps(dst, f);
@@ -34,9 +39,16 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
   }
   uint8_t *out = (uint8_t *)base + at;
   const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
-  __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
-  t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
-  __m512i v = _mm512_add_epi32(_mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  __m512i v;
+  if (e->bias) {
+    __m512 t = _mm512_mul_ps(f, _mm512_set1_ps(e->y_inverse));
+    t = _mm512_add_ps(t, _mm512_cvtepi32_ps(zero));
+    t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
+    v = _mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else {
+    __m512 t = _mm512_min_ps(_mm512_max_ps(f, neg), limit);
+    v = _mm512_add_epi32(_mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  }
   v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
   if (count >= 16)
     _mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(v));

@@ -35,6 +35,13 @@ typedef struct cuvil_qepilogue {
   /* f32 output (the sums dequantized: float(acc + offset) * multiplier):
    * `out`/`y` of the tiles then point to floats, strides in elements. */
   int32_t y_float;
+  /* oneDNN's epilogue (PyTorch's onednn engine) when not NULL: the float
+   * bias per row/column as offset and multiplier, and y = nearbyint(
+   * (float(acc + offset) * multiplier + bias) * y_inverse + y_zero), each
+   * step rounded to float (f32 output: float(acc + offset) * multiplier +
+   * bias). */
+  const float *bias;
+  float y_inverse;
 } cuvil_qepilogue;
 
 /* out[r * ldo + p] for r < rows, p < cols: the tile of w[rows][kp] (s8,
@@ -121,6 +128,15 @@ void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels);
 static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,
                                 int64_t at);
 
+/* Keeps a float in a register as it is, so that the compiler cannot fuse
+ * the multiplication before with the addition after (the runtime builds
+ * with -ffp-contract=fast; oneDNN's epilogue rounds each step). */
+#if defined(__aarch64__)
+#define CUVIL_FP_ROUNDED(x) __asm__("" : "+w"(x))
+#else
+#define CUVIL_FP_ROUNDED(x) __asm__("" : "+x"(x))
+#endif
+
 /* The epilogue's arithmetic for one accumulator (QuantArithmetic.h). */
 static inline uint8_t cuvil_requantize(int32_t acc, int32_t offset, float multiplier,
                                        int32_t zero, int32_t lo, int32_t hi) {
@@ -134,6 +150,23 @@ static inline uint8_t cuvil_requantize(int32_t acc, int32_t offset, float multip
 
 static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,
                                 int64_t at) {
+  if (e->bias) { /* oneDNN's steps, each rounded (no fused multiply-add) */
+    int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)e->offset[channel]);
+    float real = (float)sum * e->multiplier[channel];
+    CUVIL_FP_ROUNDED(real);
+    real = real + e->bias[channel];
+    if (e->y_float) {
+      ((float *)out)[at] = real;
+      return;
+    }
+    float t = real * e->y_inverse;
+    CUVIL_FP_ROUNDED(t);
+    t = t + (float)e->y_zero;
+    t = t > 1073741824.0f ? 1073741824.0f : t < -1073741824.0f ? -1073741824.0f : t;
+    int32_t v = (int32_t)__builtin_nearbyintf(t);
+    ((uint8_t *)out)[at] = (uint8_t)(v < e->y_min ? e->y_min : v > e->y_max ? e->y_max : v);
+    return;
+  }
   if (e->y_float) {
     int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)e->offset[channel]);
     ((float *)out)[at] = (float)sum * e->multiplier[channel];

@@ -474,17 +474,26 @@ struct SelectCpuKernelsPass final
       bias = constantF32(op->getOperand(2));
     int64_t cout = w->dim(0), kSize = w->numElements() / cout, kp = cuvil_qk_padded(kSize);
     int64_t zx = px.zeroPointAt(0);
+    auto arithmetic = op->getAttrOfType<StringAttr>("arithmetic");
+    bool onednn = arithmetic && arithmetic.getValue() == "onednn";
     SmallVector<int32_t> offset(cout);
-    SmallVector<float> multiplier(cout);
+    // oneDNN's epilogue: the multipliers float(sx) * float(sw), then the
+    // float bias and 1 / sy (kernel_abi.h's Y_ONEDNN).
+    SmallVector<float> multiplier(onednn ? 2 * cout + 1 : cout);
+    if (onednn)
+      multiplier[2 * cout] = py ? 1.0f / static_cast<float>(py.scaleAt(0)) : 0.0f;
     for (int64_t c = 0; c < cout; ++c) {
       // No output parameters: an f32 result, the sums dequantized.
-      multiplier[c] = py ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0))
-                         : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(c));
+      multiplier[c] = py && !onednn ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0))
+                                    : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(c));
+      if (onednn)
+        multiplier[cout + c] = bias ? static_cast<float>(bias->getDouble(c)) : 0.0f;
       float biasInverse = 1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(c));
-      int64_t bq = bias ? quant::roundToStorage(static_cast<float>(bias->getDouble(c)), biasInverse, 0,
-                                                std::numeric_limits<int32_t>::min(),
-                                                std::numeric_limits<int32_t>::max())
-                        : 0;
+      int64_t bq = bias && !onednn
+                       ? quant::roundToStorage(static_cast<float>(bias->getDouble(c)), biasInverse, 0,
+                                               std::numeric_limits<int32_t>::min(),
+                                               std::numeric_limits<int32_t>::max())
+                       : 0;
       uint32_t sum = 0;
       for (int64_t k = 0; k < kSize; ++k)
         sum += static_cast<uint32_t>(w->getInt(c * kSize + k));
@@ -541,6 +550,7 @@ struct SelectCpuKernelsPass final
       params[CUVIL_QCONV_X_ZERO] = zx;
       params[CUVIL_QCONV_Y_ZERO] = py ? py.zeroPointAt(0) : 0;
       params[CUVIL_QCONV_Y_FLOAT] = py ? 0 : 1;
+      params[CUVIL_QCONV_Y_ONEDNN] = onednn ? 1 : 0;
       params[CUVIL_QCONV_Y_MIN] = 0;
       params[CUVIL_QCONV_Y_MAX] = 255;
       callee = pixelRows ? (py ? "cuvil_rt_qconv2d_u8s8_rows" : "cuvil_rt_qconv2d_u8s8_rows_f32")
@@ -554,6 +564,7 @@ struct SelectCpuKernelsPass final
       params[CUVIL_QLINEAR_X_ZERO] = zx;
       params[CUVIL_QLINEAR_Y_ZERO] = py ? py.zeroPointAt(0) : 0;
       params[CUVIL_QLINEAR_Y_FLOAT] = py ? 0 : 1;
+      params[CUVIL_QLINEAR_Y_ONEDNN] = onednn ? 1 : 0;
       params[CUVIL_QLINEAR_Y_MIN] = 0;
       params[CUVIL_QLINEAR_Y_MAX] = 255;
       callee = py ? "cuvil_rt_qlinear_u8s8" : "cuvil_rt_qlinear_u8s8_f32";

@@ -8,7 +8,7 @@
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>
 // CHECK: %[[W1:.*]] = cuvil.constant dense<{{\[\[\[\[}}50]], {{\[\[}}-127]]], {{.*}}> : tensor<3x2x1x1xi8>
-// CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X]] {params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+// CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X]] {params = #cuvil.quant<scale = [0.02], zero_point = [128]>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
 // CHECK: %[[Y1:.*]] = cuvil.quant.conv2d %[[XQ]], %[[W1]], %{{.*}} stride [1, 1] padding [0, 0] dilation [1, 1]
 // CHECK-SAME: cuvil.precision = "int8"
 // CHECK-SAME: weight_params = #cuvil.quant<scale = [{{.*}}], zero_point = [0, 0, 0], axis = 0>
@@ -17,7 +17,7 @@
 // CHECK-NOT: cuvil.quant.quantize
 // CHECK: %[[W2:.*]] = cuvil.constant dense<{{.*}}> : tensor<2x3x1x1xi8>
 // CHECK: %[[Y2:.*]] = cuvil.quant.conv2d %[[Y1]], %[[W2]]
-// CHECK: %[[R:.*]] = cuvil.quant.dequantize %[[Y2]] {params = #cuvil.quant<scale = [5.000000e-02], zero_point = [10]>}
+// CHECK: %[[R:.*]] = cuvil.quant.dequantize %[[Y2]] {params = #cuvil.quant<scale = [0.05], zero_point = [10]>}
 // CHECK: return %[[R]]
 func.func @chain(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w1 = cuvil.constant dense<[[[[0.5]], [[-1.27]]], [[[0.25]], [[0.1]]], [[[-0.3]], [[0.6]]]]> : tensor<3x2x1x1xf32>
@@ -43,7 +43,7 @@ func.func @chain(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // CHECK: %[[W:.*]] = cuvil.constant dense<{{\[\[}}127, -64], [-127, 127]]> : tensor<2x2xi8>
 // CHECK: %[[X2:.*]] = cuvil.shape.reshape %{{.*}} {shape = array<i64: 6, 2>} : tensor<2x3x2xf32> -> tensor<6x2xf32>
 // CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X2]]
-// CHECK: cuvil.quant.linear %[[XQ]], %[[W]] {cuvil.precision = "int8", input_params = {{.*}}, output_params = {{.*}}, weight_params = #cuvil.quant<scale = [1.574803e-02, 3.149606e-03], zero_point = [0, 0], axis = 0>} : (tensor<6x2xui8>, tensor<2x2xi8>) -> tensor<6x2xui8>
+// CHECK: cuvil.quant.linear %[[XQ]], %[[W]] {cuvil.precision = "int8", input_params = {{.*}}, output_params = {{.*}}, weight_params = #cuvil.quant<scale = [0.015748031496062992, 0.00314960634614539], zero_point = [0, 0], axis = 0>} : (tensor<6x2xui8>, tensor<2x2xi8>) -> tensor<6x2xui8>
 // The reshape back runs on the storage (it commutes with dequantizing).
 // CHECK: cuvil.shape.reshape %{{.*}} {shape = array<i64: 2, 3, 2>} : tensor<6x2xui8> -> tensor<2x3x2xui8>
 // CHECK: cuvil.quant.dequantize
@@ -159,13 +159,13 @@ func.func @float_output(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // folded in; the next conv reads its ui8 result (no float in between).
 // CHECK-LABEL: func.func @residual
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>
-// CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X]] {params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>}
+// CHECK: %[[XQ:.*]] = cuvil.quant.quantize %[[X]] {params = #cuvil.quant<scale = [0.02], zero_point = [128]>}
 // CHECK: %[[Y1:.*]] = cuvil.quant.conv2d %[[XQ]], {{.*}} -> tensor<1x2x4x4xui8>
 // CHECK-NOT: cuvil.quant.dequantize
 // CHECK: %[[S:.*]] = cuvil.quant.add %[[Y1]], %[[XQ]] {cuvil.precision = "int8",
-// CHECK-SAME: lhs_params = #cuvil.quant<scale = [3.000000e-02], zero_point = [120]>
-// CHECK-SAME: output_params = #cuvil.quant<scale = [4.000000e-02], zero_point = [0]>, relu
-// CHECK-SAME: rhs_params = #cuvil.quant<scale = [2.000000e-02], zero_point = [128]>}
+// CHECK-SAME: lhs_params = #cuvil.quant<scale = [0.03], zero_point = [120]>
+// CHECK-SAME: output_params = #cuvil.quant<scale = [0.04], zero_point = [0]>, relu
+// CHECK-SAME: rhs_params = #cuvil.quant<scale = [0.02], zero_point = [128]>}
 // CHECK-SAME: : (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8>
 // CHECK-NOT: cuvil.act.relu
 // CHECK-NOT: cuvil.math.add

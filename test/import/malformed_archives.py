@@ -201,7 +201,7 @@ def cases(base):
     yield "B1 NEWOBJ of a non-TorchScript class", with_data(pickle_bytes(b"ccollections\nOrderedDict\n)\x81")), "only TorchScript (__torch__) classes"
     yield "B1 REDUCE on a __torch__ class", with_data(pickle_bytes(b"c__torch__\nTiny\n)R")), "not an allowed callable"
     yield "B1 BUILD on a list", with_data(pickle_bytes(b"]}b")), "BUILD on a list"
-    yield "B1 quantized tensor", with_data(pickle_bytes(b"ctorch._utils\n_rebuild_qtensor\n)R")), "quantized tensors are not supported"
+    yield "B1 quantized tensor without arguments", with_data(pickle_bytes(b"ctorch._utils\n_rebuild_qtensor\n)R")), "_rebuild_qtensor takes 7 arguments"
     yield "B2 stack underflow (SETITEM)", with_data(pickle_bytes(b"}s")), "CUVIL-E-PICKLE-CORRUPT"
     yield "B2 MARK imbalance", with_data(pickle_bytes(b"(]")), "unbalanced MARK"
     yield "B2 GET of unset memo", with_data(pickle_bytes(b"h\x07")), "never set"
@@ -270,6 +270,64 @@ def cases(base):
     yield "B8 string where a module is expected", with_data(b"\x80\x02" + obj(root_module, "Tiny", [("training", b"\x89"), ("fc", STR("oops"))]) + b"."), "CUVIL-E-IMPORT-"
 
 
+def quantized_archive(engine):
+    """A frozen linear layer quantized by PyTorch (weights per tensor with
+    qnnpack, per channel with onednn), and its weight's quantizer."""
+    from torch.ao.quantization import DeQuantStub, QuantStub, convert, get_default_qconfig, prepare
+    torch.backends.quantized.engine = engine
+
+    class QLinear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.fc, self.dq = QuantStub(), nn.Linear(3, 4), DeQuantStub()
+
+        def forward(self, x):
+            return self.dq(self.fc(self.q(x)))
+
+    torch.manual_seed(0)
+    m = QLinear().eval()
+    m.qconfig = get_default_qconfig(engine)
+    prepare(m, inplace=True)
+    m(torch.randn(16, 3))
+    convert(m, inplace=True)
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.freeze(torch.jit.trace(m, torch.randn(2, 3))), buf)
+    return buf.getvalue(), m.fc.weight()
+
+
+def quantized_cases():
+    """Corrupt packed-parameter states and quantizers (one mutation of a
+    real archive's constants.pkl each)."""
+    if "qnnpack" not in torch.backends.quantized.supported_engines:
+        return
+    per_tensor, w = quantized_archive("qnnpack")
+    z = zipfile.ZipFile(io.BytesIO(per_tensor))
+    consts = z.read(next(n for n in z.namelist() if n.endswith("constants.pkl")))
+    scale = b"G" + struct.pack(">d", w.q_scale())
+    assert consts.count(scale) == 1, "the weight's scale is not where the test expects it"
+
+    def with_consts(archive, new):
+        return rebuild(archive, replace={"constants.pkl": new})
+    yield "Q0 quantized linear (control)", per_tensor, None
+    yield "Q1 weight scale NaN", with_consts(per_tensor, consts.replace(scale, b"G" + struct.pack(">d", float("nan")))), "is not a positive finite number"
+    yield "Q1 weight scale negative", with_consts(per_tensor, consts.replace(scale, b"G" + struct.pack(">d", -w.q_scale()))), "is not a positive finite number"
+    yield "Q1 weight scale zero", with_consts(per_tensor, consts.replace(scale, b"G" + struct.pack(">d", 0.0))), "is not a positive finite number"
+    zp = scale + b"K" + bytes([w.q_zero_point() & 0xFF])
+    yield "Q2 zero point out of range", with_consts(per_tensor, consts.replace(zp, scale + b"M\x00\x04")), "zero point 1024 is outside"
+    yield "Q3 packed state of the wrong arity", with_consts(per_tensor, consts.replace(b"LinearPackedParamsBase", b"Conv2dPackedParamsBase")), "CUVIL-E-IMPORT-PACKED"
+    yield "Q4 weights of the wrong dtype", with_consts(per_tensor, consts.replace(b"torch\nQInt8Storage\n", b"torch\nQUInt8Storage\n", 1)), "weights must be 2-D qint8"
+    yield "Q4 quantized float storage", with_consts(per_tensor, consts.replace(b"torch\nQInt8Storage\n", b"torch\nFloatStorage\n", 1)), "CUVIL-E-PICKLE-QTENSOR"
+    yield "Q5 unknown packed class", with_consts(per_tensor, consts.replace(b"LinearPackedParamsBase", b"LinearPackedParamsBasX")), "does not read"
+    if "onednn" in torch.backends.quantized.supported_engines:
+        per_channel, _ = quantized_archive("onednn")
+        z = zipfile.ZipFile(io.BytesIO(per_channel))
+        consts = z.read(next(n for n in z.namelist() if n.endswith("constants.pkl")))
+        at = consts.find(b"RK\x00t", consts.find(b"per_channel_affine"))
+        assert at > 0, "the per-channel axis is not where the test expects it"
+        yield "Q0 per-channel quantized linear (control)", per_channel, None
+        yield "Q6 per-channel axis out of range", with_consts(per_channel, consts[:at] + b"RK\x05t" + consts[at + 4:]), "per-channel axis 5 is out of range"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--import", dest="importer", required=True)
@@ -279,7 +337,8 @@ def main():
     base = base_archive()
     failures = 0
     total = 0
-    for label, data, expect in cases(base):
+    import itertools
+    for label, data, expect in itertools.chain(cases(base), quantized_cases()):
         total += 1
         model = os.path.join(args.work, "case.pt")
         out = os.path.join(args.work, "case.mlir")

@@ -182,6 +182,15 @@ def Cuvil_KernelConfigAttr : AttrDef<Cuvil_Dialect, "KernelConfig"> {
 // Quantization parameters
 //===----------------------------------------------------------------------===//
 
+// Scales printed so that they parse back to the same double (MLIR's own
+// dense-array printer keeps 7 digits, and bytecode stores this attribute as
+// its text): a scale rounded by one part in 10^7 moves PyTorch's roundings.
+def Cuvil_ExactScalesParameter
+    : AttrParameter<"::mlir::DenseF64ArrayAttr", "scales, > 0 and finite"> {
+  let printer = [{ ::mlir::cuvil::printExactDoubles($_printer, $_self) }];
+  let parser = [{ ::mlir::cuvil::parseExactDoubles($_parser) }];
+}
+
 def Cuvil_QuantParamsAttr : AttrDef<Cuvil_Dialect, "QuantParams"> {
   let mnemonic = "quant";
   let summary = "Affine quantization parameters: real = (q - zero_point) * scale";
@@ -198,7 +207,7 @@ def Cuvil_QuantParamsAttr : AttrDef<Cuvil_Dialect, "QuantParams"> {
     ```
   }];
   let parameters = (ins
-    AttrParameter<"::mlir::DenseF64ArrayAttr", "scales, > 0 and finite">:$scale,
+    Cuvil_ExactScalesParameter:$scale,
     AttrParameter<"::mlir::DenseI64ArrayAttr", "zero points, one per scale">:$zero_point,
     DefaultValuedParameter<"int64_t", "-1", "the channel dimension, or -1 per tensor">:$axis);
   let assemblyFormat = "`<` struct(params) `>`";

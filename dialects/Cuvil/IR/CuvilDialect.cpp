@@ -10,12 +10,47 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::cuvil;
 
 #include "dialects/Cuvil/IR/CuvilDialect.cpp.inc"
 #include "dialects/Cuvil/IR/CuvilEnums.cpp.inc"
+
+void mlir::cuvil::printExactDoubles(AsmPrinter &printer, DenseF64ArrayAttr values) {
+  printer << '[';
+  llvm::interleaveComma(values.asArrayRef(), printer, [&](double v) {
+    char text[40];
+    for (int digits = 9; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof text, "%.*g", digits, v);
+      if (std::strtod(text, nullptr) == v)
+        break;
+    }
+    // MLIR's float literals need a decimal point ("5.0e-05", "1.0").
+    std::string s = text;
+    if (s.find('.') == std::string::npos) {
+      size_t e = s.find_first_of("eE");
+      s.insert(e == std::string::npos ? s.size() : e, ".0");
+    }
+    printer << s;
+  });
+  printer << ']';
+}
+
+FailureOr<DenseF64ArrayAttr> mlir::cuvil::parseExactDoubles(AsmParser &parser) {
+  SmallVector<double> values;
+  if (failed(parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        double v;
+        if (failed(parser.parseFloat(v)))
+          return failure();
+        values.push_back(v);
+        return success();
+      })))
+    return failure();
+  return DenseF64ArrayAttr::get(parser.getContext(), values);
+}
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Cuvil/IR/CuvilAttrs.cpp.inc"

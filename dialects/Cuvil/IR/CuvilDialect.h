@@ -17,6 +17,13 @@
 #include "dialects/Cuvil/IR/CuvilDialect.h.inc"
 #include "dialects/Cuvil/IR/CuvilEnums.h.inc"
 
+namespace mlir::cuvil {
+/// `[d, d, ...]` with each double in the fewest digits that parse back to
+/// it exactly (#cuvil.quant scales), and its parser.
+void printExactDoubles(AsmPrinter &printer, DenseF64ArrayAttr values);
+FailureOr<DenseF64ArrayAttr> parseExactDoubles(AsmParser &parser);
+} // namespace mlir::cuvil
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Cuvil/IR/CuvilAttrs.h.inc"
 

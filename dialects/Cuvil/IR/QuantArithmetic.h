@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace mlir::cuvil::quant {
 
@@ -81,6 +82,75 @@ inline int64_t addValues(int64_t a, double sa, int64_t za, int64_t b, double sb,
   if (relu)
     sum = std::fmax(sum, 0.0f);
   return quantizeValue(sum, sy, zy, qmin, qmax);
+}
+
+/// The arithmetic a quantized product or sum reproduces (its `arithmetic`
+/// attribute): QNNPACK's (the default of quant.conv2d / quant.linear) or
+/// oneDNN's as PyTorch's onednn engine runs it (the default of quant.add,
+/// whose float formula above is that engine's).
+enum class Arithmetic { Default, Qnnpack, Onednn };
+
+/// oneDNN's product epilogue: the sums scaled to real values with
+/// float(sx) * float(sw), the float bias added, then scaled by 1 / sy and
+/// the zero point added, each step rounded to float, then rounded to the
+/// nearest integer (ties to even). Separate statements: no contraction
+/// into fused multiply-adds, which round once.
+inline int64_t onednnRequantize(int32_t acc, float scale, float bias, float inverseOutputScale,
+                                float zeroPoint, int64_t qmin, int64_t qmax) {
+  float real = static_cast<float>(acc) * scale;
+  real = real + bias;
+  float t = real * inverseOutputScale;
+  t = t + zeroPoint;
+  float v = std::nearbyint(t);
+  if (!(v > -9223372036854775808.0f && v < 9223372036854775808.0f))
+    return qmin;
+  int64_t q = static_cast<int64_t>(v);
+  return q < qmin ? qmin : q > qmax ? qmax : q;
+}
+
+/// QNNPACK's quantized addition (quint8): both operands scaled to the
+/// output by fixed-point multipliers of 2^-shift, the zero points folded
+/// into one constant, rounded half away from zero by the remainder.
+struct QnnpackAddParams {
+  bool valid = false; ///< the scales within QNNPACK's range (else it refuses)
+  uint32_t aMultiplier = 0, bMultiplier = 0, shift = 0;
+  int32_t zeroPointProduct = 0, remainderMask = 0, remainderThreshold = 0;
+};
+
+inline QnnpackAddParams qnnpackAddParams(double sa, int64_t za, double sb, int64_t zb, double sy) {
+  QnnpackAddParams p;
+  float aScale = static_cast<float>(sa) / static_cast<float>(sy);
+  float bScale = static_cast<float>(sb) / static_cast<float>(sy);
+  float maxScale = aScale > bScale ? aScale : bScale;
+  if (!(maxScale >= 0x1.0p-14f && maxScale < 0x1.0p+8f))
+    return p;
+  uint32_t bits;
+  std::memcpy(&bits, &maxScale, sizeof bits);
+  int32_t exponent = static_cast<int32_t>(bits >> 23) - 127;
+  p.shift = static_cast<uint32_t>(21 - exponent);
+  uint32_t multiplierBits = static_cast<uint32_t>(21 - exponent + 127) << 23;
+  float multiplier;
+  std::memcpy(&multiplier, &multiplierBits, sizeof multiplier);
+  p.aMultiplier = static_cast<uint32_t>(static_cast<int32_t>(std::lrintf(aScale * multiplier)));
+  p.bMultiplier = static_cast<uint32_t>(static_cast<int32_t>(std::lrintf(bScale * multiplier)));
+  p.zeroPointProduct = static_cast<int32_t>(
+      0u - (p.aMultiplier * static_cast<uint32_t>(za) + p.bMultiplier * static_cast<uint32_t>(zb)));
+  uint32_t mask = (1u << p.shift) - 1u;
+  p.remainderMask = static_cast<int32_t>(mask);
+  p.remainderThreshold = static_cast<int32_t>(mask >> 1);
+  p.valid = true;
+  return p;
+}
+
+/// One element of QNNPACK's sum; `lo` is the zero point with relu.
+inline int64_t qnnpackAdd(int64_t a, int64_t b, const QnnpackAddParams &p, int64_t zy, int64_t lo,
+                          int64_t hi) {
+  int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(p.zeroPointProduct) +
+                                     static_cast<uint32_t>(a) * p.aMultiplier +
+                                     static_cast<uint32_t>(b) * p.bMultiplier);
+  int32_t rem = (acc & p.remainderMask) - static_cast<int32_t>(acc < 0);
+  int64_t y = static_cast<int64_t>((acc >> p.shift) + static_cast<int32_t>(rem > p.remainderThreshold)) + zy;
+  return y < lo ? lo : y > hi ? hi : y;
 }
 
 } // namespace mlir::cuvil::quant

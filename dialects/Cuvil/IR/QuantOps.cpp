@@ -109,7 +109,17 @@ static LogicalResult checkProductParams(Operation *op, QuantParamsAttr in, Quant
   return checkParams(op, out, y, "output_params");
 }
 
+/// The `arithmetic` attribute names an engine whose rounding the op
+/// reproduces.
+static LogicalResult checkArithmetic(Operation *op, std::optional<StringRef> arithmetic) {
+  if (arithmetic && *arithmetic != "qnnpack" && *arithmetic != "onednn")
+    return op->emitOpError() << "arithmetic '" << *arithmetic << "' is not one of qnnpack, onednn";
+  return success();
+}
+
 LogicalResult QuantConv2DOp::verify() {
+  if (failed(checkArithmetic(*this, getArithmetic())))
+    return failure();
   auto x = typeOf(getInput()), w = typeOf(getWeight()), y = typeOf(getResult());
   if (x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4)
     return emitOpError() << "takes NCHW input and [Cout, Cin/groups, KH, KW] weights";
@@ -140,6 +150,8 @@ LogicalResult QuantConv2DOp::verify() {
 }
 
 LogicalResult QuantLinearOp::verify() {
+  if (failed(checkArithmetic(*this, getArithmetic())))
+    return failure();
   auto x = typeOf(getInput()), w = typeOf(getWeight()), y = typeOf(getResult());
   if (x.getRank() != 2 || w.getRank() != 2 || y.getRank() != 2)
     return emitOpError() << "takes an input [M, K] and weights [N, K] (rank 2)";
@@ -160,6 +172,10 @@ LogicalResult QuantLinearOp::verify() {
 }
 
 LogicalResult QuantAddOp::verify() {
+  if (failed(checkArithmetic(*this, getArithmetic())))
+    return failure();
+  if (getArithmetic() == "qnnpack" && !typeOf(getResult()).getElementType().isUnsignedInteger(8))
+    return emitOpError() << "QNNPACK's arithmetic adds ui8 tensors only";
   auto a = typeOf(getLhs()), b = typeOf(getRhs()), y = typeOf(getResult());
   for (RankedTensorType t : {a, b, y})
     if (!t.getElementType().isInteger(8))

@@ -92,7 +92,8 @@ def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
   let arguments = (ins Cuvil_QuantStorageTensor:$input, Cuvil_QuantStorageTensor:$weight,
                        Optional<Cuvil_FloatTensor>:$bias, Cuvil_QuantParamsAttr:$input_params,
                        Cuvil_QuantParamsAttr:$weight_params,
-                       OptionalAttr<Cuvil_QuantParamsAttr>:$output_params);
+                       OptionalAttr<Cuvil_QuantParamsAttr>:$output_params,
+                       OptionalAttr<StrAttr>:$arithmetic);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->` type($result)
@@ -108,7 +109,8 @@ def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
     contributes nothing), the float bias quantized with scale `sx * sw[co]`,
     the float requantize epilogue. Input NCHW, weights `[Cout, Cin/groups,
     KH, KW]` per tensor or per output channel (axis 0). An f32 result without
-    `output_params` dequantizes the sums, as for `cuvil.quant.linear`.
+    `output_params` dequantizes the sums, as for `cuvil.quant.linear`, and
+    `arithmetic = "onednn"` is oneDNN's epilogue as there.
 
     ```mlir
     %y = cuvil.quant.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1]
@@ -121,7 +123,8 @@ def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, DefaultValuedAttr<I64Attr, "1">:$groups,
                        Cuvil_QuantParamsAttr:$input_params, Cuvil_QuantParamsAttr:$weight_params,
-                       OptionalAttr<Cuvil_QuantParamsAttr>:$output_params);
+                       OptionalAttr<Cuvil_QuantParamsAttr>:$output_params,
+                       OptionalAttr<StrAttr>:$arithmetic);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
@@ -137,7 +140,11 @@ def Cuvil_QuantAddOp : Cuvil_Op<"quant.add", [Pure, Cuvil_Elementwise], /*inferT
     in float, `max(sum, 0)` with `relu`, then quantized with
     `output_params` (`clamp(zero_point + nearbyint(sum * (1.0f / scale)))`,
     ties to even). Operands and result are 8-bit storage of one shape,
-    quantized per tensor.
+    quantized per tensor. That is the onednn engine's arithmetic;
+    `arithmetic = "qnnpack"` reproduces QNNPACK's instead (ui8 only): both
+    operands scaled by fixed-point multipliers of `2^-shift` derived from
+    `sa / sy` and `sb / sy`, the remainder rounding half away from zero,
+    `relu` clamping at the output's zero point (QuantArithmetic.h).
 
     ```mlir
     %y = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.05], zero_point = [128]>,
@@ -148,7 +155,8 @@ def Cuvil_QuantAddOp : Cuvil_Op<"quant.add", [Pure, Cuvil_Elementwise], /*inferT
   }];
   let arguments = (ins Cuvil_QuantStorageTensor:$lhs, Cuvil_QuantStorageTensor:$rhs,
                        Cuvil_QuantParamsAttr:$lhs_params, Cuvil_QuantParamsAttr:$rhs_params,
-                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$relu);
+                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$relu,
+                       OptionalAttr<StrAttr>:$arithmetic);
   let results = (outs Cuvil_QuantStorageTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)

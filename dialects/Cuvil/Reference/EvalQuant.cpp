@@ -60,12 +60,42 @@ Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real) {
 struct ChannelEpilogue {
   int32_t biasQ = 0;
   float multiplier = 0;
+  // oneDNN's epilogue: float(acc) * scale + bias, * inverse + zero point.
+  bool onednn = false;
+  float scale = 0, bias = 0, inverse = 0, zeroPoint = 0;
+
+  /// The accumulator (bias not added) to the output's storage.
+  int64_t requantize(int32_t acc, QuantParamsAttr py, int64_t lo, int64_t hi) const {
+    if (onednn)
+      return quant::onednnRequantize(acc, scale, bias, inverse, zeroPoint, lo, hi);
+    acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(biasQ));
+    return quant::requantizeAccumulator(acc, multiplier, py.zeroPointAt(0), lo, hi);
+  }
+  /// The accumulator dequantized (an f32 result).
+  float dequantize(int32_t acc) const {
+    if (onednn) {
+      float real = static_cast<float>(acc) * scale;
+      return real + bias;
+    }
+    acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(biasQ));
+    return quant::dequantizeAccumulator(acc, multiplier);
+  }
 };
 
 ChannelEpilogue channelEpilogue(QuantParamsAttr px, QuantParamsAttr pw, QuantParamsAttr py,
-                                const Tensor *bias, int64_t o) {
+                                const Tensor *bias, int64_t o, bool onednn) {
   ChannelEpilogue e;
   double sw = pw.scaleAt(o);
+  if (onednn) {
+    e.onednn = true;
+    e.scale = quant::dequantizeScale(px.scaleAt(0), sw);
+    e.bias = bias ? static_cast<float>(bias->getDouble(o)) : 0.0f;
+    if (py) {
+      e.inverse = 1.0f / static_cast<float>(py.scaleAt(0));
+      e.zeroPoint = static_cast<float>(py.zeroPointAt(0));
+    }
+    return e;
+  }
   if (bias)
     e.biasQ = static_cast<int32_t>(quant::quantizeValue(static_cast<float>(bias->getDouble(o)),
                                                         px.scaleAt(0) * sw, 0, INT32_MIN, INT32_MAX));
@@ -86,16 +116,15 @@ Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Ten
   int64_t zx = px.zeroPointAt(0);
   for (int64_t j = 0; j < n; ++j) {
     int64_t zw = pw.zeroPointAt(j);
-    ChannelEpilogue e = channelEpilogue(px, pw, py, bias, j);
+    ChannelEpilogue e = channelEpilogue(px, pw, py, bias, j, op.getArithmetic() == "onednn");
     for (int64_t i = 0; i < m; ++i) {
-      uint32_t acc = static_cast<uint32_t>(e.biasQ); // int32, wrapping
+      uint32_t acc = 0; // int32, wrapping
       for (int64_t kk = 0; kk < k; ++kk)
         acc += static_cast<uint32_t>((x.getInt(i * k + kk) - zx) * (w.getInt(j * k + kk) - zw));
       if (!py)
-        y.setDouble(i * n + j, quant::dequantizeAccumulator(static_cast<int32_t>(acc), e.multiplier));
+        y.setDouble(i * n + j, e.dequantize(static_cast<int32_t>(acc)));
       else
-        y.setInt(i * n + j, quant::requantizeAccumulator(static_cast<int32_t>(acc), e.multiplier,
-                                                         py.zeroPointAt(0), lo, hi));
+        y.setInt(i * n + j, e.requantize(static_cast<int32_t>(acc), py, lo, hi));
     }
   }
   return y;
@@ -115,11 +144,11 @@ Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Ten
   int64_t zx = px.zeroPointAt(0);
   for (int64_t o = 0; o < co; ++o) {
     int64_t g = o / cog, zw = pw.zeroPointAt(o);
-    ChannelEpilogue ep = channelEpilogue(px, pw, py, bias, o);
+    ChannelEpilogue ep = channelEpilogue(px, pw, py, bias, o, op.getArithmetic() == "onednn");
     for (int64_t b = 0; b < n; ++b)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
-          uint32_t acc = static_cast<uint32_t>(ep.biasQ); // int32, wrapping
+          uint32_t acc = 0; // int32, wrapping
           for (int64_t ci = 0; ci < cig; ++ci)
             for (int64_t a = 0; a < kh; ++a)
               for (int64_t e = 0; e < kw; ++e) {
@@ -132,10 +161,9 @@ Tensor quantConv2d(QuantConv2DOp op, const Tensor &x, const Tensor &w, const Ten
               }
           int64_t at = ((b * co + o) * oh + i) * ow + j;
           if (!py)
-            y.setDouble(at, quant::dequantizeAccumulator(static_cast<int32_t>(acc), ep.multiplier));
+            y.setDouble(at, ep.dequantize(static_cast<int32_t>(acc)));
           else
-            y.setInt(at, quant::requantizeAccumulator(static_cast<int32_t>(acc), ep.multiplier,
-                                                      py.zeroPointAt(0), lo, hi));
+            y.setInt(at, ep.requantize(static_cast<int32_t>(acc), py, lo, hi));
         }
   }
   return y;
@@ -167,6 +195,18 @@ void registerQuantEvaluators(OpEvaluators &e) {
     Tensor y(storage, a[0].shape());
     auto [lo, hi] = storageRange(storage);
     QuantParamsAttr pa = op.getLhsParams(), pb = op.getRhsParams(), py = op.getOutputParams();
+    if (op.getArithmetic() == "qnnpack") {
+      quant::QnnpackAddParams p = quant::qnnpackAddParams(pa.scaleAt(0), pa.zeroPointAt(0), pb.scaleAt(0),
+                                                          pb.zeroPointAt(0), py.scaleAt(0));
+      if (!p.valid) {
+        op.emitError() << "the scales' ratios are outside what QNNPACK's addition takes ([2^-14, 2^8))";
+        return failure();
+      }
+      int64_t floor = op.getRelu() ? std::max<int64_t>(lo, py.zeroPointAt(0)) : lo;
+      for (int64_t i = 0; i < y.numElements(); ++i)
+        y.setInt(i, quant::qnnpackAdd(a[0].getInt(i), a[1].getInt(i), p, py.zeroPointAt(0), floor, hi));
+      return y;
+    }
     for (int64_t i = 0; i < y.numElements(); ++i)
       y.setInt(i, quant::addValues(a[0].getInt(i), pa.scaleAt(0), pa.zeroPointAt(0), a[1].getInt(i),
                                    pb.scaleAt(0), pb.zeroPointAt(0), op.getRelu(), py.scaleAt(0),

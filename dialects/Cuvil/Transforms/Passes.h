@@ -13,6 +13,12 @@ namespace mlir::cuvil {
 #define GEN_PASS_DECL
 #include "dialects/Cuvil/Transforms/Passes.h.inc"
 
+/// What cuvil-fold-quant-round-trips does, for passes that end with it.
+void foldQuantRoundTrips(func::FuncOp f);
+/// Ops that may run on per-tensor quantized storage in place of the real
+/// values (max pooling, reshape, flatten): they select or move elements.
+bool commutesWithDequantize(Operation *op);
+
 /// Registers the passes above (for cuvil-opt and the tools).
 void registerCuvilTransformsPasses();
 

@@ -240,4 +240,29 @@ def CuvilDeadCodeEliminationPass
   ];
 }
 
+def CuvilFoldQuantRoundTripsPass
+    : Pass<"cuvil-fold-quant-round-trips", "::mlir::func::FuncOp"> {
+  let summary = "Runs the ops between quantized layers on the storage: quantize(dequantize(q, P), P) folds to q.";
+  let description = [{
+    Quantized models come out of `cuvil-quantize` and the importer of
+    PyTorch-quantized models with every float op between two quantized
+    layers wrapped in `dequantize` ... `quantize`. This pass removes the
+    round trips that change nothing, so the layers read each other's 8-bit
+    storage:
+    - a `relu` / `hardtanh` of a dequantized tensor every representable
+      value of which already lies within its bounds (a relu after an output
+      whose zero point is the storage's minimum) is the identity;
+    - max pooling, reshape and flatten of a dequantized tensor (per tensor)
+      run on the storage instead, the dequantization after them;
+    - `quantize(dequantize(q, P), P)` is `q`; one quantization per value,
+      parameters and type; dequantizations left unused go.
+
+    ```mlir
+    %d = cuvil.quant.dequantize %q {params = #P} : tensor<1x8x8x8xui8> -> tensor<1x8x8x8xf32>
+    %m = cuvil.pool.max_pool2d %d ...
+    %r = cuvil.quant.quantize %m {params = #P}          // becomes a max pool of %q
+    ```
+  }];
+}
+
 #endif // CUVIL_DIALECT_CUVIL_TRANSFORMS_PASSES_TD

@@ -45,6 +45,10 @@ def type_code(arg):
              "Generator": "Generator", "complex": "complex", "Storage": "Storage",
              "Stream": "Stream", "QScheme": "QScheme", "SymInt": "int"}
     base = names.get(s)
+    # Packed quantized weights (quantized::conv2d's, linear's): objects the
+    # importer makes itself from their pickled state.
+    if s.startswith("__torch__.torch.classes.quantized."):
+        base = "Any"
     if base is None and s.startswith("Dict["):
         base = "Dict"
     if base is None and s.startswith("Tuple["):
@@ -84,9 +88,22 @@ def default_code(v):
     return "None"
 
 
+# The quantized:: operators that models PyTorch quantized call (eager and
+# FX-mode static quantization, dynamic quantization of linear layers).
+QUANTIZED = {
+    "add", "add_relu", "add_scalar", "batch_norm2d", "cat", "cat_relu", "conv2d",
+    "conv2d_prepack", "conv2d_relu", "conv2d_unpack", "conv_transpose2d",
+    "conv_transpose2d_prepack", "conv_transpose2d_unpack", "embedding_bag_byte_rowwise_offsets",
+    "hardswish", "leaky_relu", "linear", "linear_dynamic", "linear_prepack",
+    "linear_relu", "linear_unpack", "mul", "mul_relu", "mul_scalar", "relu6",
+    "sigmoid",
+}
+
+
 def keep(schema):
     name = schema.name
-    if not (name.startswith("aten::") or name.startswith("prim::")):
+    quantized = name.startswith("quantized::") and name.split("::")[1] in QUANTIZED
+    if not (name.startswith("aten::") or name.startswith("prim::") or quantized):
         return False
     if "backward" in name or "out" in schema.overload_name.split("_") or "::_test" in name:
         return False

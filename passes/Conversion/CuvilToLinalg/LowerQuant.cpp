@@ -222,6 +222,8 @@ struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
 
 /// qadd: both operands dequantized per tensor, summed in float (max with
 /// 0 for relu), quantized with the output's parameters.
+Value widen(OpBuilder &b, Location loc, Value q, bool unsignedStorage);
+
 struct QuantAddLowering : OpConversionPattern<QuantAddOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(QuantAddOp op, OpAdaptor adaptor,
@@ -237,6 +239,39 @@ struct QuantAddLowering : OpConversionPattern<QuantAddOp> {
     double reach = 256.0 * (std::fabs(op.getLhsParams().scaleAt(0)) + std::fabs(op.getRhsParams().scaleAt(0))) *
                    std::fabs(double(cy.scale[0])) + 256.0;
     bool bounded = std::isfinite(reach) && reach < 1e9;
+    if (op.getArithmetic() == "qnnpack") {
+      // QNNPACK's fixed point (QuantArithmetic.h's qnnpackAdd), in int32.
+      quant::QnnpackAddParams p = quant::qnnpackAddParams(
+          op.getLhsParams().scaleAt(0), op.getLhsParams().zeroPointAt(0), op.getRhsParams().scaleAt(0),
+          op.getRhsParams().zeroPointAt(0), op.getOutputParams().scaleAt(0));
+      if (!p.valid)
+        return rewriter.notifyMatchFailure(op, "scales outside QNNPACK's range");
+      int64_t zy = op.getOutputParams().zeroPointAt(0);
+      int64_t lo = relu ? zy : 0;
+      Value r = elementwiseGeneric(
+          rewriter, loc, type, ValueRange{adaptor.getLhs(), adaptor.getRhs()},
+          [&](OpBuilder &b, Location l, ValueRange s) {
+            auto c = [&](int64_t v) {
+              return b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(v))).getResult();
+            };
+            Value a = widen(b, l, s[0], true), bb = widen(b, l, s[1], true);
+            Value acc = b.create<arith::AddIOp>(
+                l, c(p.zeroPointProduct),
+                b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, a, c(static_cast<int32_t>(p.aMultiplier))),
+                                        b.create<arith::MulIOp>(l, bb, c(static_cast<int32_t>(p.bMultiplier)))));
+            Value negative = b.create<arith::ExtUIOp>(
+                l, b.getI32Type(), b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, acc, c(0)));
+            Value rem = b.create<arith::SubIOp>(l, b.create<arith::AndIOp>(l, acc, c(p.remainderMask)), negative);
+            Value up = b.create<arith::ExtUIOp>(
+                l, b.getI32Type(), b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, rem, c(p.remainderThreshold)));
+            Value y = b.create<arith::AddIOp>(
+                l, b.create<arith::AddIOp>(l, b.create<arith::ShRSIOp>(l, acc, c(p.shift)), up), c(zy));
+            y = b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, y, c(lo)), c(255));
+            return b.create<arith::TruncIOp>(l, type.getElementType(), y).getResult();
+          });
+      rewriter.replaceOp(op, r);
+      return success();
+    }
     Value r = elementwiseGeneric(
         rewriter, loc, type, ValueRange{adaptor.getLhs(), adaptor.getRhs()},
         [&](OpBuilder &b, Location l, ValueRange s) {
@@ -273,18 +308,27 @@ struct ProductParams {
   bool perChannel = false;
   SmallVector<int32_t> weightZero;
   SmallVector<float> biasInverse, multiplier;
+  /// oneDNN's epilogue: the multiplier is float(sx) * float(sw), the bias
+  /// stays float, then * `inverse` (1 / sy) and + the zero point.
+  bool onednn = false;
+  float inverse = 0;
 };
 
-ProductParams productParams(QuantParamsAttr px, QuantParamsAttr pw, QuantParamsAttr py,
+ProductParams productParams(Operation *op, QuantParamsAttr px, QuantParamsAttr pw, QuantParamsAttr py,
                             int64_t outChannels) {
   ProductParams pp;
   pp.perChannel = !pw.isPerTensor();
+  auto arithmetic = op->getAttrOfType<StringAttr>("arithmetic");
+  pp.onednn = arithmetic && arithmetic.getValue() == "onednn";
+  if (pp.onednn && py)
+    pp.inverse = 1.0f / static_cast<float>(py.scaleAt(0));
   for (int64_t o = 0; o < (pp.perChannel ? outChannels : 1); ++o) {
     pp.weightZero.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
     pp.biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(o)));
     // Without output parameters (an f32 result) the sums are dequantized.
-    pp.multiplier.push_back(py ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0))
-                               : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(o)));
+    pp.multiplier.push_back(py && !pp.onednn
+                                ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0))
+                                : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(o)));
   }
   return pp;
 }
@@ -333,6 +377,19 @@ Value requantizeEpilogue(OpBuilder &rewriter, Location loc, RankedTensorType typ
     };
     size_t next = hasBias ? 2 : 1;
     Value sum = s[0];
+    if (pp.onednn) { // real = float(acc) * S + bias, then * (1 / sy) + zy
+      Value real = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, b.getF32Type(), sum),
+                                           scalar(next + 1, pp.multiplier[0]));
+      if (hasBias)
+        real = b.create<arith::AddFOp>(l, real, s[1]);
+      if (type.getElementType().isF32())
+        return real;
+      Value t = b.create<arith::MulFOp>(l, real, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(pp.inverse)));
+      t = b.create<arith::AddFOp>(l, t, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(zy))));
+      Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
+      Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+      return quantizeScalar(b, l, t, type.getElementType(), unsignedY, one, zeroF);
+    }
     if (hasBias) {
       Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
       Value biasQ = quantizeScalar(b, l, s[1], b.getI32Type(), false, scalar(next, pp.biasInverse[0]),
@@ -360,7 +417,7 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
     QuantParamsAttr px = op.getInputParams(), py = op.getOutputParamsAttr();
     int64_t n = type.getDimSize(1);
-    ProductParams pp = productParams(px, op.getWeightParams(), py, n);
+    ProductParams pp = productParams(op, px, op.getWeightParams(), py, n);
 
     // acc[m][n] = sum_k (x[m][k] - zx) * (w[n][k] - zw[n]), int32.
     AffineExpr m = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
@@ -442,7 +499,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
     Value wg = rewriter.create<tensor::ExpandShapeOp>(
         loc, wGrouped, adaptor.getWeight(), SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
 
-    ProductParams pp = productParams(px, pw, py, co);
+    ProductParams pp = productParams(op, px, pw, py, co);
     // d0 n, d1 g, d2 cog, d3 oh, d4 ow, d5 cig, d6 kh, d7 kw.
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<Value> ins{xg, wg};

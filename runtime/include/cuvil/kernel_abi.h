@@ -194,7 +194,12 @@ enum {
  * quantized bias in at compile time. K is padded to CUVIL_QK (zero
  * weights). With Y_FLOAT (1) the output is f32 instead, the sums
  * dequantized: y = float(acc + offset[c]) * multiplier[c], the multiplier
- * being float(sx) * float(sw[c]). */
+ * being float(sx) * float(sw[c]). With Y_ONEDNN (1) the epilogue is
+ * oneDNN's (QuantArithmetic.h's onednnRequantize): offset[c] = -x_zero *
+ * sum_k w[c][k] only, multiplier[c] = float(sx) * float(sw[c]), and the
+ * multiplier array continues with the float bias [Cout] and 1 / sy (one
+ * float): y = clamp(nearbyint((float(acc + offset[c]) * multiplier[c] +
+ * bias[c]) * (1 / sy) + y_zero)), each step rounded to float. */
 #define CUVIL_QK 4
 /* Output channels per packed weight panel of cuvil_rt_qlinear_u8s8:
  * [ceil(N/QN)][Kp/4][QN][4]. */
@@ -213,14 +218,14 @@ enum {
   CUVIL_QCONV_COUT, CUVIL_QCONV_OH, CUVIL_QCONV_OW, CUVIL_QCONV_KH, CUVIL_QCONV_KW,
   CUVIL_QCONV_SH, CUVIL_QCONV_SW, CUVIL_QCONV_PH, CUVIL_QCONV_PW, CUVIL_QCONV_DH, CUVIL_QCONV_DW,
   CUVIL_QCONV_GROUPS, CUVIL_QCONV_X_ZERO, CUVIL_QCONV_Y_ZERO, CUVIL_QCONV_Y_MIN, CUVIL_QCONV_Y_MAX,
-  CUVIL_QCONV_Y_FLOAT, CUVIL_QCONV_NUM_PARAMS
+  CUVIL_QCONV_Y_FLOAT, CUVIL_QCONV_Y_ONEDNN, CUVIL_QCONV_NUM_PARAMS
 };
 /* cuvil_rt_qlinear_u8s8(params, x u8 [M][K], weights s8 panels, offset
  * i32[N], multiplier f32[N], y u8 [M][N]). */
 enum {
   CUVIL_QLINEAR_VERSION, CUVIL_QLINEAR_M, CUVIL_QLINEAR_K, CUVIL_QLINEAR_N, CUVIL_QLINEAR_X_ZERO,
   CUVIL_QLINEAR_Y_ZERO, CUVIL_QLINEAR_Y_MIN, CUVIL_QLINEAR_Y_MAX, CUVIL_QLINEAR_Y_FLOAT,
-  CUVIL_QLINEAR_NUM_PARAMS
+  CUVIL_QLINEAR_Y_ONEDNN, CUVIL_QLINEAR_NUM_PARAMS
 };
 /* Padded K of the int8 kernels. */
 static inline int64_t cuvil_qk_padded(int64_t k) { return (k + CUVIL_QK - 1) / CUVIL_QK * CUVIL_QK; }

@@ -2,9 +2,9 @@
 
 // Round trip of the cuvil.quant family and #cuvil.quant.
 // CHECK-LABEL: func.func @round_trip
-//       CHECK:   cuvil.quant.quantize %{{.*}} {params = #cuvil.quant<scale = [5.000000e-02], zero_point = [128]>} : tensor<2x3xf32> -> tensor<2x3xui8>
-//       CHECK:   cuvil.quant.dequantize %{{.*}} {params = #cuvil.quant<scale = [1.000000e-01, 2.000000e-01, 3.000000e-01], zero_point = [0, 1, -1], axis = 1>} : tensor<2x3xi8> -> tensor<2x3xf32>
-//       CHECK:   cuvil.quant.requantize %{{.*}} {input_params = #cuvil.quant<scale = [1.000000e-03], zero_point = [0]>, output_params = #cuvil.quant<scale = [5.000000e-02], zero_point = [-3]>} : tensor<2x3xi32> -> tensor<2x3xi8>
+//       CHECK:   cuvil.quant.quantize %{{.*}} {params = #cuvil.quant<scale = [0.05], zero_point = [128]>} : tensor<2x3xf32> -> tensor<2x3xui8>
+//       CHECK:   cuvil.quant.dequantize %{{.*}} {params = #cuvil.quant<scale = [0.1, 0.2, 0.3], zero_point = [0, 1, -1], axis = 1>} : tensor<2x3xi8> -> tensor<2x3xf32>
+//       CHECK:   cuvil.quant.requantize %{{.*}} {input_params = #cuvil.quant<scale = [0.001], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.05], zero_point = [-3]>} : tensor<2x3xi32> -> tensor<2x3xi8>
 func.func @round_trip(%x: tensor<2x3xf32>, %c: tensor<2x3xi8>, %acc: tensor<2x3xi32>) -> (tensor<2x3xui8>, tensor<2x3xf32>, tensor<2x3xi8>) {
   %q = cuvil.quant.quantize %x {params = #cuvil.quant<scale = [0.05], zero_point = [128]>} : tensor<2x3xf32> -> tensor<2x3xui8>
   %d = cuvil.quant.dequantize %c {params = #cuvil.quant<scale = [0.1, 0.2, 0.3], zero_point = [0, 1, -1], axis = 1>} : tensor<2x3xi8> -> tensor<2x3xf32>
@@ -15,7 +15,7 @@ func.func @round_trip(%x: tensor<2x3xf32>, %c: tensor<2x3xi8>, %acc: tensor<2x3x
 // -----
 
 // CHECK-LABEL: func.func @linear
-//       CHECK:   cuvil.quant.linear %{{.*}}, %{{.*}}, %{{.*}} {input_params = #cuvil.quant<scale = [3.000000e-02], zero_point = [120]>, output_params = #cuvil.quant<scale = [8.000000e-02], zero_point = [100]>, weight_params = #cuvil.quant<scale = [5.000000e-03, 6.000000e-03], zero_point = [0, 0], axis = 0>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
+//       CHECK:   cuvil.quant.linear %{{.*}}, %{{.*}}, %{{.*}} {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 0], axis = 0>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
 //       CHECK:   cuvil.quant.linear %{{.*}}, %{{.*}} {{.*}} : (tensor<5x37xui8>, tensor<2x37xi8>) -> tensor<5x2xui8>
 func.func @linear(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>, %b: tensor<2xf32>) -> (tensor<5x2xui8>, tensor<5x2xui8>) {
   %0 = cuvil.quant.linear %x, %w, %b {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 0], axis = 0>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<5x37xui8>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xui8>
