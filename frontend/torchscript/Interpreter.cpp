@@ -993,6 +993,14 @@ bool containsPoison(const IValue &v) {
 }
 } // namespace
 
+bool bindOperatorArgs(const std::string &name, const std::vector<IValue> &args,
+                      const std::vector<std::pair<std::string, IValue>> &kwargs, BoundArgs &out) {
+  for (const Schema *s : SchemaTable::get().overloads(name))
+    if (bindArgs(*s, args, kwargs, out))
+      return true;
+  return false;
+}
+
 IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> args,
                                  std::vector<std::pair<std::string, IValue>> kwargs) {
   // An unsupported result poisons what is computed from it. Container

@@ -55,6 +55,10 @@ public:
   bool has(const std::string &name) const;
 };
 
+/// Binds a call of operator `name` to the first of its schemas it fits.
+bool bindOperatorArgs(const std::string &name, const std::vector<IValue> &args,
+                      const std::vector<std::pair<std::string, IValue>> &kwargs, BoundArgs &out);
+
 class Interpreter;
 /// Translates one operator call. Returns the result (a Tuple for several).
 using OpHandler = std::function<IValue(Interpreter &, const BoundArgs &)>;

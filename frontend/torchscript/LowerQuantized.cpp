@@ -404,6 +404,68 @@ Rule ruleFor(const std::string &name) {
   return Rule::Unsupported;
 }
 
+/// avg_pool2d / adaptive_avg_pool2d (windows of one size) on a tensor
+/// quantized per tensor: quant.avg_pool2d with PyTorch's rounding, the
+/// input's parameters kept; null when the call is not of that form.
+Value quantizedAveragePool(Interpreter &in, const std::string &name, const std::vector<IValue> &args,
+                           const std::vector<std::pair<std::string, IValue>> &kwargs) {
+  BoundArgs b;
+  if (!bindOperatorArgs(name, args, kwargs, b) || !b.get("self").isTensor())
+    return {};
+  Args a{in, b};
+  const TensorBox &box = *b.get("self").tensor;
+  auto p = llvm::cast<cir::QuantParamsAttr>(box.qparams);
+  auto xt = typeOf(box.qstorage);
+  if (!p.isPerTensor() || xt.getRank() != 4 || !xt.hasStaticShape() || !xt.getElementType().isInteger(8))
+    return {};
+  int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
+  std::vector<int64_t> kernel, stride, padding = {0, 0};
+  bool includePad = true, global = false;
+  if (name == "aten::adaptive_avg_pool2d") {
+    std::vector<int64_t> size = a.ints("output_size");
+    if (size.size() == 1)
+      size.push_back(size[0]);
+    if (size.size() != 2 || size[0] < 1 || size[1] < 1 || h % size[0] || w % size[1])
+      return {};
+    kernel = {h / size[0], w / size[1]};
+    stride = kernel;
+    global = size[0] == 1 && size[1] == 1;
+  } else {
+    if (a.b("ceil_mode") || !a.none("divisor_override"))
+      return {};
+    kernel = a.ints("kernel_size");
+    stride = a.ints("stride");
+    padding = a.ints("padding");
+    includePad = a.b("count_include_pad");
+    if (kernel.size() == 1)
+      kernel.push_back(kernel[0]);
+    if (stride.empty())
+      stride = kernel;
+    if (stride.size() == 1)
+      stride.push_back(stride[0]);
+    if (padding.size() == 1)
+      padding.push_back(padding[0]);
+    if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2)
+      return {};
+    // QNNPACK divides by the padded window's size only.
+    if (!includePad && in.quantizedEngine() == "qnnpack" && (padding[0] || padding[1]))
+      return {};
+  }
+  for (int k = 0; k < 2; ++k)
+    if (kernel[k] < 1 || stride[k] < 1 || padding[k] < 0 || 2 * padding[k] > kernel[k])
+      return {};
+  int64_t oh = (h + 2 * padding[0] - kernel[0]) / stride[0] + 1, ow = (w + 2 * padding[1] - kernel[1]) / stride[1] + 1;
+  auto yt = RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1), oh, ow}, xt.getElementType());
+  // QNNPACK's global pooling rounds before adding the zero point.
+  mlir::StringAttr arithmetic =
+      global && in.quantizedEngine() == "qnnpack" ? in.builder().getStringAttr("qnnpack") : mlir::StringAttr();
+  Value y = in.builder().create<cir::QuantAvgPool2DOp>(
+      in.location(), yt, box.qstorage, i64s(in, kernel), i64s(in, stride), i64s(in, padding),
+      includePad ? in.builder().getUnitAttr() : mlir::UnitAttr(), p, p, arithmetic);
+  markInt8(y);
+  return y;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -501,6 +563,9 @@ IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IV
   if ((name == "aten::q_scale" || name == "aten::q_zero_point") && params.isPerTensor())
     return name == "aten::q_scale" ? IValue::floating(params.getScale()[0])
                                    : IValue::integer(params.getZeroPoint()[0]);
+  if (name == "aten::adaptive_avg_pool2d" || name == "aten::avg_pool2d")
+    if (Value pooled = quantizedAveragePool(in, name, args, kwargs))
+      return makeQuantized(in, pooled, params);
   Rule rule = ruleFor(name);
   if (rule == Rule::Pass) {
     handled = false;

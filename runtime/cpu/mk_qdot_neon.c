@@ -28,11 +28,12 @@
 static inline void store4(int32x4_t acc, int32_t offset, float multiplier, float bias,
                           const cuvil_qepilogue *e, void *out, int64_t at, int64_t count) {
   int32x4_t sum = vaddq_s32(acc, vdupq_n_s32(offset));
-  float32x4_t t = vmulq_n_f32(vcvtq_f32_s32(sum), multiplier);
-  if (e->bias) { /* oneDNN's epilogue: the float bias, then the output's scale */
-    CUVIL_FP_ROUNDED(t);
+  float32x4_t t = vcvtq_f32_s32(sum);
+  if (e->bias) { /* oneDNN's epilogue: the bias in the sums' domain first */
     t = vaddq_f32(t, vdupq_n_f32(bias));
+    CUVIL_FP_ROUNDED(t);
   }
+  t = vmulq_n_f32(t, multiplier);
   if (e->y_float) {
     float v[4];
     vst1q_f32(v, t);
@@ -41,7 +42,6 @@ static inline void store4(int32x4_t acc, int32_t offset, float multiplier, float
   }
   int32x4_t q;
   if (e->bias) {
-    t = vmulq_n_f32(t, e->y_inverse);
     CUVIL_FP_ROUNDED(t);
     t = vaddq_f32(t, vdupq_n_f32((float)e->y_zero));
     t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(-1073741824.0f)), vdupq_n_f32(1073741824.0f));

@@ -26,10 +26,11 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
 #ifdef __clang__
 #pragma clang fp contract(off)
 #endif
-  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset)), multiplier);
-  if (e->bias) /* oneDNN's epilogue: the float bias, then the output's scale */
+  __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset));
+  if (e->bias) /* oneDNN's epilogue: the bias in the sums' domain first */
     f = _mm512_add_ps(f, bias);
-  if (e->y_float) { /* the sums dequantized: float(acc + offset) * multiplier (+ bias) */
+  f = _mm512_mul_ps(f, multiplier);
+  if (e->y_float) { /* the sums dequantized: float(acc + offset) * multiplier */
     float *dst = (float *)base + at;
     if (count >= 16)
       _mm512_storeu_ps(dst, f);
@@ -41,8 +42,7 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
   const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
   __m512i v;
   if (e->bias) {
-    __m512 t = _mm512_mul_ps(f, _mm512_set1_ps(e->y_inverse));
-    t = _mm512_add_ps(t, _mm512_cvtepi32_ps(zero));
+    __m512 t = _mm512_add_ps(f, _mm512_cvtepi32_ps(zero));
     t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
     v = _mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   } else {

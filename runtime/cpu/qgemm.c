@@ -26,13 +26,12 @@ _Static_assert((int64_t)CUVIL_QCONV_NP * CUVIL_QCONV_MAX_KP <= CUVIL_THREAD_SCRA
                    (int64_t)CUVIL_QLINEAR_MR * CUVIL_QCONV_MAX_KP <= CUVIL_THREAD_SCRATCH_BYTES,
                "a tile of patches (or of padded rows) must fit in a thread's scratch");
 
-/* Y_ONEDNN: the bias and 1 / sy follow the `count` multipliers (kernel_abi.h). */
+/* Y_ONEDNN: the biases follow the `count` multipliers (kernel_abi.h). */
 static void onednn_epilogue(cuvil_qepilogue *e, const float *multipliers, int64_t count, int64_t first,
                             int64_t onednn) {
   if (!onednn)
     return;
   e->bias = multipliers + count + first;
-  e->y_inverse = multipliers[2 * count];
 }
 
 static const cuvil_qkernels *best_qkernels;
@@ -215,7 +214,7 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
       int64_t co = g * cog + r;
       cuvil_qepilogue e = {j->offset + co, j->multiplier + co, (int32_t)q[CUVIL_QCONV_Y_ZERO],
                            (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
-                           (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL, 0.0f};
+                           (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
       onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], co, q[CUVIL_QCONV_Y_ONEDNN]);
       for (int64_t t = t0; t < t1; ++t) {
         int64_t p0 = t * CUVIL_QCONV_NP;
@@ -264,7 +263,7 @@ static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
       taps[t] = (float)j->weights[c * j->kp + t * 4];
     cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
                          (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
-                         (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL, 0.0f};
+                         (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
     onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], c, q[CUVIL_QCONV_Y_ONEDNN]);
     const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
     j->kernels->depthwise_plane(plane, j->wp, OH, OW, geometry, taps, &e, out_at(j, item * OH * OW));
@@ -364,7 +363,7 @@ static void qrows_gemm_body(void *closure, int64_t begin, int64_t end) {
     int64_t rows = r->pixels - m0 < mr ? r->pixels - m0 : mr;
     int64_t cols = cout - n0 < block_cols ? cout - n0 : block_cols;
     cuvil_qepilogue e = {j->offset + n0, j->multiplier + n0, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX], (int32_t)y_float, NULL, 0.0f};
+                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX], (int32_t)y_float, NULL};
     onednn_epilogue(&e, j->multiplier, cout, n0, q[CUVIL_QCONV_Y_ONEDNN]);
     int64_t at = m0 * cout + n0;
     void *y = y_float ? (void *)((float *)r->staged + at) : (void *)(r->staged + at);
@@ -466,7 +465,7 @@ static void qlinear_body(void *closure, int64_t begin, int64_t end) {
     }
     cuvil_qepilogue e = {j->offset + n0, j->multiplier + n0, (int32_t)q[CUVIL_QLINEAR_Y_ZERO],
                          (int32_t)q[CUVIL_QLINEAR_Y_MIN], (int32_t)q[CUVIL_QLINEAR_Y_MAX],
-                         (int32_t)q[CUVIL_QLINEAR_Y_FLOAT], NULL, 0.0f};
+                         (int32_t)q[CUVIL_QLINEAR_Y_FLOAT], NULL};
     onednn_epilogue(&e, j->multiplier, q[CUVIL_QLINEAR_N], n0, q[CUVIL_QLINEAR_Y_ONEDNN]);
     int64_t at = m0 * nn + n0;
     void *y = q[CUVIL_QLINEAR_Y_FLOAT] ? (void *)((float *)j->y + at) : (void *)((uint8_t *)j->y + at);

@@ -35,13 +35,12 @@ typedef struct cuvil_qepilogue {
   /* f32 output (the sums dequantized: float(acc + offset) * multiplier):
    * `out`/`y` of the tiles then point to floats, strides in elements. */
   int32_t y_float;
-  /* oneDNN's epilogue (PyTorch's onednn engine) when not NULL: the float
-   * bias per row/column as offset and multiplier, and y = nearbyint(
-   * (float(acc + offset) * multiplier + bias) * y_inverse + y_zero), each
-   * step rounded to float (f32 output: float(acc + offset) * multiplier +
-   * bias). */
+  /* oneDNN's epilogue (PyTorch's onednn engine) when not NULL: the bias in
+   * the sums' domain per row/column as offset and multiplier, and y =
+   * nearbyint((float(acc + offset) + bias) * multiplier + y_zero), each
+   * step rounded to float (f32 output: (float(acc + offset) + bias) *
+   * multiplier). */
   const float *bias;
-  float y_inverse;
 } cuvil_qepilogue;
 
 /* out[r * ldo + p] for r < rows, p < cols: the tile of w[rows][kp] (s8,
@@ -152,14 +151,13 @@ static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t c
                                 int64_t at) {
   if (e->bias) { /* oneDNN's steps, each rounded (no fused multiply-add) */
     int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)e->offset[channel]);
-    float real = (float)sum * e->multiplier[channel];
+    float real = (float)sum + e->bias[channel];
     CUVIL_FP_ROUNDED(real);
-    real = real + e->bias[channel];
+    float t = real * e->multiplier[channel];
     if (e->y_float) {
-      ((float *)out)[at] = real;
+      ((float *)out)[at] = t;
       return;
     }
-    float t = real * e->y_inverse;
     CUVIL_FP_ROUNDED(t);
     t = t + (float)e->y_zero;
     t = t > 1073741824.0f ? 1073741824.0f : t < -1073741824.0f ? -1073741824.0f : t;

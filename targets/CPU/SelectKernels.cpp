@@ -477,17 +477,21 @@ struct SelectCpuKernelsPass final
     auto arithmetic = op->getAttrOfType<StringAttr>("arithmetic");
     bool onednn = arithmetic && arithmetic.getValue() == "onednn";
     SmallVector<int32_t> offset(cout);
-    // oneDNN's epilogue: the multipliers float(sx) * float(sw), then the
-    // float bias and 1 / sy (kernel_abi.h's Y_ONEDNN).
-    SmallVector<float> multiplier(onednn ? 2 * cout + 1 : cout);
-    if (onednn)
-      multiplier[2 * cout] = py ? 1.0f / static_cast<float>(py.scaleAt(0)) : 0.0f;
+    // oneDNN's epilogue: the multipliers, then the biases scaled into the
+    // sums' domain (kernel_abi.h's Y_ONEDNN, QuantArithmetic.h).
+    SmallVector<float> multiplier(onednn ? 2 * cout : cout);
     for (int64_t c = 0; c < cout; ++c) {
-      // No output parameters: an f32 result, the sums dequantized.
-      multiplier[c] = py && !onednn ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0))
-                                    : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(c));
-      if (onednn)
-        multiplier[cout + c] = bias ? static_cast<float>(bias->getDouble(c)) : 0.0f;
+      if (onednn) {
+        quant::OnednnEpilogue one = quant::onednnEpilogue(
+            px.scaleAt(0), pw.scaleAt(c), bias ? static_cast<float>(bias->getDouble(c)) : 0.0f,
+            py ? py.scaleAt(0) : 1.0, !py);
+        multiplier[c] = one.multiplier;
+        multiplier[cout + c] = one.bias;
+      } else {
+        // No output parameters: an f32 result, the sums dequantized.
+        multiplier[c] = py ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(c), py.scaleAt(0))
+                           : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(c));
+      }
       float biasInverse = 1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(c));
       int64_t bq = bias && !onednn
                        ? quant::roundToStorage(static_cast<float>(bias->getDouble(c)), biasInverse, 0,

@@ -90,7 +90,16 @@ def quantized_model(name, engine):
         m = prepare_fx(m, qconfig, (calibration[0],))
         for x in calibration:
             m(x)
-        return convert_fx(m), False
+        m = convert_fx(m)
+        # The quantized output itself: the final dequantize taken out.
+        for node in m.graph.nodes:
+            if node.op == "output":
+                d = node.args[0]
+                if getattr(d, "target", None) == "dequantize":
+                    node.args = (d.args[0],)
+                    m.graph.erase_node(d)
+        m.recompile()
+        return m, False
     m = settle_batch_norm(ZOO[name]())
     m.fuse_model()
     m.qconfig = get_default_qconfig(engine)
@@ -189,7 +198,7 @@ def main():
                         cmd = [tool("cuvil-export"), "--model", pt, "--target", target, "--input-shape",
                                f"0=1x3x{SIZE}x{SIZE}xf32", "-o", lib]
                         if target == "x86_64":
-                            cmd[2:2] = ["--quantized-engine", engine]
+                            cmd += ["--quantized-engine", engine]
                         run(cmd, f"{label}: cuvil-export --target {target}")
                         runner = [tool("cuvil-run")] if target == "x86_64" else \
                             [qemu, "-L", "/usr/aarch64-linux-gnu", run_aarch64]

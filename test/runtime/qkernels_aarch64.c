@@ -42,7 +42,7 @@ int main(void) {
         offset[i] = (int32_t)(next() % 40000) - 20000;
         multiplier[i] = (float)(next() % 1000 + 1) * 1e-6f;
       }
-      cuvil_qepilogue e = {offset, multiplier, 7, 0, 255, yf, NULL, 0.0f};
+      cuvil_qepilogue e = {offset, multiplier, 7, 0, 255, yf, NULL};
       for (int64_t rows = 1; rows <= 8; ++rows)
         for (int64_t cols = 1; cols <= CUVIL_QCONV_NP; cols += 5) {
           float a[8 * CUVIL_QCONV_NP], c[8 * CUVIL_QCONV_NP];

@@ -90,22 +90,55 @@ inline int64_t addValues(int64_t a, double sa, int64_t za, int64_t b, double sb,
 /// whose float formula above is that engine's).
 enum class Arithmetic { Default, Qnnpack, Onednn };
 
-/// oneDNN's product epilogue: the sums scaled to real values with
-/// float(sx) * float(sw), the float bias added, then scaled by 1 / sy and
-/// the zero point added, each step rounded to float, then rounded to the
-/// nearest integer (ties to even). Separate statements: no contraction
-/// into fused multiply-adds, which round once.
-inline int64_t onednnRequantize(int32_t acc, float scale, float bias, float inverseOutputScale,
-                                float zeroPoint, int64_t qmin, int64_t qmax) {
-  float real = static_cast<float>(acc) * scale;
-  real = real + bias;
-  float t = real * inverseOutputScale;
+/// oneDNN's product epilogue as PyTorch's onednn engine sets it up (ideep
+/// takes reciprocal scales, 1 / s in double rounded to float): with
+/// r = float(1 / sx) * float(1 / sw), the bias scaled into the sums'
+/// domain, `bias * r`, added to float(acc), the sum multiplied by
+/// `float(1 / sy) / r`, the zero point added, each step rounded to float,
+/// then rounded to the nearest integer (ties to even). Separate
+/// statements: no contraction into fused multiply-adds, which round once.
+struct OnednnEpilogue {
+  float bias = 0;       ///< bias * r
+  float multiplier = 0; ///< float(1 / sy) / r (1 / r for an f32 result)
+};
+
+inline OnednnEpilogue onednnEpilogue(double inputScale, double weightScale, float bias,
+                                     double outputScale, bool floatResult) {
+  float r = static_cast<float>(1.0 / inputScale) * static_cast<float>(1.0 / weightScale);
+  OnednnEpilogue e;
+  e.bias = bias * r;
+  e.multiplier = (floatResult ? 1.0f : static_cast<float>(1.0 / outputScale)) / r;
+  return e;
+}
+
+inline int64_t onednnRequantize(int32_t acc, OnednnEpilogue e, float zeroPoint, int64_t qmin,
+                                int64_t qmax) {
+  float sum = static_cast<float>(acc) + e.bias;
+  float t = sum * e.multiplier;
   t = t + zeroPoint;
   float v = std::nearbyint(t);
   if (!(v > -9223372036854775808.0f && v < 9223372036854775808.0f))
     return qmin;
   int64_t q = static_cast<int64_t>(v);
   return q < qmin ? qmin : q > qmax ? qmax : q;
+}
+
+/// The multiplier of a quantized average over `divisor` taps:
+/// float(float(sx) / float(sy)) / float(divisor).
+inline float averageMultiplier(double inputScale, double outputScale, int64_t divisor) {
+  float ratio = static_cast<float>(inputScale) / static_cast<float>(outputScale);
+  return ratio / static_cast<float>(divisor);
+}
+
+/// A window's centred int32 sum to the output: nearbyint(float(acc) * m +
+/// float(zy)) (PyTorch's x86 pooling), or nearbyint(float(acc) * m) + zy
+/// (`qnnpack`: QNNPACK's global pooling), saturated.
+inline int64_t averageValue(int32_t acc, float multiplier, int64_t zeroPoint, bool qnnpack,
+                            int64_t qmin, int64_t qmax) {
+  float t = static_cast<float>(acc) * multiplier;
+  float v = qnnpack ? std::nearbyint(t) + static_cast<float>(zeroPoint)
+                    : std::nearbyint(t + static_cast<float>(zeroPoint));
+  return v < qmin ? qmin : v > qmax ? qmax : static_cast<int64_t>(v);
 }
 
 /// QNNPACK's quantized addition (quint8): both operands scaled to the

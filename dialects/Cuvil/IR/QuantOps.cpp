@@ -192,3 +192,30 @@ LogicalResult QuantAddOp::verify() {
     return failure();
   return checkParams(*this, getOutputParams(), y, "output_params");
 }
+
+LogicalResult QuantAvgPool2DOp::verify() {
+  if (failed(checkArithmetic(*this, getArithmetic())))
+    return failure();
+  auto x = typeOf(getInput()), y = typeOf(getResult());
+  if (!x.getElementType().isInteger(8) || x.getElementType() != y.getElementType())
+    return emitOpError() << "takes and returns 8-bit storage of one type";
+  if (x.getRank() != 4 || y.getRank() != 4)
+    return emitOpError() << "takes and returns NCHW tensors";
+  if (getKernelSize().size() != 2 || getStride().size() != 2 || getPadding().size() != 2)
+    return emitOpError() << "kernel, stride and padding take two values each";
+  for (int k = 0; k < 2; ++k) {
+    if (getKernelSize()[k] < 1 || getStride()[k] < 1 || getPadding()[k] < 0 ||
+        2 * getPadding()[k] > getKernelSize()[k])
+      return emitOpError() << "needs positive kernel sizes and strides, and padding of at most half the kernel";
+    int64_t in = x.getDimSize(2 + k), out = y.getDimSize(2 + k);
+    if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out) &&
+        out != (in + 2 * getPadding()[k] - getKernelSize()[k]) / getStride()[k] + 1)
+      return emitOpError() << "result size " << out << " of spatial dimension " << k << " does not follow from "
+                           << in;
+  }
+  if (!getInputParams().isPerTensor() || !getOutputParams().isPerTensor())
+    return emitOpError() << "input and output are quantized per tensor";
+  if (failed(checkParams(*this, getInputParams(), x, "input_params")))
+    return failure();
+  return checkParams(*this, getOutputParams(), y, "output_params");
+}

@@ -77,6 +77,13 @@ def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
     to even (QuantArithmetic.h). `x` is `[M, K]`, `w` is `[N, K]` (weights
     per tensor or per output channel, axis 0), `bias` is `[N]` f32.
 
+    `arithmetic = "onednn"` reproduces PyTorch's onednn engine instead
+    (its reciprocal scales, `1 / s` rounded to float): with `r = float(1 /
+    sx) * float(1 / sw[n])`, `y = clamp(nearbyint((float(acc) + bias[n] *
+    r) * (float(1 / sy) / r) + float(zy)))`, each step rounded to float
+    (QuantArithmetic.h); an f32 result is `(float(acc) + bias[n] * r) *
+    (1 / r)`. `arithmetic = "qnnpack"` names the default.
+
     With an f32 result and no `output_params` the epilogue dequantizes
     the sums instead of requantizing them: `y = float(acc) * (float(sx) *
     float(sw[n]))` (what `cuvil-quantize` gives a layer whose output only
@@ -160,6 +167,37 @@ def Cuvil_QuantAddOp : Cuvil_Op<"quant.add", [Pure, Cuvil_Elementwise], /*inferT
   let results = (outs Cuvil_QuantStorageTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)
+  }];
+}
+
+def Cuvil_QuantAvgPool2DOp : Cuvil_Op<"quant.avg_pool2d", [Pure], /*inferTypes=*/0> {
+  let summary = "Quantized 2-D average pooling, rounded as PyTorch's quantized kernels round it.";
+  let description = [{
+    `avg_pool2d` / `adaptive_avg_pool2d` on a quantized tensor (windows of
+    one size): per window the int32 sum `acc` of `q - zx` over the taps
+    inside the input (padding contributes nothing), the divisor `d` the
+    window's size (`count_include_pad`, the taps in the padded input) or its
+    taps inside the input, the multiplier `m = float(float(sx) /
+    float(sy)) / float(d)`, then `y = clamp(nearbyint(float(acc) * m +
+    float(zy)))` in float (PyTorch's x86 kernels, and QNNPACK's pooling with
+    padding counted). `arithmetic = "qnnpack"` is QNNPACK's global pooling:
+    `y = clamp(nearbyint(float(acc) * m) + zy)`. Input and result NCHW,
+    8-bit storage, per tensor.
+
+    ```mlir
+    %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1]
+           {input_params = #cuvil.quant<scale = [0.05], zero_point = [3]>,
+            output_params = #cuvil.quant<scale = [0.05], zero_point = [3]>, count_include_pad}
+         : tensor<1x8x10x10xui8> -> tensor<1x8x10x10xui8>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantStorageTensor:$input, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$count_include_pad, Cuvil_QuantParamsAttr:$input_params,
+                       Cuvil_QuantParamsAttr:$output_params, OptionalAttr<StrAttr>:$arithmetic);
+  let results = (outs Cuvil_QuantStorageTensor:$result);
+  let assemblyFormat = [{
+    $input `kernel` $kernel_size `stride` $stride `padding` $padding attr-dict `:` type($input) `->` type($result)
   }];
 }
 

@@ -60,22 +60,23 @@ Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real) {
 struct ChannelEpilogue {
   int32_t biasQ = 0;
   float multiplier = 0;
-  // oneDNN's epilogue: float(acc) * scale + bias, * inverse + zero point.
+  // oneDNN's epilogue (QuantArithmetic.h's onednnRequantize).
   bool onednn = false;
-  float scale = 0, bias = 0, inverse = 0, zeroPoint = 0;
+  quant::OnednnEpilogue dnn;
+  float zeroPoint = 0;
 
   /// The accumulator (bias not added) to the output's storage.
   int64_t requantize(int32_t acc, QuantParamsAttr py, int64_t lo, int64_t hi) const {
     if (onednn)
-      return quant::onednnRequantize(acc, scale, bias, inverse, zeroPoint, lo, hi);
+      return quant::onednnRequantize(acc, dnn, zeroPoint, lo, hi);
     acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(biasQ));
     return quant::requantizeAccumulator(acc, multiplier, py.zeroPointAt(0), lo, hi);
   }
   /// The accumulator dequantized (an f32 result).
   float dequantize(int32_t acc) const {
     if (onednn) {
-      float real = static_cast<float>(acc) * scale;
-      return real + bias;
+      float sum = static_cast<float>(acc) + dnn.bias;
+      return sum * dnn.multiplier;
     }
     acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(biasQ));
     return quant::dequantizeAccumulator(acc, multiplier);
@@ -88,12 +89,9 @@ ChannelEpilogue channelEpilogue(QuantParamsAttr px, QuantParamsAttr pw, QuantPar
   double sw = pw.scaleAt(o);
   if (onednn) {
     e.onednn = true;
-    e.scale = quant::dequantizeScale(px.scaleAt(0), sw);
-    e.bias = bias ? static_cast<float>(bias->getDouble(o)) : 0.0f;
-    if (py) {
-      e.inverse = 1.0f / static_cast<float>(py.scaleAt(0));
-      e.zeroPoint = static_cast<float>(py.zeroPointAt(0));
-    }
+    e.dnn = quant::onednnEpilogue(px.scaleAt(0), sw, bias ? static_cast<float>(bias->getDouble(o)) : 0.0f,
+                                  py ? py.scaleAt(0) : 1.0, !py);
+    e.zeroPoint = py ? static_cast<float>(py.zeroPointAt(0)) : 0.0f;
     return e;
   }
   if (bias)
@@ -211,6 +209,41 @@ void registerQuantEvaluators(OpEvaluators &e) {
       y.setInt(i, quant::addValues(a[0].getInt(i), pa.scaleAt(0), pa.zeroPointAt(0), a[1].getInt(i),
                                    pb.scaleAt(0), pb.zeroPointAt(0), op.getRelu(), py.scaleAt(0),
                                    py.zeroPointAt(0), lo, hi));
+    return y;
+  });
+  e.add<QuantAvgPool2DOp>([](QuantAvgPool2DOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    auto out = llvm::cast<RankedTensorType>(op.getType());
+    if (!out.hasStaticShape()) {
+      op.emitError() << "the reference evaluator needs a static result shape";
+      return failure();
+    }
+    const Tensor &x = a[0];
+    DType storage = resultDType(op);
+    Tensor y(storage, Shape(out.getShape().begin(), out.getShape().end()));
+    auto [lo, hi] = storageRange(storage);
+    QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
+    int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
+    bool qnnpack = op.getArithmetic() == "qnnpack";
+    ArrayRef<int64_t> k = op.getKernelSize(), st = op.getStride(), pad = op.getPadding();
+    int64_t nc = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3), oh = out.getDimSize(2), ow = out.getDimSize(3);
+    for (int64_t p = 0; p < nc; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          uint32_t acc = 0;
+          int64_t taps = 0;
+          for (int64_t u = 0; u < k[0]; ++u)
+            for (int64_t v = 0; v < k[1]; ++v) {
+              int64_t r = i * st[0] - pad[0] + u, c = j * st[1] - pad[1] + v;
+              if (r < 0 || r >= h || c < 0 || c >= w)
+                continue;
+              acc += static_cast<uint32_t>(x.getInt((p * h + r) * w + c) - zx);
+              ++taps;
+            }
+          int64_t divisor = op.getCountIncludePad() ? k[0] * k[1] : taps;
+          float m = quant::averageMultiplier(px.scaleAt(0), py.scaleAt(0), divisor);
+          y.setInt((p * oh + i) * ow + j,
+                   quant::averageValue(static_cast<int32_t>(acc), m, zy, qnnpack, lo, hi));
+        }
     return y;
   });
   // PyTorch's requantize_val: the real value in float, then quantized.

@@ -93,7 +93,11 @@ bool foldActivations(func::FuncOp f) {
 void foldQuantRoundTrips(func::FuncOp f) {
   // Activations, then the ops that commute with dequantization (which may
   // bring further activations next to one), until nothing changes.
-  while (foldActivations(f) | sinkDequantizations(f)) {
+  for (;;) {
+    bool folded = foldActivations(f);
+    bool sunk = sinkDequantizations(f);
+    if (!folded && !sunk)
+      break;
   }
   f.walk([](QuantizeOp q) {
     auto d = q.getInput().getDefiningOp<DequantizeOp>();

@@ -308,10 +308,10 @@ struct ProductParams {
   bool perChannel = false;
   SmallVector<int32_t> weightZero;
   SmallVector<float> biasInverse, multiplier;
-  /// oneDNN's epilogue: the multiplier is float(sx) * float(sw), the bias
-  /// stays float, then * `inverse` (1 / sy) and + the zero point.
+  /// oneDNN's epilogue (QuantArithmetic.h): per channel the bias scaled
+  /// into the sums' domain (`biasInverse` holds r, the bias's factor) and
+  /// the multiplier float(1 / sy) / r.
   bool onednn = false;
-  float inverse = 0;
 };
 
 ProductParams productParams(Operation *op, QuantParamsAttr px, QuantParamsAttr pw, QuantParamsAttr py,
@@ -320,15 +320,20 @@ ProductParams productParams(Operation *op, QuantParamsAttr px, QuantParamsAttr p
   pp.perChannel = !pw.isPerTensor();
   auto arithmetic = op->getAttrOfType<StringAttr>("arithmetic");
   pp.onednn = arithmetic && arithmetic.getValue() == "onednn";
-  if (pp.onednn && py)
-    pp.inverse = 1.0f / static_cast<float>(py.scaleAt(0));
+
   for (int64_t o = 0; o < (pp.perChannel ? outChannels : 1); ++o) {
     pp.weightZero.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
+    if (pp.onednn) {
+      quant::OnednnEpilogue one = quant::onednnEpilogue(px.scaleAt(0), pw.scaleAt(o), 1.0f,
+                                                        py ? py.scaleAt(0) : 1.0, !py);
+      pp.biasInverse.push_back(one.bias); // r: bias * r is the scaled bias
+      pp.multiplier.push_back(one.multiplier);
+      continue;
+    }
     pp.biasInverse.push_back(1.0f / static_cast<float>(px.scaleAt(0) * pw.scaleAt(o)));
     // Without output parameters (an f32 result) the sums are dequantized.
-    pp.multiplier.push_back(py && !pp.onednn
-                                ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0))
-                                : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(o)));
+    pp.multiplier.push_back(py ? quant::requantizeMultiplier(px.scaleAt(0), pw.scaleAt(o), py.scaleAt(0))
+                               : quant::dequantizeScale(px.scaleAt(0), pw.scaleAt(o)));
   }
   return pp;
 }
@@ -377,14 +382,13 @@ Value requantizeEpilogue(OpBuilder &rewriter, Location loc, RankedTensorType typ
     };
     size_t next = hasBias ? 2 : 1;
     Value sum = s[0];
-    if (pp.onednn) { // real = float(acc) * S + bias, then * (1 / sy) + zy
-      Value real = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, b.getF32Type(), sum),
-                                           scalar(next + 1, pp.multiplier[0]));
+    if (pp.onednn) { // (float(acc) + bias * r) * multiplier + zy
+      Value real = b.create<arith::SIToFPOp>(l, b.getF32Type(), sum);
       if (hasBias)
-        real = b.create<arith::AddFOp>(l, real, s[1]);
+        real = b.create<arith::AddFOp>(l, real, b.create<arith::MulFOp>(l, s[1], scalar(next, pp.biasInverse[0])));
+      Value t = b.create<arith::MulFOp>(l, real, scalar(next + 1, pp.multiplier[0]));
       if (type.getElementType().isF32())
-        return real;
-      Value t = b.create<arith::MulFOp>(l, real, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(pp.inverse)));
+        return t;
       t = b.create<arith::AddFOp>(l, t, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(zy))));
       Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
       Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
@@ -543,11 +547,94 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
   }
 };
 
+/// cuvil.quant.avg_pool2d: the input padded with its zero point, one
+/// window-sum generic over (n, c, oh, ow, kh, kw) of the centred values in
+/// int32, then the rounding of QuantArithmetic.h's averageValue with each
+/// output position's multiplier (its divisor) as an [OH, OW] constant.
+struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantAvgPool2DOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    auto inType = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
+    if (!inType.hasStaticShape() || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "static shapes only");
+    ArrayRef<int64_t> k = op.getKernelSize(), st = op.getStride(), pad = op.getPadding();
+    int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), h = inType.getDimSize(2),
+            w = inType.getDimSize(3), oh = type.getDimSize(2), ow = type.getDimSize(3);
+    QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
+    int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
+    bool unsignedX = isUnsignedStorage(op.getInput()), unsignedY = isUnsignedStorage(op.getResult());
+    bool qnnpack = op.getArithmetic() == "qnnpack";
+    Type storage = inType.getElementType(), i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+
+    Value padValue = rewriter.create<arith::ConstantOp>(
+        loc, IntegerAttr::get(storage, APInt(storage.getIntOrFloatBitWidth(), zx, /*isSigned=*/true)));
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t p : {int64_t(0), int64_t(0), pad[0], pad[1]}) {
+      low.push_back(rewriter.getIndexAttr(p));
+      high.push_back(rewriter.getIndexAttr(p));
+    }
+    auto paddedType = RankedTensorType::get({n, c, h + 2 * pad[0], w + 2 * pad[1]}, storage);
+    Value padded = rewriter.create<tensor::PadOp>(loc, paddedType, adaptor.getInput(), low, high, padValue);
+
+    // d0 n, d1 c, d2 oh, d3 ow, d4 kh, d5 kw; the window is a shape-only operand.
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Value window = rewriter.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{k[0], k[1]}, i32);
+    SmallVector<AffineMap> maps{
+        AffineMap::get(6, 0, {d(0), d(1), d(2) * st[0] + d(4), d(3) * st[1] + d(5)}, ctx),
+        AffineMap::get(6, 0, {d(4), d(5)}, ctx), AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+    auto accType = RankedTensorType::get({n, c, oh, ow}, i32);
+    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
+    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {})).getResult(0);
+    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value acc = rewriter
+                    .create<linalg::GenericOp>(
+                        loc, accType, ValueRange{padded, window}, ValueRange{init}, maps, iterators,
+                        [&](OpBuilder &b, Location l, ValueRange s) {
+                          Value x = b.create<arith::SubIOp>(
+                              l, widen(b, l, s[0], unsignedX),
+                              b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(zx))));
+                          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::AddIOp>(l, s[2], x)});
+                        })
+                    .getResult(0);
+
+    // Each position's multiplier, from its divisor.
+    SmallVector<float> multipliers;
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t rows = 0, cols = 0;
+        for (int64_t u = 0; u < k[0]; ++u)
+          rows += i * st[0] - pad[0] + u >= 0 && i * st[0] - pad[0] + u < h;
+        for (int64_t v = 0; v < k[1]; ++v)
+          cols += j * st[1] - pad[1] + v >= 0 && j * st[1] - pad[1] + v < w;
+        int64_t divisor = op.getCountIncludePad() ? k[0] * k[1] : rows * cols;
+        multipliers.push_back(quant::averageMultiplier(px.scaleAt(0), py.scaleAt(0), divisor));
+      }
+    Value m = constantTensor<float>(rewriter, loc, multipliers, f32, {oh, ow});
+    Value y = elementwiseGeneric(rewriter, loc, type, ValueRange{acc, m}, [&](OpBuilder &b, Location l, ValueRange s) {
+      Value t = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, f32, s[0]), s[1]);
+      Value zyF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(zy)));
+      Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
+      Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+      if (qnnpack) // nearbyint(t) + zy
+        return quantizeScalar(b, l, t, type.getElementType(), unsignedY, one, zyF);
+      return quantizeScalar(b, l, b.create<arith::AddFOp>(l, t, zyF), type.getElementType(), unsignedY, one,
+                            zeroF);
+    });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
   patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantAddLowering, QuantLinearLowering,
-               QuantConv2DLowering>(tc, patterns.getContext());
+               QuantConv2DLowering, QuantAvgPool2DLowering>(tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

@@ -196,10 +196,10 @@ enum {
  * dequantized: y = float(acc + offset[c]) * multiplier[c], the multiplier
  * being float(sx) * float(sw[c]). With Y_ONEDNN (1) the epilogue is
  * oneDNN's (QuantArithmetic.h's onednnRequantize): offset[c] = -x_zero *
- * sum_k w[c][k] only, multiplier[c] = float(sx) * float(sw[c]), and the
- * multiplier array continues with the float bias [Cout] and 1 / sy (one
- * float): y = clamp(nearbyint((float(acc + offset[c]) * multiplier[c] +
- * bias[c]) * (1 / sy) + y_zero)), each step rounded to float. */
+ * sum_k w[c][k] only, and the multiplier array continues with the bias
+ * scaled into the sums' domain, bias[c] (Cout floats): y = clamp(nearbyint(
+ * (float(acc + offset[c]) + bias[c]) * multiplier[c] + y_zero)), each step
+ * rounded to float (f32: (float(acc + offset[c]) + bias[c]) * multiplier[c]). */
 #define CUVIL_QK 4
 /* Output channels per packed weight panel of cuvil_rt_qlinear_u8s8:
  * [ceil(N/QN)][Kp/4][QN][4]. */
