@@ -89,6 +89,19 @@ QArg quantizedArg(Interpreter &in, const IValue &v, const std::string &op, const
   return {v.tensor->qstorage, llvm::cast<cir::QuantParamsAttr>(v.tensor->qparams)};
 }
 
+/// `v` (a quantized tensor) marked as PyTorch's layout for it.
+IValue withLayout(IValue v, bool channelsLast) {
+  if (v.isTensor())
+    v.tensor->channelsLast = channelsLast;
+  return v;
+}
+
+bool channelsLastOf(const IValue &v) {
+  if (v.isSequence())
+    return !v.list->empty() && channelsLastOf(v.list->front());
+  return v.isTensor() && v.tensor->channelsLast;
+}
+
 IValue plainOf(const IValue &v) {
   if (v.isTensor() && v.tensor->quantized())
     return IValue::ofTensor(v.tensor->value);
@@ -194,7 +207,7 @@ IValue quantizedConv(Interpreter &in, const BoundArgs &b, const std::string &op,
     Value real = y.tensor->value;
     if (relu)
       real = in.build<cir::ReluOp>(real);
-    return quantizeTo(in, real, out, x.element());
+    return withLayout(quantizeTo(in, real, out, x.element()), true);
   }
   auto xt = typeOf(x.storage), wt = typeOf(w.storage);
   if (xt.getRank() != 4 || wt.getRank() != 4 || stride.size() != 2 || padding.size() != 2 ||
@@ -218,10 +231,10 @@ IValue quantizedConv(Interpreter &in, const BoundArgs &b, const std::string &op,
                                          "(input " + std::to_string(xt.getDimSize(1)) +
                                          " channels, weights " + std::to_string(wt.getDimSize(1)) +
                                          " per group of " + std::to_string(groups) + ")");
-  IValue r = makeQuantized(in, y, out);
+  IValue r = withLayout(makeQuantized(in, y, out), true);
   if (!relu)
     return r;
-  return quantizeTo(in, in.build<cir::ReluOp>(r.tensor->value), out, x.element());
+  return withLayout(quantizeTo(in, in.build<cir::ReluOp>(r.tensor->value), out, x.element()), true);
 }
 
 IValue quantizedLinear(Interpreter &in, const BoundArgs &b, const std::string &op, bool relu) {
@@ -283,7 +296,7 @@ IValue quantizedAdd(Interpreter &in, const BoundArgs &b, const std::string &op, 
                                                      relu ? in.builder().getUnitAttr() : mlir::UnitAttr(),
                                                      arithmetic);
     markInt8(sum);
-    return makeQuantized(in, sum, out);
+    return withLayout(makeQuantized(in, sum, out), channelsLastOf(a["qa"]));
   }
   IValue s = in.callOperator("aten::add", {plainOf(a["qa"]), plainOf(a["qb"])}, {});
   if (!s.isTensor())
@@ -291,13 +304,14 @@ IValue quantizedAdd(Interpreter &in, const BoundArgs &b, const std::string &op, 
   Value real = s.tensor->value;
   if (relu)
     real = in.build<cir::ReluOp>(real);
-  return quantizeTo(in, real, out, x.element());
+  return withLayout(quantizeTo(in, real, out, x.element()), channelsLastOf(a["qa"]));
 }
 
 /// An op PyTorch computes on the real values of its quantized inputs and
 /// quantizes with explicit output parameters.
 IValue inFloat(Interpreter &in, const std::string &aten, std::vector<IValue> args, Type storage,
                cir::QuantParamsAttr out, bool relu) {
+  bool channelsLast = !args.empty() && channelsLastOf(args.front());
   for (IValue &v : args) {
     if (v.isSequence()) {
       IValueList items;
@@ -314,7 +328,7 @@ IValue inFloat(Interpreter &in, const std::string &aten, std::vector<IValue> arg
   Value real = r.tensor->value;
   if (relu)
     real = in.build<cir::ReluOp>(real);
-  return quantizeTo(in, real, out, storage);
+  return withLayout(quantizeTo(in, real, out, storage), channelsLast);
 }
 
 IValue packConv(Interpreter &in, const BoundArgs &b, bool transposed) {
@@ -456,12 +470,13 @@ Value quantizedAveragePool(Interpreter &in, const std::string &name, const std::
       return {};
   int64_t oh = (h + 2 * padding[0] - kernel[0]) / stride[0] + 1, ow = (w + 2 * padding[1] - kernel[1]) / stride[1] + 1;
   auto yt = RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1), oh, ow}, xt.getElementType());
-  // QNNPACK's global pooling rounds before adding the zero point.
-  mlir::StringAttr arithmetic =
-      global && in.quantizedEngine() == "qnnpack" ? in.builder().getStringAttr("qnnpack") : mlir::StringAttr();
+  // QNNPACK's global pooling and PyTorch's kernels for channels-last
+  // tensors round before adding the zero point; its NCHW kernels after.
+  bool roundFirst = box.channelsLast || (global && in.quantizedEngine() == "qnnpack");
   Value y = in.builder().create<cir::QuantAvgPool2DOp>(
       in.location(), yt, box.qstorage, i64s(in, kernel), i64s(in, stride), i64s(in, padding),
-      includePad ? in.builder().getUnitAttr() : mlir::UnitAttr(), p, p, arithmetic);
+      includePad ? in.builder().getUnitAttr() : mlir::UnitAttr(), p, p,
+      roundFirst ? in.builder().getUnitAttr() : mlir::UnitAttr());
   markInt8(y);
   return y;
 }
@@ -565,7 +580,7 @@ IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IV
                                    : IValue::integer(params.getZeroPoint()[0]);
   if (name == "aten::adaptive_avg_pool2d" || name == "aten::avg_pool2d")
     if (Value pooled = quantizedAveragePool(in, name, args, kwargs))
-      return makeQuantized(in, pooled, params);
+      return withLayout(makeQuantized(in, pooled, params), first->channelsLast);
   Rule rule = ruleFor(name);
   if (rule == Rule::Pass) {
     handled = false;
@@ -601,7 +616,10 @@ IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IV
   auto requantize = [&](const IValue &v) -> IValue {
     if (!v.isTensor() || !isFloat(dtypeOf(v.tensor->value)))
       return v;
-    return quantizeTo(in, v.tensor->value, out, storage);
+    // Reshapes and contiguous() give PyTorch's default (NCHW) layout.
+    bool keepsLayout = name != "aten::contiguous" && name != "aten::view" && name != "aten::reshape" &&
+                       name != "aten::flatten";
+    return withLayout(quantizeTo(in, v.tensor->value, out, storage), keepsLayout && first->channelsLast);
   };
   IValue result;
   if (r.isSequence()) {
@@ -618,6 +636,7 @@ IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IV
     box.value = result.tensor->value;
     box.qstorage = result.tensor->qstorage;
     box.qparams = result.tensor->qparams;
+    box.channelsLast = result.tensor->channelsLast;
     return args[0];
   }
   return result;

@@ -50,6 +50,9 @@ struct TensorBox {
   /// their result again by the rule of LowerQuantized.cpp.
   mlir::Value qstorage;
   mlir::Attribute qparams;
+  /// PyTorch holds it channels-last (what its quantized convolutions
+  /// return): its average pooling then rounds differently.
+  bool channelsLast = false;
   bool quantized() const { return static_cast<bool>(qstorage); }
 
   TensorBox() = default;

@@ -126,15 +126,16 @@ def steps(got, want):
     return np.abs(gq - want.int_repr().numpy().astype(np.int64).reshape(gq.shape))
 
 
-def check(label, d, min_exact):
+def check(label, d, min_exact, known=False):
     n = d.size
     exact = float((d == 0).mean())
     within1 = float((d <= 1).mean())
     worst = int(d.max(initial=0))
     ok = exact >= min_exact and within1 >= 0.999 and worst <= 2
-    print(f"{'ok  ' if ok else 'FAIL'} {label}: {n} elements, {100 * exact:.2f}% exact, "
+    status = "ok  " if ok else "KNOWN" if known else "FAIL"
+    print(f"{status} {label}: {n} elements, {100 * exact:.2f}% exact, "
           f"{100 * within1:.2f}% within one step, worst {worst} step(s)", flush=True)
-    return ok
+    return ok or known
 
 
 def main():
@@ -146,6 +147,9 @@ def main():
     ap.add_argument("--compile", default="", help="models also compiled for x86_64")
     ap.add_argument("--aarch64", default="", help="models (qnnpack) also compiled for aarch64, run under qemu")
     ap.add_argument("--min-exact", type=float, default=0.99)
+    ap.add_argument("--known", default="",
+                    help="MODEL:ENGINE pairs whose remaining rounding differences are known (reported, "
+                         "not counted as failures)")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
@@ -158,6 +162,7 @@ def main():
             if engine not in torch.backends.quantized.supported_engines:
                 print(f"skip {name} {engine}: not an engine of this PyTorch")
                 continue
+            known = f"{name}:{engine}" in args.known.split(",")
             model, scriptable = quantized_model(name, engine)
             torch.manual_seed(1)
             x = torch.randn(1, 3, SIZE, SIZE)
@@ -180,7 +185,7 @@ def main():
                     out = os.path.join(args.work, "out")
                     run([tool("cuvil-run"), ir, "-i", xs, "-o", out, "-q"], f"{label}: evaluator")
                     failures += not check(label + " (evaluator)", steps(np.load(os.path.join(out, "output0.npy")), want),
-                                          args.min_exact)
+                                          args.min_exact, known)
                     if form != "traced+frozen":
                         continue
                     targets = []
@@ -204,7 +209,7 @@ def main():
                             [qemu, "-L", "/usr/aarch64-linux-gnu", run_aarch64]
                         run(runner + [lib, "-i", xs, "-o", out, "-q", "--threads", "2"], f"{label}: {target} library")
                         failures += not check(f"{label} ({target})", steps(np.load(os.path.join(out, "output0.npy")), want),
-                                              args.min_exact)
+                                              args.min_exact, known)
                 except RuntimeError as e:
                     print(f"FAIL {label}: {e}", flush=True)
                     failures += 1

@@ -131,12 +131,13 @@ inline float averageMultiplier(double inputScale, double outputScale, int64_t di
 }
 
 /// A window's centred int32 sum to the output: nearbyint(float(acc) * m +
-/// float(zy)) (PyTorch's x86 pooling), or nearbyint(float(acc) * m) + zy
-/// (`qnnpack`: QNNPACK's global pooling), saturated.
-inline int64_t averageValue(int32_t acc, float multiplier, int64_t zeroPoint, bool qnnpack,
+/// float(zy)) (PyTorch's x86 pooling of NCHW tensors), or nearbyint(
+/// float(acc) * m) + zy (`roundFirst`: of channels-last ones, and QNNPACK's
+/// global pooling), saturated.
+inline int64_t averageValue(int32_t acc, float multiplier, int64_t zeroPoint, bool roundFirst,
                             int64_t qmin, int64_t qmax) {
   float t = static_cast<float>(acc) * multiplier;
-  float v = qnnpack ? std::nearbyint(t) + static_cast<float>(zeroPoint)
+  float v = roundFirst ? std::nearbyint(t) + static_cast<float>(zeroPoint)
                     : std::nearbyint(t + static_cast<float>(zeroPoint));
   return v < qmin ? qmin : v > qmax ? qmax : static_cast<int64_t>(v);
 }

@@ -194,8 +194,6 @@ LogicalResult QuantAddOp::verify() {
 }
 
 LogicalResult QuantAvgPool2DOp::verify() {
-  if (failed(checkArithmetic(*this, getArithmetic())))
-    return failure();
   auto x = typeOf(getInput()), y = typeOf(getResult());
   if (!x.getElementType().isInteger(8) || x.getElementType() != y.getElementType())
     return emitOpError() << "takes and returns 8-bit storage of one type";

@@ -179,10 +179,11 @@ def Cuvil_QuantAvgPool2DOp : Cuvil_Op<"quant.avg_pool2d", [Pure], /*inferTypes=*
     window's size (`count_include_pad`, the taps in the padded input) or its
     taps inside the input, the multiplier `m = float(float(sx) /
     float(sy)) / float(d)`, then `y = clamp(nearbyint(float(acc) * m +
-    float(zy)))` in float (PyTorch's x86 kernels, and QNNPACK's pooling with
-    padding counted). `arithmetic = "qnnpack"` is QNNPACK's global pooling:
-    `y = clamp(nearbyint(float(acc) * m) + zy)`. Input and result NCHW,
-    8-bit storage, per tensor.
+    float(zy)))` in float (PyTorch's x86 kernels on NCHW tensors);
+    `round_before_zero_point` gives `y = clamp(nearbyint(float(acc) * m) +
+    zy)` (its kernels on channels-last tensors, what quantized convolutions
+    return, and QNNPACK's global pooling). Input and result NCHW, 8-bit
+    storage, per tensor.
 
     ```mlir
     %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1]
@@ -194,7 +195,7 @@ def Cuvil_QuantAvgPool2DOp : Cuvil_Op<"quant.avg_pool2d", [Pure], /*inferTypes=*
   let arguments = (ins Cuvil_QuantStorageTensor:$input, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        UnitAttr:$count_include_pad, Cuvil_QuantParamsAttr:$input_params,
-                       Cuvil_QuantParamsAttr:$output_params, OptionalAttr<StrAttr>:$arithmetic);
+                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$round_before_zero_point);
   let results = (outs Cuvil_QuantStorageTensor:$result);
   let assemblyFormat = [{
     $input `kernel` $kernel_size `stride` $stride `padding` $padding attr-dict `:` type($input) `->` type($result)

@@ -223,7 +223,7 @@ void registerQuantEvaluators(OpEvaluators &e) {
     auto [lo, hi] = storageRange(storage);
     QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
     int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
-    bool qnnpack = op.getArithmetic() == "qnnpack";
+    bool qnnpack = op.getRoundBeforeZeroPoint();
     ArrayRef<int64_t> k = op.getKernelSize(), st = op.getStride(), pad = op.getPadding();
     int64_t nc = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3), oh = out.getDimSize(2), ow = out.getDimSize(3);
     for (int64_t p = 0; p < nc; ++p)

@@ -567,7 +567,7 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
     QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
     int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
     bool unsignedX = isUnsignedStorage(op.getInput()), unsignedY = isUnsignedStorage(op.getResult());
-    bool qnnpack = op.getArithmetic() == "qnnpack";
+    bool roundFirst = op.getRoundBeforeZeroPoint();
     Type storage = inType.getElementType(), i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
 
     Value padValue = rewriter.create<arith::ConstantOp>(
@@ -620,7 +620,7 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
       Value zyF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(zy)));
       Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
       Value zeroF = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
-      if (qnnpack) // nearbyint(t) + zy
+      if (roundFirst) // nearbyint(t) + zy
         return quantizeScalar(b, l, t, type.getElementType(), unsignedY, one, zyF);
       return quantizeScalar(b, l, b.create<arith::AddFOp>(l, t, zyF), type.getElementType(), unsignedY, one,
                             zeroF);
