@@ -34,8 +34,39 @@ class Conv(nn.Module):
         return torch.flatten(torch.max_pool2d(torch.relu(self.bn(self.conv(y))), 1), 1)
 
 
+def quantized_archives():
+    """Models PyTorch quantized: qtensors, per-tensor (qnnpack) and
+    per-channel (onednn) quantizers, packed parameters as frozen constants
+    and as unfrozen modules' __setstate__ state."""
+    from torch.ao.quantization import DeQuantStub, QuantStub, convert, get_default_qconfig, prepare
+
+    class QConv(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.conv, self.fc, self.dq = QuantStub(), nn.Conv2d(1, 2, 1), nn.Linear(3, 2), DeQuantStub()
+
+        def forward(self, x):
+            return self.dq(self.fc(torch.flatten(self.conv(self.q(x.view(2, 1, 1, 3))), 1)[:, :3]))
+
+    for engine in ("qnnpack", "onednn"):
+        if engine not in torch.backends.quantized.supported_engines:
+            continue
+        torch.backends.quantized.engine = engine
+        m = QConv().eval()
+        m.qconfig = get_default_qconfig(engine)
+        prepare(m, inplace=True)
+        m(torch.randn(2, 3))
+        convert(m, inplace=True)
+        traced = torch.jit.trace(m, torch.randn(2, 3))
+        for kind, mod in (("traced", traced), ("frozen", torch.jit.freeze(traced))):
+            buf = io.BytesIO()
+            torch.jit.save(mod, buf)
+            yield f"quantized_{engine}_{kind}", buf.getvalue()
+
+
 def archives():
     torch.manual_seed(0)
+    yield from quantized_archives()
     for m in (Tiny(), Conv()):
         m = m.eval()
         for kind in ("script", "trace"):

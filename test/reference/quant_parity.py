@@ -237,10 +237,11 @@ def check_add(args, rng):
     arithmetic."""
     failures = 0
     shape = (2, 3, 7, 11)
-    for engine, max_step in (("onednn", 0), ("qnnpack", 1)):
+    for engine, max_step in (("onednn", 0), ("qnnpack", 0)):
         if engine not in torch.backends.quantized.supported_engines:
             print(f"add {engine}: skipped, not an engine of this PyTorch")
             continue
+        arithmetic = ', arithmetic = "qnnpack"' if engine == "qnnpack" else ""
         torch.backends.quantized.engine = engine
         for relu in (False, True):
             name = f"add{'_relu' if relu else ''}_{engine}"
@@ -253,7 +254,7 @@ def check_add(args, rng):
             y = fn(a, b, sy, zy)
             t = "x".join(map(str, shape))
             mlir = f"""func.func @forward(%a: tensor<{t}xui8>, %b: tensor<{t}xui8>) -> tensor<{t}xui8> {{
-  %y = cuvil.quant.add %a, %b {{lhs_params = {params_attr([sa], [za], None)}, rhs_params = {params_attr([sb], [zb], None)}, output_params = {params_attr([sy], [zy], None)}{", relu" if relu else ""}}} : (tensor<{t}xui8>, tensor<{t}xui8>) -> tensor<{t}xui8>
+  %y = cuvil.quant.add %a, %b {{lhs_params = {params_attr([sa], [za], None)}, rhs_params = {params_attr([sb], [zb], None)}, output_params = {params_attr([sy], [zy], None)}{", relu" if relu else ""}{arithmetic}}} : (tensor<{t}xui8>, tensor<{t}xui8>) -> tensor<{t}xui8>
   return %y : tensor<{t}xui8>
 }}
 """
@@ -261,6 +262,49 @@ def check_add(args, rng):
             os.makedirs(d, exist_ok=True)
             failures += run_both(args, d, mlir, [a.int_repr().numpy(), b.int_repr().numpy()],
                                  y.int_repr().numpy(), name, max_step)
+    return failures
+
+
+def check_avg_pool(args, rng):
+    """cuvil.quant.avg_pool2d against PyTorch's quantized average pooling:
+    its x86 kernels on NCHW and on channels-last tensors (which round
+    differently), padding counted or not, and QNNPACK's global pooling."""
+    failures = 0
+    s, z = 0.043, 17
+    x = torch.quantize_per_tensor(torch.from_numpy((rng.randn(1, 40, 12, 12) * 2).astype(np.float32)), s, z,
+                                  torch.quint8)
+    cases = []
+    for layout in ("nchw", "channels_last"):
+        xx = x if layout == "nchw" else x.contiguous(memory_format=torch.channels_last)
+        cases.append((f"adaptive_{layout}", "onednn", lambda t: torch.nn.functional.adaptive_avg_pool2d(t, 3),
+                      [4, 4], [4, 4], [0, 0], True, layout != "nchw", xx))
+        for include in (True, False):
+            cases.append((f"avg3x3_pad{'_counted' if include else ''}_{layout}", "onednn",
+                          lambda t, inc=include: torch.nn.functional.avg_pool2d(t, 3, 1, 1, count_include_pad=inc),
+                          [3, 3], [1, 1], [1, 1], include, layout != "nchw", xx))
+    cases.append(("global_qnnpack", "qnnpack", lambda t: torch.nn.functional.adaptive_avg_pool2d(t, 1),
+                  [12, 12], [12, 12], [0, 0], True, True, x))
+    for name, engine, fn, k, st, pad, include, round_first, xx in cases:
+        if engine not in torch.backends.quantized.supported_engines:
+            print(f"avg_pool {name}: skipped, not an engine of this PyTorch")
+            continue
+        torch.backends.quantized.engine = engine
+        y = fn(xx)
+        out = "x".join(map(str, y.shape))
+        attrs = [f"input_params = {params_attr([s], [z], None)}", f"output_params = {params_attr([s], [z], None)}"]
+        if include:
+            attrs.append("count_include_pad")
+        if round_first:
+            attrs.append("round_before_zero_point")
+        mlir = f"""func.func @forward(%x: tensor<1x40x12x12xui8>) -> tensor<{out}xui8> {{
+  %y = cuvil.quant.avg_pool2d %x kernel {k} stride {st} padding {pad} {{{", ".join(attrs)}}} : tensor<1x40x12x12xui8> -> tensor<{out}xui8>
+  return %y : tensor<{out}xui8>
+}}
+"""
+        d = os.path.join(args.work_dir, "avg_pool_" + name)
+        os.makedirs(d, exist_ok=True)
+        failures += run_both(args, d, mlir, [x.int_repr().numpy()], y.int_repr().numpy(), "avg_pool_" + name,
+                             1 if engine == "qnnpack" else 0)
     return failures
 
 
@@ -309,6 +353,7 @@ def main():
     failures += check_linear(args, rng)
     failures += check_conv(args, rng)
     failures += check_add(args, rng)
+    failures += check_avg_pool(args, rng)
     print('all as PyTorch computes them (exact unless said above)' if not failures
           else f'{failures} difference(s)')
     return 1 if failures else 0

@@ -73,12 +73,22 @@ inline float dequantizeAccumulator(int32_t acc, float scale) {
   return static_cast<float>(acc) * scale;
 }
 
-/// One element of a quantized sum (PyTorch's qadd): both operands
-/// dequantized per tensor, added in float, max(sum, 0) with relu, then
-/// quantized with the output's scale and zero point.
+/// An 8-bit operand of a quantized sum to float as PyTorch's vectorized
+/// x86 kernels dequantize it: fma(scale, q, scale * -zero_point), one
+/// rounding (its scalar formula rounds twice and differs in rare cases).
+inline float dequantizeFused(int64_t q, double scale, int64_t zeroPoint) {
+  float s = static_cast<float>(scale);
+  float premultiplied = s * static_cast<float>(-zeroPoint);
+  return std::fma(s, static_cast<float>(q), premultiplied);
+}
+
+/// One element of a quantized sum (PyTorch's qadd on x86, its vectorized
+/// kernel): both operands dequantized per tensor (dequantizeFused), added
+/// in float, max(sum, 0) with relu, then quantized with the output's scale
+/// and zero point.
 inline int64_t addValues(int64_t a, double sa, int64_t za, int64_t b, double sb, int64_t zb,
                          bool relu, double sy, int64_t zy, int64_t qmin, int64_t qmax) {
-  float sum = dequantizeValue(a, sa, za, false) + dequantizeValue(b, sb, zb, false);
+  float sum = dequantizeFused(a, sa, za) + dequantizeFused(b, sb, zb);
   if (relu)
     sum = std::fmax(sum, 0.0f);
   return quantizeValue(sum, sy, zy, qmin, qmax);

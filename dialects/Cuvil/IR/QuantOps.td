@@ -142,9 +142,10 @@ def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
 def Cuvil_QuantAddOp : Cuvil_Op<"quant.add", [Pure, Cuvil_Elementwise], /*inferTypes=*/0> {
   let summary = "A quantized element-wise sum (a residual connection), optionally with relu.";
   let description = [{
-    `torch.ops.quantized.add` / `add_relu` as PyTorch computes them: each
-    operand dequantized (`float(scale) * float(q - zero_point)`), the sum
-    in float, `max(sum, 0)` with `relu`, then quantized with
+    `torch.ops.quantized.add` / `add_relu` as PyTorch's vectorized x86
+    kernel computes them: each operand dequantized with one rounding,
+    `fma(float(scale), float(q), float(scale) * float(-zero_point))`, the
+    sum in float, `max(sum, 0)` with `relu`, then quantized with
     `output_params` (`clamp(zero_point + nearbyint(sum * (1.0f / scale)))`,
     ties to even). Operands and result are 8-bit storage of one shape,
     quantized per tensor. That is the onednn engine's arithmetic;

@@ -278,8 +278,18 @@ struct QuantAddLowering : OpConversionPattern<QuantAddOp> {
           auto [sa, za] = paramScalars(b, l, op.getLhsParams(), ca, {}, true);
           auto [sb, zb] = paramScalars(b, l, op.getRhsParams(), cb, {}, true);
           auto [inverse, zy] = paramScalars(b, l, op.getOutputParams(), cy, {}, false);
-          Value sum = b.create<arith::AddFOp>(l, dequantizeScalar(b, l, s[0], unsignedA, sa, za),
-                                              dequantizeScalar(b, l, s[1], unsignedB, sb, zb));
+          // fma(s, q, s * -z): PyTorch's vectorized dequantization (QuantArithmetic.h).
+          auto fused = [&](Value q, bool unsignedQ, Value scale, Value zero) -> Value {
+            Type wide = zero.getType();
+            if (q.getType() != wide)
+              q = unsignedQ ? b.create<arith::ExtUIOp>(l, wide, q).getResult()
+                            : b.create<arith::ExtSIOp>(l, wide, q).getResult();
+            Value qf = b.create<arith::SIToFPOp>(l, b.getF32Type(), q);
+            Value zf = b.create<arith::SIToFPOp>(l, b.getF32Type(), zero);
+            Value premultiplied = b.create<arith::MulFOp>(l, scale, b.create<arith::NegFOp>(l, zf));
+            return b.create<math::FmaOp>(l, scale, qf, premultiplied);
+          };
+          Value sum = b.create<arith::AddFOp>(l, fused(s[0], unsignedA, sa, za), fused(s[1], unsignedB, sb, zb));
           if (relu)
             sum = b.create<arith::MaximumFOp>(
                 l, sum, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f)));

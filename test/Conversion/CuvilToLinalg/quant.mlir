@@ -103,19 +103,21 @@ func.func @linear_f32(%x: tensor<5x37xui8>, %w: tensor<2x37xi8>) -> tensor<5x2xf
 
 // -----
 
-// qadd: one generic over both operands; each dequantized in int32 and
-// float (ui8 widened unsigned), the sum in float, max with 0 for relu,
-// then quantized as quantize does; the sum of two dequantized 8-bit values
-// is finite and small, so the result is clamped in float and converted
-// through i32 (no NaN or int64 guards: the loop vectorizes).
+// qadd: one generic over both operands; each dequantized as PyTorch's
+// vectorized kernel does, fma(scale, float(q), scale * -zero_point) (ui8
+// widened unsigned), the sum in float, max with 0 for relu, then quantized
+// as quantize does; the sum of two dequantized 8-bit values is finite and
+// small, so the result is clamped in float and converted through i32 (no
+// NaN or int64 guards: the loop vectorizes).
 // CHECK-LABEL: func.func @add_relu
 //       CHECK:   linalg.generic
 //  CHECK-SAME:     ins(%{{.*}}, %{{.*}} : tensor<2x4xi8>, tensor<2x4xi8>)
 //       CHECK:     arith.extui %{{.*}} : i8 to i32
-//       CHECK:     arith.subi
 //       CHECK:     arith.sitofp %{{.*}} : i32 to f32
 //       CHECK:     arith.mulf
+//       CHECK:     math.fma
 //       CHECK:     arith.extsi %{{.*}} : i8 to i32
+//       CHECK:     math.fma
 //       CHECK:     arith.addf
 //       CHECK:     arith.maximumf
 //       CHECK:     math.roundeven
@@ -145,4 +147,27 @@ func.func @add_far(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
          output_params = #cuvil.quant<scale = [1.0e-6], zero_point = [0]>}
        : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %y : tensor<4xui8>
+}
+
+// -----
+
+// quant.avg_pool2d: the input padded with its zero point, one window-sum
+// generic in int32 over a shape-only [KH, KW] operand, then the rounding
+// with each position's multiplier (a [OH, OW] constant: padding not
+// counted, so the corners divide by 4).
+// CHECK-LABEL: func.func @avg_pool
+//       CHECK:   tensor.pad
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+//       CHECK:     arith.subi
+//       CHECK:     arith.addi
+//       CHECK:   arith.constant dense<{{.*}}> : tensor<4x4xf32>
+//       CHECK:   linalg.generic
+//       CHECK:     arith.sitofp
+//       CHECK:     arith.mulf
+//       CHECK:     arith.addf
+//       CHECK:     math.roundeven
+func.func @avg_pool(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
+  %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {input_params = #cuvil.quant<scale = [0.1], zero_point = [5]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [5]>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xui8>
+  return %y : tensor<1x2x4x4xui8>
 }

@@ -1593,3 +1593,19 @@ func.func @quant_add_zero_point(%a: tensor<2xui8>, %b: tensor<2xui8>) {
   %0 = cuvil.quant.add %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [-1]>} : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
   return
 }
+
+// -----
+
+func.func @quant_avg_pool_size(%x: tensor<1x4x6x6xui8>) -> tensor<1x4x5x5xui8> {
+  // expected-error @+1 {{result size 5 of spatial dimension 0 does not follow from 6}}
+  %p = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {input_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<1x4x6x6xui8> -> tensor<1x4x5x5xui8>
+  return %p : tensor<1x4x5x5xui8>
+}
+
+// -----
+
+func.func @quant_engine(%x: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{arithmetic 'fbgemm' is not one of qnnpack, onednn}}
+  %s = cuvil.quant.add %x, %x {arithmetic = "fbgemm", lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %s : tensor<4xui8>
+}

@@ -31,3 +31,15 @@ func.func @conv(%x: tensor<1x4x8x8xui8>, %w: tensor<6x2x3x3xi8>, %b: tensor<6xf3
   %0 = cuvil.quant.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 {input_params = #cuvil.quant<scale = [0.03], zero_point = [120]>, weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.08], zero_point = [100]>} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>, tensor<6xf32>) -> tensor<1x6x8x8xui8>
   return %0 : tensor<1x6x8x8xui8>
 }
+
+// -----
+
+// Quantized average pooling and the arithmetic attributes round-trip.
+// CHECK-LABEL: func.func @pool_and_engines
+//       CHECK:   cuvil.quant.avg_pool2d %{{.*}} kernel [3, 3] stride [1, 1] padding [1, 1] {count_include_pad, input_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, output_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, round_before_zero_point} : tensor<1x4x6x6xui8> -> tensor<1x4x6x6xui8>
+//       CHECK:   cuvil.quant.add %{{.*}}, %{{.*}} {arithmetic = "qnnpack"
+func.func @pool_and_engines(%x: tensor<1x4x6x6xui8>) -> (tensor<1x4x6x6xui8>, tensor<1x4x6x6xui8>) {
+  %p = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {input_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, output_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, count_include_pad, round_before_zero_point} : tensor<1x4x6x6xui8> -> tensor<1x4x6x6xui8>
+  %s = cuvil.quant.add %p, %x {arithmetic = "qnnpack", lhs_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, rhs_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, output_params = #cuvil.quant<scale = [0.06], zero_point = [3]>} : (tensor<1x4x6x6xui8>, tensor<1x4x6x6xui8>) -> tensor<1x4x6x6xui8>
+  return %p, %s : tensor<1x4x6x6xui8>, tensor<1x4x6x6xui8>
+}
