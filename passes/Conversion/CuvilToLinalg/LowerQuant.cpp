@@ -465,6 +465,24 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
   }
 };
 
+/// An NCHW storage tensor padded spatially with `zeroPoint` (which, centred,
+/// contributes nothing to a quantized sum).
+Value padWithZeroPoint(OpBuilder &b, Location loc, Value input, int64_t zeroPoint, ArrayRef<int64_t> pad) {
+  auto type = llvm::cast<RankedTensorType>(input.getType());
+  Type storage = type.getElementType();
+  Value padValue = b.create<arith::ConstantOp>(
+      loc, IntegerAttr::get(storage, APInt(storage.getIntOrFloatBitWidth(), zeroPoint, /*isSigned=*/true)));
+  SmallVector<OpFoldResult> low, high;
+  for (int64_t p : {int64_t(0), int64_t(0), pad[0], pad[1]}) {
+    low.push_back(b.getIndexAttr(p));
+    high.push_back(b.getIndexAttr(p));
+  }
+  auto paddedType = RankedTensorType::get({type.getDimSize(0), type.getDimSize(1), type.getDimSize(2) + 2 * pad[0],
+                                           type.getDimSize(3) + 2 * pad[1]},
+                                          storage);
+  return b.create<tensor::PadOp>(loc, paddedType, input, low, high, padValue);
+}
+
 /// cuvil.quant.conv2d: the input padded with its zero point, one
 /// contraction generic over (n, g, cog, oh, ow, cig, kh, kw) on the input
 /// and weights split by group, then the epilogue of quant.linear with the
@@ -482,7 +500,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
       return rewriter.notifyMatchFailure(op, "static shapes only");
     QuantParamsAttr px = op.getInputParams(), pw = op.getWeightParams(), py = op.getOutputParamsAttr();
     bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
-    int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
+    int64_t n = inType.getDimSize(0);
     int64_t co = wType.getDimSize(0), cig = wType.getDimSize(1), kh = wType.getDimSize(2),
             kw = wType.getDimSize(3);
     int64_t groups = op.getGroups(), cog = co / groups;
@@ -493,17 +511,8 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
 
     // Padding reads the zero point: centred, it adds nothing.
     int64_t zx = px.zeroPointAt(0);
-    Value padValue = rewriter.create<arith::ConstantOp>(
-        loc, IntegerAttr::get(storage, APInt(storage.getIntOrFloatBitWidth(), zx, /*isSigned=*/true)));
-    SmallVector<OpFoldResult> low, high;
-    for (int64_t p : {int64_t(0), int64_t(0), pad[0], pad[1]}) {
-      low.push_back(rewriter.getIndexAttr(p));
-      high.push_back(rewriter.getIndexAttr(p));
-    }
-    auto paddedType = RankedTensorType::get(
-        {n, c, inType.getDimSize(2) + 2 * pad[0], inType.getDimSize(3) + 2 * pad[1]}, storage);
-    Value padded = rewriter.create<tensor::PadOp>(loc, paddedType, adaptor.getInput(), low, high,
-                                                  padValue);
+    Value padded = padWithZeroPoint(rewriter, loc, adaptor.getInput(), zx, pad);
+    auto paddedType = llvm::cast<RankedTensorType>(padded.getType());
     // [N, C, H, W] -> [N, G, C/G, H, W]; [Cout, ...] -> [G, Cout/G, ...].
     auto inGrouped = RankedTensorType::get(
         {n, groups, cig, paddedType.getDimSize(2), paddedType.getDimSize(3)}, storage);
@@ -578,17 +587,9 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
     int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
     bool unsignedX = isUnsignedStorage(op.getInput()), unsignedY = isUnsignedStorage(op.getResult());
     bool roundFirst = op.getRoundBeforeZeroPoint();
-    Type storage = inType.getElementType(), i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
 
-    Value padValue = rewriter.create<arith::ConstantOp>(
-        loc, IntegerAttr::get(storage, APInt(storage.getIntOrFloatBitWidth(), zx, /*isSigned=*/true)));
-    SmallVector<OpFoldResult> low, high;
-    for (int64_t p : {int64_t(0), int64_t(0), pad[0], pad[1]}) {
-      low.push_back(rewriter.getIndexAttr(p));
-      high.push_back(rewriter.getIndexAttr(p));
-    }
-    auto paddedType = RankedTensorType::get({n, c, h + 2 * pad[0], w + 2 * pad[1]}, storage);
-    Value padded = rewriter.create<tensor::PadOp>(loc, paddedType, adaptor.getInput(), low, high, padValue);
+    Value padded = padWithZeroPoint(rewriter, loc, adaptor.getInput(), zx, pad);
 
     // d0 n, d1 c, d2 oh, d3 ow, d4 kh, d5 kw; the window is a shape-only operand.
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
