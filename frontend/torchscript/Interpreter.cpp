@@ -554,6 +554,13 @@ IValue Interpreter::rootModule() { return objectFor(archive_.root(), ""); }
 IValue Interpreter::objectFor(const PValue *obj, const std::string &path) {
   if (obj->str.rfind("__torch__.torch.classes.quantized.", 0) == 0)
     return packedParamsFor(obj, path);
+  // Other C++ classes of PyTorch's (torch.classes.rnn.CellParamsBase: the
+  // weights of dynamically quantized LSTM/GRU layers) have no code to run.
+  if (obj->str.rfind("__torch__.torch.classes.", 0) == 0)
+    return unsupported("the PyTorch C++ class " + obj->str.substr(10) +
+                       (obj->str.find(".rnn.") != std::string::npos
+                            ? " (the packed weights of a dynamically quantized recurrent layer)"
+                            : ""));
   auto it = objects_.find(obj);
   if (it == objects_.end()) {
     auto inst = std::make_shared<ObjectInst>();
@@ -630,6 +637,8 @@ IValue Interpreter::fromPickle(const PValue *v, const std::string &path, int dep
   }
   case PValue::Kind::Object: {
     IValue o = objectFor(v, path);
+    if (!o.is(IValue::Kind::Object)) // unsupported: poison
+      return o;
     if (o.object->path.empty())
       o.object->path = path;
     return o;

@@ -318,6 +318,21 @@ def quantized_cases():
     yield "Q4 weights of the wrong dtype", with_consts(per_tensor, consts.replace(b"torch\nQInt8Storage\n", b"torch\nQUInt8Storage\n", 1)), "weights must be 2-D qint8"
     yield "Q4 quantized float storage", with_consts(per_tensor, consts.replace(b"torch\nQInt8Storage\n", b"torch\nFloatStorage\n", 1)), "CUVIL-E-PICKLE-QTENSOR"
     yield "Q5 unknown packed class", with_consts(per_tensor, consts.replace(b"LinearPackedParamsBase", b"LinearPackedParamsBasX")), "does not read"
+    # Dynamic quantization of a recurrent layer: reported as unsupported
+    # (its packed weights are a C++ class), never a crash.
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(3, 4)
+
+        def forward(self, x):
+            return self.lstm(x.unsqueeze(0))[0]
+
+    torch.backends.quantized.engine = "qnnpack"
+    dynamic = torch.ao.quantization.quantize_dynamic(Recurrent().eval(), {nn.LSTM}, dtype=torch.qint8)
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(dynamic), buf)
+    yield "Q7 dynamically quantized LSTM", buf.getvalue(), "dynamically quantized recurrent layer"
     if "onednn" in torch.backends.quantized.supported_engines:
         per_channel, _ = quantized_archive("onednn")
         z = zipfile.ZipFile(io.BytesIO(per_channel))
