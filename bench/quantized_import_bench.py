@@ -14,16 +14,17 @@ the medians of the rounds' medians are reported with their ratio.
 """
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
 import torch
 import torchvision.models.quantization as qm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quantize_bench import cuvil_latency, torch_latency  # noqa: E402  (the same timing)
 
 warnings.filterwarnings("ignore")
 
@@ -49,26 +50,6 @@ def quantized(name, engine):
     m.dequant = torch.nn.Identity()
     x = torch.randn(1, 3, 224, 224)
     return torch.jit.freeze(torch.jit.trace(m, x)), x
-
-
-def cuvil_median(bin_dir, lib, x_path, threads, runs):
-    r = subprocess.run([os.path.join(bin_dir, "cuvil-run"), lib, "-i", x_path, "-q", "--threads", str(threads),
-                        "--benchmark", str(runs)], capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(r.stderr)
-    return float(re.search(r"median ([\d.]+) ms", r.stdout + r.stderr).group(1))
-
-
-def torch_median(m, x, threads, runs):
-    torch.set_num_threads(threads)
-    with torch.inference_mode():
-        m(x)
-        times = []
-        for _ in range(runs):
-            t = time.perf_counter()
-            m(x)
-            times.append((time.perf_counter() - t) * 1e3)
-    return float(np.median(times))
 
 
 def main():
@@ -104,8 +85,8 @@ def main():
             torch.backends.quantized.engine = engine
             tp, tc = [], []
             for _ in range(args.rounds):
-                tp.append(torch_median(ts, x, args.threads, args.runs))
-                tc.append(cuvil_median(args.bin, lib, xs, args.threads, args.runs))
+                tp.append(torch_latency(ts, x, args.threads, args.runs))
+                tc.append(cuvil_latency(args.bin, lib, xs, args.threads, args.runs))
             p, c = float(np.median(tp)), float(np.median(tc))
             print(f"{name:14s} {engine:8s} {exact:6.1f}% {off:6d} {p:11.2f} {c:9.2f} {p / c:8.2f}x", flush=True)
 

@@ -108,6 +108,17 @@ IValue plainOf(const IValue &v) {
   return v;
 }
 
+/// `v` with a quantized tensor as its real values, and with `intoLists` the
+/// items of a list too (cat's operands).
+IValue realValues(const IValue &v, bool intoLists) {
+  if (!intoLists || !v.isSequence())
+    return plainOf(v);
+  IValueList items;
+  for (const IValue &x : *v.list)
+    items.push_back(plainOf(x));
+  return IValue::makeList(std::move(items));
+}
+
 Value realOf(const IValue &v) { return v.tensor->value; }
 
 /// A tensor whose value must be known at import time (per-channel scales).
@@ -312,16 +323,8 @@ IValue quantizedAdd(Interpreter &in, const BoundArgs &b, const std::string &op, 
 IValue inFloat(Interpreter &in, const std::string &aten, std::vector<IValue> args, Type storage,
                cir::QuantParamsAttr out, bool relu) {
   bool channelsLast = !args.empty() && channelsLastOf(args.front());
-  for (IValue &v : args) {
-    if (v.isSequence()) {
-      IValueList items;
-      for (const IValue &x : *v.list)
-        items.push_back(plainOf(x));
-      v = IValue::makeList(std::move(items));
-    } else {
-      v = plainOf(v);
-    }
-  }
+  for (IValue &v : args)
+    v = realValues(v, true);
   IValue r = in.callOperator(aten, std::move(args), {});
   if (!r.isTensor())
     return r;
@@ -599,16 +602,8 @@ IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IV
   }
   // On the real values, then quantized as the rule says.
   std::vector<IValue> plainArgs;
-  for (const IValue &v : args) {
-    if (listsToo && v.isSequence()) {
-      IValueList items;
-      for (const IValue &x : *v.list)
-        items.push_back(plainOf(x));
-      plainArgs.push_back(IValue::makeList(std::move(items)));
-    } else {
-      plainArgs.push_back(plainOf(v));
-    }
-  }
+  for (const IValue &v : args)
+    plainArgs.push_back(realValues(v, listsToo));
   std::vector<std::pair<std::string, IValue>> plainKwargs;
   for (auto &[k, v] : kwargs)
     plainKwargs.emplace_back(k, plainOf(v));
@@ -741,30 +736,26 @@ void registerQuantizedHandlers(std::map<std::string, OpHandler> &t) {
       return inFloat(in, "aten::cat", {list, a["dim"]}, x0.element(), out, relu);
     };
   }
-  t["quantized::hardswish"] = [](Interpreter &in, const BoundArgs &b) -> IValue {
-    Args a{in, b};
-    QArg x = quantizedArg(in, a["input"], "quantized::hardswish", "input");
-    return inFloat(in, "aten::hardswish", {a["input"]}, x.element(),
-                   perTensor(in, a.f("output_scale"), a.i("output_zero_point"), x.element(),
-                             "quantized::hardswish"),
-                   false);
+  // Element-wise ops PyTorch computes in float on the real values, then
+  // quantizes with the call's output parameters: (op, aten op, the
+  // quantized input's argument, further arguments passed on).
+  struct FloatOp {
+    const char *name, *aten, *input;
+    std::vector<const char *> extra;
   };
-  t["quantized::sigmoid"] = [](Interpreter &in, const BoundArgs &b) -> IValue {
-    Args a{in, b};
-    QArg x = quantizedArg(in, a["qx"], "quantized::sigmoid", "qx");
-    return inFloat(in, "aten::sigmoid", {a["qx"]}, x.element(),
-                   perTensor(in, a.f("output_scale"), a.i("output_zero_point"), x.element(),
-                             "quantized::sigmoid"),
-                   false);
-  };
-  t["quantized::leaky_relu"] = [](Interpreter &in, const BoundArgs &b) -> IValue {
-    Args a{in, b};
-    QArg x = quantizedArg(in, a["qx"], "quantized::leaky_relu", "qx");
-    return inFloat(in, "aten::leaky_relu", {a["qx"], a["negative_slope"]}, x.element(),
-                   perTensor(in, a.f("output_scale"), a.i("output_zero_point"), x.element(),
-                             "quantized::leaky_relu"),
-                   false);
-  };
+  for (const FloatOp &f : {FloatOp{"quantized::hardswish", "aten::hardswish", "input", {}},
+                           FloatOp{"quantized::sigmoid", "aten::sigmoid", "qx", {}},
+                           FloatOp{"quantized::leaky_relu", "aten::leaky_relu", "qx", {"negative_slope"}}}) {
+    t[f.name] = [f](Interpreter &in, const BoundArgs &b) -> IValue {
+      Args a{in, b};
+      QArg x = quantizedArg(in, a[f.input], f.name, f.input);
+      std::vector<IValue> args{a[f.input]};
+      for (const char *e : f.extra)
+        args.push_back(a[e]);
+      return inFloat(in, f.aten, std::move(args), x.element(),
+                     perTensor(in, a.f("output_scale"), a.i("output_zero_point"), x.element(), f.name), false);
+    };
+  }
   t["quantized::relu6"] = [](Interpreter &in, const BoundArgs &b) -> IValue {
     Args a{in, b};
     QArg x = quantizedArg(in, a["qx"], "quantized::relu6", "qx");
