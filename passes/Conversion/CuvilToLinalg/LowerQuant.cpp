@@ -356,6 +356,12 @@ Value constantTensor(OpBuilder &b, Location loc, ArrayRef<T> values, Type elemen
       loc, DenseElementsAttr::get(RankedTensorType::get(shape, element), values));
 }
 
+/// The int32 sums of a quantized contraction, zero to start from.
+Value zeroSums(OpBuilder &b, Location loc, RankedTensorType type) {
+  Value zero = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
+  return b.create<linalg::FillOp>(loc, zero, emptyTensor(b, loc, type, {})).getResult(0);
+}
+
 /// The contraction body: acc + (x - zx) * (w - zw), int32, wrapping. `zw`
 /// is the per-channel operand, or null per tensor.
 void centredProductBody(OpBuilder &b, Location l, ValueRange s, bool unsignedX, bool unsignedW,
@@ -443,9 +449,7 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
     }
     maps.push_back(AffineMap::get(3, 0, {m, nn}, ctx));
     auto accType = RankedTensorType::get(type.getShape(), rewriter.getI32Type());
-    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
-    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {}))
-                     .getResult(0);
+    Value init = zeroSums(rewriter, loc, accType);
     bool unsignedX = isUnsignedStorage(op.getInput()), unsignedW = isUnsignedStorage(op.getWeight());
     int32_t zx = static_cast<int32_t>(px.zeroPointAt(0));
     Value acc = rewriter
@@ -535,9 +539,7 @@ struct QuantConv2DLowering : OpConversionPattern<QuantConv2DOp> {
     }
     maps.push_back(AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx));
     auto accType = RankedTensorType::get({n, groups, cog, oh, ow}, i32);
-    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
-    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {}))
-                     .getResult(0);
+    Value init = zeroSums(rewriter, loc, accType);
     using utils::IteratorType;
     SmallVector<IteratorType> iterators(5, IteratorType::parallel);
     iterators.append(3, IteratorType::reduction);
@@ -598,8 +600,7 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
         AffineMap::get(6, 0, {d(0), d(1), d(2) * st[0] + d(4), d(3) * st[1] + d(5)}, ctx),
         AffineMap::get(6, 0, {d(4), d(5)}, ctx), AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
     auto accType = RankedTensorType::get({n, c, oh, ow}, i32);
-    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
-    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, accType, {})).getResult(0);
+    Value init = zeroSums(rewriter, loc, accType);
     SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
     iterators.append(2, utils::IteratorType::reduction);
     Value acc = rewriter
