@@ -455,6 +455,13 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
         interface->failureMessages.push_back(m.str());
   }
   dropCuvilAttributes(module);
+  // Objects and libraries take the weights as an object of their own: the
+  // code does not depend on their values (the text stages keep them).
+  WeightsTable weights;
+  if (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary)
+    if (Status s = target.extractWeights(module, weights); !s)
+      return s.error();
+  result.weightsBytes = weights.totalBytes();
 
   // LLVM IR with the descriptor the runtime reads.
   clock.begin("translation to LLVM IR");
@@ -482,8 +489,19 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
       target.emitCode(*llvmModule, options.emit == EmitKind::Asm ? CodeKind::Assembly : CodeKind::Object);
   if (!code)
     return code.error();
-  if (options.emit != EmitKind::SharedLibrary) {
+  if (options.emit == EmitKind::Asm) {
     result.bytes = std::move(*code);
+    return result;
+  }
+  clock.begin("writing the weights");
+  Result<std::string> weightsObject = target.emitWeights(weights);
+  if (!weightsObject)
+    return weightsObject.error();
+  if (options.emit == EmitKind::Object) {
+    Result<std::string> combined = target.combineObjects({*code, *weightsObject}, outputPath);
+    if (!combined)
+      return combined.error();
+    result.bytes = std::move(*combined);
     return result;
   }
 
@@ -495,7 +513,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                             "': " + ec.message());
   // Removed should the process crash or be killed before the rename.
   llvm::sys::RemoveFileOnSignal(temp);
-  if (Status s = target.link(*code, std::string(temp),
+  if (Status s = target.link({*code, *weightsObject}, std::string(temp),
                              LinkOptions{sonameOf(options, outputPath), options.symbolPrefix});
       !s) {
     llvm::sys::fs::remove(temp);

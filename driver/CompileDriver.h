@@ -94,6 +94,7 @@ struct CompileResult {
   std::string bytes;
   std::string libraryTempPath; ///< EmitKind::SharedLibrary only
   int64_t arenaBytes = 0;
+  uint64_t weightsBytes = 0; ///< in the weights object (linked separately)
   std::string cpu; ///< the machine the target resolved
   std::vector<std::string> requiredFeatures;
   llvm::json::Array kernels; ///< the kernel report's entries

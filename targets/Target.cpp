@@ -14,6 +14,23 @@ void TargetBackend::buildKernelChoicePipeline(OpPassManager &) const {}
 
 llvm::json::Array TargetBackend::kernelReport(ModuleOp) const { return {}; }
 
+uint64_t WeightsTable::totalBytes() const {
+  uint64_t n = 0;
+  for (const Symbol &s : symbols)
+    n += s.bytes.size();
+  return n;
+}
+
+::cuvil::Status TargetBackend::extractWeights(ModuleOp, WeightsTable &) const {
+  return ::cuvil::Status();
+}
+
+::cuvil::Result<std::string> TargetBackend::emitWeights(const WeightsTable &table) const {
+  if (!table.symbols.empty())
+    return ::cuvil::inputError("target '" + name() + "' cannot link weights separately");
+  return std::string();
+}
+
 namespace {
 
 struct Registry {

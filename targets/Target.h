@@ -42,6 +42,20 @@ struct LinkOptions {
   std::string symbolPrefix; ///< "" (cuvil_*), else the C API is exported as PREFIX_*
 };
 
+/// The model's weights, moved out of the code (TargetBackend::extractWeights)
+/// to be linked as an object of their own: code compiled once serves every
+/// set of weights of the same graph, and a redeploy with new weights only
+/// relinks.
+struct WeightsTable {
+  struct Symbol {
+    std::string name;       ///< what the code refers to
+    uint64_t alignment = 1;
+    llvm::ArrayRef<char> bytes; ///< owned by the MLIR context of the module
+  };
+  std::vector<Symbol> symbols;
+  uint64_t totalBytes() const;
+};
+
 /// A target configured for one machine.
 class TargetBackend {
 public:
@@ -74,11 +88,22 @@ public:
   /// cuvil IR (kernels chosen) to the LLVM dialect; the entry takes inputs..., outputs...,
   /// arena as bare pointers and returns a status (model_abi.h).
   virtual void buildLoweringPipeline(OpPassManager &pm) const = 0;
+  /// Moves the weights of `module` (the LLVM dialect, after the lowering)
+  /// into `table`, leaving declarations the code refers to. Default: keeps
+  /// them in the code (an empty table).
+  virtual ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const;
+  /// The object that defines `table`'s symbols. Default: only an empty
+  /// table (none).
+  virtual ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const;
   /// LLVM IR (with the model descriptor) to assembly or an object.
   virtual ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const = 0;
-  /// The object to a shared library at `path` (a temporary file the driver
+  /// Objects (code, then weights) as one relocatable object (--emit obj),
+  /// through temporary files next to `nextTo`.
+  virtual ::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
+                                                      const std::string &nextTo) const = 0;
+  /// The objects to a shared library at `path` (a temporary file the driver
   /// renames into place).
-  virtual ::cuvil::Status link(const std::string &object, const std::string &path,
+  virtual ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
                                const LinkOptions &options) const = 0;
 };
 

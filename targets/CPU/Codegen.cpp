@@ -12,6 +12,8 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -203,51 +205,43 @@ std::string exportsMap(const std::string &prefix) {
   return map + "  local:\n    *;\n};\n";
 }
 
-Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
-                         const std::string &outputPath, const std::string &soname,
-                         const std::string &symbolPrefix) {
-  if (!llvm::sys::fs::exists(target.runtimeArchive))
-    return ::cuvil::inputError("the " + target.name + " runtime (" + target.runtimeArchive +
-                               ") is missing: build the project's runtime for " + target.name +
-                               " (or set CUVIL_RUNTIME_DIR)");
-  for (const std::string &lib : target.systemLibraries)
-    if (!llvm::sys::fs::exists(lib))
-      return ::cuvil::inputError("the " + target.name + " C library (" + lib +
-                                 ") is missing: install the target's libc");
-  // The object and the version script go to temporary files next to the
-  // output (lld reads files).
-  llvm::SmallString<256> objPath, mapPath;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".%%%%%%.o", objPath))
-    return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath + "': " +
-                            ec.message());
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".%%%%%%.map", mapPath)) {
-    llvm::sys::fs::remove(objPath);
-    return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath + "': " +
-                            ec.message());
+namespace {
+
+/// Temporary files next to an output, removed when the link is done (or
+/// the process is killed): lld reads its inputs from files.
+class TempFiles {
+public:
+  explicit TempFiles(std::string next) : next_(std::move(next)) {}
+  ~TempFiles() {
+    for (const std::string &p : paths_) {
+      llvm::sys::fs::remove(p);
+      llvm::sys::DontRemoveFileOnSignal(p);
+    }
   }
-  auto cleanup = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove(objPath);
-    llvm::sys::fs::remove(mapPath);
-  });
-  if (Status s = ::cuvil::writeFileAtomically(std::string(objPath), object); !s)
-    return s;
-  // Only the C API leaves the library.
-  if (Status s = ::cuvil::writeFileAtomically(std::string(mapPath), exportsMap(symbolPrefix)); !s)
-    return s;
-  std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-shared",
-                                   "--version-script", std::string(mapPath),
-                                   "-soname", soname, "--no-undefined",
-                                   "--build-id=none", "--gc-sections", "-z", "noexecstack",
-                                   "-z", "now", "-o", outputPath, std::string(objPath),
-                                   // The whole runtime: nothing in the model's
-                                   // object references the C API it exports.
-                                   "--whole-archive", target.runtimeArchive, "--no-whole-archive"};
-  for (const std::string &lib : target.systemLibraries)
-    args.push_back(lib);
-  // PREFIX_f is another name of cuvil_f (which the version script hides).
-  if (!symbolPrefix.empty())
-    for (const std::string &f : runtimeApiFunctions())
-      args.push_back("--defsym=" + symbolPrefix + f.substr(5) + "=" + f);
+  /// A new file holding `bytes` (not synced: it is read at once and deleted).
+  Result<std::string> write(const std::string &suffix, llvm::StringRef bytes) {
+    llvm::SmallString<256> path;
+    int fd = -1;
+    if (std::error_code ec = llvm::sys::fs::createUniqueFile(next_ + ".%%%%%%" + suffix, fd, path))
+      return ::cuvil::ioError("cannot create a temporary file next to '" + next_ + "': " +
+                              ec.message());
+    paths_.push_back(std::string(path));
+    llvm::sys::RemoveFileOnSignal(path);
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.close();
+    if (os.has_error())
+      return ::cuvil::ioError("cannot write the temporary file '" + std::string(path) +
+                              "': " + os.error().message());
+    return std::string(path);
+  }
+
+private:
+  std::string next_;
+  std::vector<std::string> paths_;
+};
+
+Status runLld(const std::vector<std::string> &args, const std::string &outputPath) {
   std::vector<const char *> argv;
   for (const std::string &a : args)
     argv.push_back(a.c_str());
@@ -259,6 +253,80 @@ Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
     return ::cuvil::inputError("linking the library failed: " + errOS.str());
   }
   return Status::ok();
+}
+
+} // namespace
+
+Status linkSharedLibrary(const std::vector<std::string> &objects, const CpuTarget &target,
+                         const std::string &outputPath, const std::string &soname,
+                         const std::string &symbolPrefix) {
+  if (!llvm::sys::fs::exists(target.runtimeArchive))
+    return ::cuvil::inputError("the " + target.name + " runtime (" + target.runtimeArchive +
+                               ") is missing: build the project's runtime for " + target.name +
+                               " (or set CUVIL_RUNTIME_DIR)");
+  for (const std::string &lib : target.systemLibraries)
+    if (!llvm::sys::fs::exists(lib))
+      return ::cuvil::inputError("the " + target.name + " C library (" + lib +
+                                 ") is missing: install the target's libc");
+  TempFiles temps(outputPath);
+  // Only the C API leaves the library.
+  Result<std::string> map = temps.write(".map", exportsMap(symbolPrefix));
+  if (!map)
+    return map.error();
+  // Written, not mapped: a full disk is then an error, not SIGBUS.
+  std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-shared",
+                                   "--no-mmap-output-file",
+                                   "--version-script", *map,
+                                   "-soname", soname, "--no-undefined",
+                                   "--build-id=none", "--gc-sections", "-z", "noexecstack",
+                                   "-z", "now", "-o", outputPath};
+  for (const std::string &object : objects) {
+    if (object.empty())
+      continue;
+    Result<std::string> path = temps.write(".o", object);
+    if (!path)
+      return path.error();
+    args.push_back(*path);
+  }
+  // The whole runtime: nothing in the model's object references the C API
+  // it exports.
+  for (const char *a : {"--whole-archive", target.runtimeArchive.c_str(), "--no-whole-archive"})
+    args.push_back(a);
+  for (const std::string &lib : target.systemLibraries)
+    args.push_back(lib);
+  // PREFIX_f is another name of cuvil_f (which the version script hides).
+  if (!symbolPrefix.empty())
+    for (const std::string &f : runtimeApiFunctions())
+      args.push_back("--defsym=" + symbolPrefix + f.substr(5) + "=" + f);
+  return runLld(args, outputPath);
+}
+
+Result<std::string> combineObjects(const std::vector<std::string> &objects, const CpuTarget &target,
+                                   const std::string &nextTo) {
+  std::vector<std::string> present;
+  for (const std::string &o : objects)
+    if (!o.empty())
+      present.push_back(o);
+  if (present.size() == 1)
+    return present.front();
+  TempFiles temps(nextTo);
+  Result<std::string> out = temps.write(".r.o", "");
+  if (!out)
+    return out.error();
+  std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-r",
+                                   "--no-mmap-output-file", "-o", *out};
+  for (const std::string &object : present) {
+    Result<std::string> path = temps.write(".o", object);
+    if (!path)
+      return path.error();
+    args.push_back(*path);
+  }
+  if (Status s = runLld(args, *out); !s)
+    return s.error();
+  auto buffer = llvm::MemoryBuffer::getFile(*out, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return ::cuvil::ioError("cannot read '" + *out + "': " + buffer.getError().message());
+  return (*buffer)->getBuffer().str();
 }
 
 } // namespace mlir::cuvil

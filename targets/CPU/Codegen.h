@@ -54,13 +54,19 @@ enum class OutputKind { Assembly, Object };
 ::cuvil::Result<std::string> emitMachineCode(llvm::Module &module, const CpuTarget &target,
                                              OutputKind kind);
 
-/// Links `object` with the target's runtime into a shared library at
-/// `outputPath` (a temporary path: the caller renames it into place), its
-/// SONAME `soname` (what programs linked with it will look for), the C API
-/// exported as cuvil_* or, with a `symbolPrefix`, as PREFIX_* only.
-::cuvil::Status linkSharedLibrary(const std::string &object, const CpuTarget &target,
+/// Links `objects` (in order; empty ones are skipped) with the target's
+/// runtime into a shared library at `outputPath` (a temporary path: the
+/// caller renames it into place), its SONAME `soname` (what programs linked
+/// with it will look for), the C API exported as cuvil_* or, with a
+/// `symbolPrefix`, as PREFIX_* only.
+::cuvil::Status linkSharedLibrary(const std::vector<std::string> &objects, const CpuTarget &target,
                                   const std::string &outputPath, const std::string &soname,
                                   const std::string &symbolPrefix);
+
+/// `objects` as one relocatable object (ld -r), through temporary files
+/// next to `nextTo`.
+::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
+                                            const CpuTarget &target, const std::string &nextTo);
 
 /// The C API's function names (cuvil_abi_version, ...), from the exports map.
 std::vector<std::string> runtimeApiFunctions();

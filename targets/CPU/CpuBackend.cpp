@@ -3,9 +3,11 @@
 
 #include "targets/CPU/CpuPipeline.h"
 #include "targets/CPU/KernelConfig.h"
+#include "targets/CPU/Weights.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <mutex>
 
@@ -70,9 +72,23 @@ public:
     return emitMachineCode(module, target_, kind == CodeKind::Assembly ? OutputKind::Assembly : OutputKind::Object);
   }
 
-  ::cuvil::Status link(const std::string &object, const std::string &path,
+  ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const override {
+    cuvil::extractWeights(module, table);
+    return ::cuvil::Status();
+  }
+  ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const override {
+    llvm::Triple triple(target_.triple);
+    uint16_t machine = triple.getArch() == llvm::Triple::aarch64 ? 183 /*EM_AARCH64*/
+                                                                  : 62 /*EM_X86_64*/;
+    return weightsObject(table, machine);
+  }
+  ::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
+                                              const std::string &nextTo) const override {
+    return cuvil::combineObjects(objects, target_, nextTo);
+  }
+  ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
                        const LinkOptions &options) const override {
-    return linkSharedLibrary(object, target_, path, options.soname, options.symbolPrefix);
+    return linkSharedLibrary(objects, target_, path, options.soname, options.symbolPrefix);
   }
 
 private:

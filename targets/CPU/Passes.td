@@ -202,4 +202,21 @@ def InstrumentKernelsPass : Pass<"cuvil-instrument-kernels", "::mlir::ModuleOp">
                            "::mlir::memref::MemRefDialect"];
 }
 
+def ExtractWeightsPass : Pass<"cuvil-extract-weights", "::mlir::ModuleOp"> {
+  let summary = "Moves the model's weights out of the code, into a section linked separately.";
+  let description = [{
+    Runs on the LLVM dialect, last. Every constant global whose value is a
+    resource (the model's tensors and the weights packed from them) or a
+    non-splat dense array of at least 64 bytes becomes an external, hidden
+    declaration `cuvil_weight_N` (N in module order), and its bytes go to a
+    table the driver writes as its own object (`.cuvil.weights`). The code
+    object then depends only on the weights' types, never on their values:
+    a redeploy with new weights relinks the cached code with a new weights
+    object. cuvil-export calls the extraction directly (it keeps the
+    bytes); this pass records the table as the module attribute
+    `cuvil.weights` (name, bytes, alignment per symbol) for tests.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // CUVIL_TARGETS_CPU_PASSES_TD

@@ -65,10 +65,21 @@ public:
     hookLog().push_back(kind == CodeKind::Object ? "emit:object" : "emit:assembly");
     return inner_->emitCode(module, kind);
   }
-  ::cuvil::Status link(const std::string &object, const std::string &path,
+  ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const override {
+    hookLog().push_back("weights");
+    return inner_->extractWeights(module, table);
+  }
+  ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const override {
+    return inner_->emitWeights(table);
+  }
+  ::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
+                                              const std::string &nextTo) const override {
+    return inner_->combineObjects(objects, nextTo);
+  }
+  ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
                        const LinkOptions &options) const override {
     hookLog().push_back("link");
-    return inner_->link(object, path, options);
+    return inner_->link(objects, path, options);
   }
 
 private:
@@ -135,7 +146,7 @@ TEST_CASE("a test-only target exports a model end to end through the driver", "[
   REQUIRE(result);
   REQUIRE_FALSE(llvm::sys::fs::rename(result->libraryTempPath, path));
   CHECK(hookLog() == std::vector<std::string>{"check:forward", "choose", "report", "lower",
-                                            "emit:object", "link"});
+                                            "weights", "emit:object", "link"});
 
   auto runner = ::cuvil::LibraryRunner::load(path, 1);
   REQUIRE(runner);

@@ -1,0 +1,37 @@
+//===- Weights.h - The weights as an object of their own --------*- C++ -*-===//
+//
+// The model's large constants leave the code (extractWeights: the LLVM
+// dialect's globals become external hidden declarations) and are written as
+// one relocatable ELF object holding a `.cuvil.weights` section
+// (weightsObject), written byte for byte rather than through LLVM's
+// AsmPrinter, which emits arrays element by element. The code object is then
+// the same for every set of weights of a graph.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_TARGETS_CPU_WEIGHTS_H
+#define CUVIL_TARGETS_CPU_WEIGHTS_H
+
+#include "targets/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::cuvil {
+
+/// Constants of fewer bytes stay in the code.
+constexpr uint64_t kMinWeightBytes = 64;
+
+/// Moves every weight of `module` into `table` (in module order, renamed
+/// cuvil_weight_N); their bytes stay owned by the module's context.
+void extractWeights(ModuleOp module, WeightsTable &table);
+
+/// The ELF relocatable object (ELF64, little-endian; `machine` an e_machine:
+/// 62 x86-64, 183 AArch64) defining `table`'s symbols as hidden objects in
+/// one read-only `.cuvil.weights` section.
+std::string weightsObject(const WeightsTable &table, uint16_t machine);
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGETS_CPU_WEIGHTS_H
