@@ -4,7 +4,8 @@
 //              [--cpu NAME] [--input-shape SPEC]... [--strategy graph_fusion]
 //              [--disable-optimization NAME[,NAME...]] [--emit mlir|llvm|asm|obj|so]
 //              [--emit-header FILE] [--depfile FILE] [--kernel-report FILE.json]
-//              [--cache-dir DIR]
+//              [--cache-dir DIR] [--remote-cache redis://HOST:PORT] [--cache-max-size SIZE]
+//              [--cache-explain] [--cache-stats]
 //
 // A thin main over the compile driver (driver/CompileDriver.h), which loads
 // the model, runs the graph pipeline and the target's code generation, and
@@ -12,6 +13,7 @@
 // untouched.
 //
 //===----------------------------------------------------------------------===//
+#include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
@@ -31,6 +33,7 @@ struct Options {
   mlir::cuvil::CompileOptions compile;
   std::string emit = "so", crashReproducer;
   std::vector<std::string> disabled;
+  std::string cacheMaxSize;
   LogOptions log;
 };
 
@@ -39,6 +42,13 @@ int run(Options &opt) {
   if (!emit)
     return reportError(kTool, usageError("--emit must be mlir, llvm, asm, obj or so, got '" + opt.emit + "'"));
   opt.compile.emit = *emit;
+  if (!opt.cacheMaxSize.empty()) {
+    std::optional<uint64_t> n = cuvil::cache::parseSize(opt.cacheMaxSize);
+    if (!n || *n == 0)
+      return reportError(kTool, usageError("--cache-max-size: '" + opt.cacheMaxSize +
+                                           "' is not a size (e.g. 5G, 500M, 100K)"));
+    opt.compile.cacheMaxBytes = *n;
+  }
   opt.compile.graph.disabled.insert(opt.disabled.begin(), opt.disabled.end());
   if (Status s = mlir::cuvil::compile(opt.compile); !s)
     return reportError(kTool, s.error());
@@ -111,8 +121,23 @@ int main(int argc, char **argv) {
                  "chosen, by whom and why (-v prints it as a table)");
   app.add_flag("--fusion-remarks", opt.compile.graph.fusionRemarks, "Explain every op that was not fused");
   app.add_option("--cache-dir", opt.compile.cacheDir,
-                 "Reuse earlier exports with the same model, target, CPU, options and compiler "
-                 "from this directory (default: $CUVIL_CACHE_DIR; none when unset)");
+                 "Compile cache directory (default: $CUVIL_CACHE_DIR; none when unset): an export "
+                 "seen before is copied from it; one whose model differs only in its weights "
+                 "relinks the cached code with the new weights. Created 0700; refused when "
+                 "other users can write to it");
+  app.add_option("--remote-cache", opt.compile.remoteCache,
+                 "A compile cache shared on a Redis server, redis://HOST:PORT (default: "
+                 "$CUVIL_REMOTE_CACHE): asked after a local miss, given what is compiled; an "
+                 "unreachable or slow server means compiling locally");
+  app.add_option("--cache-max-size", opt.cacheMaxSize,
+                 "Size limit of the cache directory, e.g. 5G, 500M (default: "
+                 "$CUVIL_CACHE_MAX_SIZE, else 5G); least recently used entries go first");
+  app.add_flag("--cache-explain", opt.compile.cacheExplain,
+               "Say which part of the cache key (model, weights, options, compiler...) changed "
+               "since the last export to the same output");
+  app.add_flag("--cache-stats", opt.compile.cacheStats,
+               "After the export, print the cache's hits and misses per level (whole outputs, "
+               "code objects), this export's and the directory's totals (see also cuvil-cache)");
   app.add_flag("--mlir-print-ir-before-all", opt.compile.debug.printIrBeforeAll,
                "Print the IR before every pass (stderr)");
   app.add_flag("--mlir-print-ir-after-all", opt.compile.debug.printIrAfterAll,

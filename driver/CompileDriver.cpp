@@ -1,7 +1,7 @@
 //===- CompileDriver.cpp - One compile driver for every tool --------------===//
 #include "driver/CompileDriver.h"
 
-#include "driver/CompileCache.h"
+#include "cache/CompileCache.h"
 #include "driver/RuntimeHeader.h"
 #include "frontend/loader/ModelLoader.h"
 #include "passes/InitAll.h"
@@ -21,8 +21,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,6 +37,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <map>
 #include <cstdlib>
 #include <cstdio>
 #include <regex>
@@ -328,6 +332,66 @@ Status writeKernelReport(const CompileOptions &options, const CompileResult &res
   return ::cuvil::writeFileAtomically(options.kernelReport, text);
 }
 
+/// The compiler's own identity: its version and the files whose bytes end
+/// up in what it writes (this executable, the target's runtime).
+void addCompilerIdentity(::cuvil::cache::KeyMaterial &m, const TargetBackend &target) {
+  m.add("version", ::cuvil::versionText());
+  static int anchor;
+  std::vector<std::string> files = target.cacheKeyFiles();
+  files.insert(files.begin(), llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  for (const std::string &f : files) {
+    llvm::sys::fs::file_status st;
+    m.add("file", llvm::sys::fs::status(f, st)
+                      ? f + " missing"
+                      : f + " " + std::to_string(st.getSize()) + " " +
+                            std::to_string(st.getLastModificationTime().time_since_epoch().count()));
+  }
+}
+
+/// The LLVM triple a target compiles for (its cache key's "target=").
+std::string tripleOf(const TargetBackend &target) {
+  for (const std::string &p : target.cacheKeyParts())
+    if (llvm::StringRef(p).starts_with("target="))
+      return p.substr(7);
+  return "";
+}
+
+/// "" when `bytes` is an ELF file of `type` (ET_REL, ET_DYN) for the
+/// machine of `triple` and, with an `identity`, holds it in its
+/// .cuvil.identity section; else what it is not.
+std::string checkElf(llvm::StringRef bytes, unsigned type, const std::string &triple,
+                     const std::string *identity) {
+  auto object = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, "entry"));
+  if (!object)
+    return "not an ELF object: " + llvm::toString(object.takeError());
+  auto *elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(object->get());
+  if (!elf)
+    return "not a 64-bit little-endian ELF object";
+  llvm::Triple want(triple);
+  unsigned machine = want.getArch() == llvm::Triple::aarch64 ? llvm::ELF::EM_AARCH64 : llvm::ELF::EM_X86_64;
+  const auto &header = elf->getELFFile().getHeader();
+  if (header.e_machine != machine || header.e_type != type)
+    return "an ELF object of another kind or machine";
+  if (!identity)
+    return "";
+  for (const llvm::object::SectionRef &section : elf->sections()) {
+    llvm::Expected<llvm::StringRef> name = section.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (*name != ".cuvil.identity")
+      continue;
+    llvm::Expected<llvm::StringRef> contents = section.getContents();
+    if (!contents) {
+      llvm::consumeError(contents.takeError());
+      return "its identity cannot be read";
+    }
+    return *contents == *identity ? "" : "the library of another build";
+  }
+  return "not a Cuvil library (no .cuvil.identity)";
+}
+
 } // namespace
 
 void buildCompilePipeline(OpPassManager &pm, const TargetBackend &target,
@@ -385,7 +449,8 @@ void registerCompilePipelines() {
 }
 
 Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &options,
-                                    const std::string &outputPath) {
+                                    const std::string &outputPath,
+                                    ::cuvil::cache::CompileCache *cache) {
   MLIRContext *ctx = module.getContext();
   Result<std::unique_ptr<TargetBackend>> backend =
       createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
@@ -461,6 +526,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   if (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary)
     if (Status s = target.extractWeights(module, weights); !s)
       return s.error();
+  weights.identity = options.libraryIdentity;
   result.weightsBytes = weights.totalBytes();
 
   // LLVM IR with the descriptor the runtime reads.
@@ -484,11 +550,45 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return result;
   }
 
+  // The code object, from the cache when the same code was compiled before
+  // (the key is the LLVM IR itself, weights left out, and the machine).
+  bool cacheCode = cache && cache->enabled() &&
+                   (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary);
+  ::cuvil::cache::KeyMaterial codeMaterial;
+  std::optional<::cuvil::cache::CacheHit> cachedCode;
+  if (cacheCode) {
+    clock.begin("looking up the code");
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    llvmModule->print(os, nullptr);
+    codeMaterial.add("level", "code");
+    for (const std::string &p : target.cacheKeyParts())
+      codeMaterial.parts.push_back(p);
+    codeMaterial.add("ir", ::cuvil::cache::digest(ir));
+    addCompilerIdentity(codeMaterial, target);
+    result.codeKey = codeMaterial.key();
+    std::string triple = tripleOf(target);
+    cachedCode = cache->lookup(::cuvil::cache::EntryKind::Code, codeMaterial, [&](llvm::StringRef payload) {
+      return checkElf(payload, llvm::ELF::ET_REL, triple, nullptr);
+    });
+    result.codeFromCache = cachedCode.has_value();
+  }
   clock.begin("LLVM code generation");
-  Result<std::string> code =
-      target.emitCode(*llvmModule, options.emit == EmitKind::Asm ? CodeKind::Assembly : CodeKind::Object);
+  Result<std::string> code = cachedCode ? Result<std::string>(cachedCode->payload.str())
+                                        : target.emitCode(*llvmModule, options.emit == EmitKind::Asm
+                                                                           ? CodeKind::Assembly
+                                                                           : CodeKind::Object);
   if (!code)
     return code.error();
+  if (cacheCode && !result.codeFromCache)
+    cache->store(::cuvil::cache::EntryKind::Code, codeMaterial, *code);
+  if (cacheCode) {
+    llvm::BLAKE3 h;
+    for (const WeightsTable::Symbol &w : weights.symbols)
+      h.update(llvm::arrayRefFromStringRef(llvm::StringRef(w.bytes.data(), w.bytes.size())));
+    auto d = h.final();
+    result.weightsDigest = llvm::toHex(d, /*LowerCase=*/true);
+  }
   if (options.emit == EmitKind::Asm) {
     result.bytes = std::move(*code);
     return result;
@@ -524,30 +624,34 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   return result;
 }
 
-std::optional<std::string> compileCacheKey(const CompileOptions &options) {
+std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options) {
   Result<std::unique_ptr<TargetBackend>> target =
       createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
   if (!target)
     return std::nullopt;
-  std::vector<std::string> parts = (*target)->cacheKeyParts();
-  for (std::string p : {"target-name=" + options.target, std::string("emit=") + emitKindName(options.emit),
-                        "strategy=" + options.strategy, "name=" + modelNameOf(options),
-                        "soname=" + sonameOf(options, options.output),
-                        "symbol-prefix=" + options.symbolPrefix,
-                        "quantized-engine=" + quantizedEngineOf(options),
-                        std::string("instrument=") + (options.instrument ? "1" : "0"),
-                        "version=" + ::cuvil::versionText()})
-    parts.push_back(p);
+  auto model = llvm::MemoryBuffer::getFile(options.model, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!model)
+    return std::nullopt;
+  ::cuvil::cache::KeyMaterial m;
+  m.add("level", "lib");
+  m.add("model", ::cuvil::cache::digest((*model)->getBuffer()));
+  for (const std::string &p : (*target)->cacheKeyParts())
+    m.parts.push_back(p);
+  m.add("target-name", options.target);
+  m.add("emit", emitKindName(options.emit));
+  m.add("strategy", options.strategy);
+  m.add("name", modelNameOf(options));
+  m.add("soname", sonameOf(options, options.output));
+  m.add("symbol-prefix", options.symbolPrefix);
+  m.add("quantized-engine", quantizedEngineOf(options));
+  m.add("instrument", options.instrument ? "1" : "0");
   for (const std::string &d : options.graph.disabled)
-    parts.push_back("disable=" + d);
+    m.add("disable", d);
   for (const std::string &shape : options.inputShapes)
-    parts.push_back("shape=" + shape);
-  // The compiler itself: the executable this driver runs in.
-  static int anchor;
-  std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
-  std::vector<std::string> files = (*target)->cacheKeyFiles();
-  files.insert(files.begin(), self);
-  return CompileCache::key(options.model, parts, files);
+    m.add("shape", shape);
+  addCompilerIdentity(m, **target);
+  return m;
 }
 
 Status checkCompileOptions(const CompileOptions &options) {
@@ -578,33 +682,164 @@ Status checkCompileOptions(const CompileOptions &options) {
   return Status();
 }
 
-Status compile(const CompileOptions &options) {
-  if (Status s = checkCompileOptions(options); !s)
+namespace {
+
+/// What a library says it is the build of: the key's parts but the
+/// compiler's files (whose times differ between identical compilers).
+std::string identityText(const ::cuvil::cache::KeyMaterial &m) {
+  std::string text = "cuvil library\n";
+  for (const std::string &p : m.parts)
+    if (!llvm::StringRef(p).starts_with("file="))
+      text += p + "\n";
+  return text;
+}
+
+std::string envOr(const std::string &value, const char *name) {
+  const char *env = std::getenv(name);
+  return !value.empty() ? value : env ? env : "";
+}
+
+/// --cache-explain: which parts of the key differ from the last build of
+/// the same output.
+void explainCache(const std::string &output, const std::optional<::cuvil::cache::KeyMaterial> &before,
+                  const ::cuvil::cache::KeyMaterial &now, bool outputHit) {
+  auto byName = [](const ::cuvil::cache::KeyMaterial &m) {
+    std::map<std::string, std::string> out;
+    for (const std::string &p : m.parts) {
+      size_t eq = p.find('=');
+      std::string &v = out[p.substr(0, eq)];
+      v += (v.empty() ? "" : ", ") + (eq == std::string::npos ? "" : p.substr(eq + 1));
+    }
+    return out;
+  };
+  auto shorten = [](const std::string &v) { return v.size() > 40 ? v.substr(0, 16) + "..." : v; };
+  std::string text;
+  if (!before) {
+    text = "no earlier build of '" + output + "' in this cache";
+  } else {
+    std::map<std::string, std::string> a = byName(*before), b = byName(now);
+    std::vector<std::string> changes;
+    for (const auto &[name, value] : b)
+      if (name != "code" && name != "weights" && a[name] != value)
+        changes.push_back(name + " (" + shorten(a[name]) + " -> " + shorten(value) + ")");
+    for (const auto &[name, value] : a)
+      if (!b.count(name) && name != "code" && name != "weights")
+        changes.push_back(name + " (" + shorten(value) + " -> none)");
+    if (changes.empty()) {
+      text = "nothing changed since the last build of '" + output + "'";
+    } else {
+      text = "since the last build of '" + output + "': ";
+      for (size_t i = 0; i < changes.size(); ++i)
+        text += (i ? "; " : "") + changes[i];
+      if (!outputHit && b.count("code") && a.count("code")) {
+        bool sameCode = a["code"] == b["code"], sameWeights = a["weights"] == b["weights"];
+        text += sameCode ? "; the code is the same (relinked with "
+                         : "; the code changed (compiled again";
+        text += sameWeights ? std::string(sameCode ? "the same weights)" : ", the same weights)")
+                            : std::string(sameCode ? "new weights)" : ", new weights)");
+      }
+    }
+  }
+  std::fprintf(stderr, "cuvil-export: cache: %s\n", text.c_str());
+}
+
+void printCacheStats(const ::cuvil::cache::CompileCache &cache, const std::string &dir) {
+  using ::cuvil::cache::EntryKind;
+  ::cuvil::cache::DirectoryStats totals = ::cuvil::cache::directoryStats(dir);
+  std::fprintf(stderr, "cuvil-export: cache statistics (this export; all exports into '%s'):\n",
+               dir.c_str());
+  std::fprintf(stderr, "  %-6s %9s %9s %9s %9s %9s   %s\n", "level", "hits", "remote", "misses",
+               "corrupt", "refused", "entries");
+  for (EntryKind kind : {EntryKind::Library, EntryKind::Code}) {
+    const ::cuvil::cache::LevelCounters &c = cache.counters(kind);
+    std::string level = ::cuvil::cache::entryKindName(kind);
+    auto total = [&](const char *name) { return (long long)totals.counters[level + "." + name]; };
+    std::fprintf(stderr, "  %-6s %4lld/%-4lld %4lld/%-4lld %4lld/%-4lld %4lld/%-4lld %4lld/%-4lld   %lld, %s\n",
+                 level.c_str(), (long long)c.hits, total("hits"), (long long)c.remoteHits,
+                 total("remote_hits"), (long long)c.misses, total("misses"), (long long)c.corrupt,
+                 total("corrupt"), (long long)c.refused, total("refused"),
+                 (long long)totals.entries[int(kind)],
+                 ::cuvil::cache::formatBytes(totals.bytes[int(kind)]).c_str());
+  }
+}
+
+} // namespace
+
+Status compile(const CompileOptions &requested) {
+  if (Status s = checkCompileOptions(requested); !s)
     return s;
   auto start = std::chrono::steady_clock::now();
+  CompileOptions options = requested;
+
+  // The key of the whole output, and the identity the library keeps.
+  std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options);
+  if (material)
+    options.libraryIdentity = identityText(*material);
+  ::cuvil::cache::CacheOptions cacheOptions;
+  cacheOptions.dir = envOr(options.cacheDir, "CUVIL_CACHE_DIR");
+  cacheOptions.remote = envOr(options.remoteCache, "CUVIL_REMOTE_CACHE");
+  if (options.cacheMaxBytes)
+    cacheOptions.maxBytes = options.cacheMaxBytes;
+  else if (std::string env = envOr("", "CUVIL_CACHE_MAX_SIZE"); !env.empty()) {
+    if (std::optional<uint64_t> n = ::cuvil::cache::parseSize(env))
+      cacheOptions.maxBytes = *n;
+    else
+      spdlog::warn("CUVIL_CACHE_MAX_SIZE: '{}' is not a size (e.g. 5G, 500M); using {}", env,
+                   ::cuvil::cache::formatBytes(cacheOptions.maxBytes));
+  }
+  // stdout is compiled every time.
+  bool useCache = options.output != "-" && material &&
+                  (!cacheOptions.dir.empty() || !cacheOptions.remote.empty());
+  ::cuvil::cache::CompileCache cache(useCache ? cacheOptions : ::cuvil::cache::CacheOptions());
+  std::string outputName = options.output;
+  if (useCache) {
+    llvm::SmallString<256> absolute(options.output);
+    llvm::sys::fs::make_absolute(absolute);
+    outputName = std::string(absolute);
+  }
+  std::optional<::cuvil::cache::KeyMaterial> lastBuild =
+      options.cacheExplain && cache.enabled() ? cache.lastBuild(outputName) : std::nullopt;
+  auto finishCache = [&](const ::cuvil::cache::KeyMaterial &build, bool outputHit) {
+    if (!cache.enabled())
+      return;
+    if (options.cacheExplain)
+      explainCache(options.output, lastBuild, build, outputHit);
+    cache.recordBuild(outputName, build);
+    cache.flushStats();
+    if (options.cacheStats)
+      printCacheStats(cache, cacheOptions.dir);
+  };
 
   // Remarks and kernel reports come from compiling: asking for them
-  // bypasses the cache.
-  const char *cacheEnv = std::getenv("CUVIL_CACHE_DIR");
+  // skips whole outputs (the code level still serves).
   bool compileOnly = options.graph.fusionRemarks || !options.kernelReport.empty();
-  CompileCache cache(compileOnly                 ? ""
-                     : !options.cacheDir.empty() ? options.cacheDir
-                     : cacheEnv                  ? cacheEnv
-                                                 : "");
-  std::optional<std::string> key;
-  if (cache.enabled() && options.output != "-") // stdout: compiled every time
-    key = compileCacheKey(options);
-  if (key)
-    if (std::optional<std::string> hit = cache.lookup(*key)) {
-      if (Status s = ::cuvil::writeFileAtomically(options.output, *hit); !s)
+  if (cache.enabled() && !compileOnly) {
+    std::string triple;
+    if (auto t = createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument}))
+      triple = tripleOf(**t);
+    ::cuvil::cache::PayloadCheck check;
+    if (options.emit == EmitKind::SharedLibrary || options.emit == EmitKind::Object)
+      check = [&](llvm::StringRef payload) {
+        return checkElf(payload,
+                        options.emit == EmitKind::SharedLibrary ? llvm::ELF::ET_DYN : llvm::ELF::ET_REL,
+                        triple, &options.libraryIdentity);
+      };
+    if (std::optional<::cuvil::cache::CacheHit> hit =
+            cache.lookup(::cuvil::cache::EntryKind::Library, *material, check)) {
+      if (Status s = ::cuvil::writeFileAtomically(options.output,
+                                                  std::string_view(hit->payload.data(), hit->payload.size()));
+          !s)
         return s;
       if (options.emit == EmitKind::SharedLibrary) // as the linker leaves it
         llvm::sys::fs::setPermissions(options.output, llvm::sys::fs::all_read |
                                                           llvm::sys::fs::all_exe |
                                                           llvm::sys::fs::owner_write);
-      spdlog::info("wrote '{}' from the compile cache (entry {})", options.output, *key);
+      spdlog::info("wrote '{}' from the compile cache (entry {})", options.output,
+                   material->key());
+      finishCache(*material, /*outputHit=*/true);
       return writeSideOutputs(options);
     }
+  }
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -627,7 +862,8 @@ Status compile(const CompileOptions &options) {
     return module.error();
   spdlog::info("loaded '{}'", options.model);
 
-  Result<CompileResult> result = compileModule(**module, options, options.output);
+  Result<CompileResult> result =
+      compileModule(**module, options, options.output, cache.enabled() ? &cache : nullptr);
   if (!result)
     return result.error();
 
@@ -644,14 +880,25 @@ Status compile(const CompileOptions &options) {
   } else if (Status s = ::cuvil::writeFileAtomically(options.output, result->bytes); !s) {
     return s;
   }
-  if (key) {
-    if (options.emit == EmitKind::SharedLibrary) {
-      if (auto written = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
-                                                     /*RequiresNullTerminator=*/false))
-        cache.store(*key, (*written)->getBuffer().str());
-    } else {
-      cache.store(*key, result->bytes);
+  if (cache.enabled()) {
+    if (!compileOnly) {
+      if (options.emit == EmitKind::SharedLibrary) {
+        if (auto written = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
+                                                       /*RequiresNullTerminator=*/false))
+          cache.store(::cuvil::cache::EntryKind::Library, *material, (*written)->getBuffer());
+      } else {
+        cache.store(::cuvil::cache::EntryKind::Library, *material, result->bytes);
+      }
     }
+    ::cuvil::cache::KeyMaterial build = *material;
+    if (!result->codeKey.empty()) {
+      build.add("code", result->codeKey);
+      build.add("weights", result->weightsDigest);
+      spdlog::info("compile cache: code {} ({}), weights {} linked separately",
+                   result->codeFromCache ? "from the cache" : "compiled", result->codeKey.substr(0, 16),
+                   ::cuvil::cache::formatBytes(result->weightsBytes));
+    }
+    finishCache(build, /*outputHit=*/false);
   }
   if (Status s = writeSideOutputs(options); !s)
     return s;

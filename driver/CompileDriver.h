@@ -29,6 +29,11 @@
 #include <string>
 #include <vector>
 
+namespace cuvil::cache {
+class CompileCache;
+struct KeyMaterial;
+} // namespace cuvil::cache
+
 namespace mlir::cuvil {
 
 class TargetBackend;
@@ -63,13 +68,20 @@ struct CompileOptions {
   std::string soname;    ///< "" = the output's file name
   std::string symbolPrefix; ///< "" = the C API as cuvil_*, else as PREFIX_* (and its header)
   bool instrument = false;  ///< time every kernel call (cuvil_model_profile_*)
+  /// What the library is the build of, kept in it (set by compile(); the
+  /// compile cache checks it before serving a library).
+  std::string libraryIdentity;
   GraphPipelineOptions graph;
 
   std::string output;
   std::string emitHeader;   ///< also write cuvil/runtime.h here
   std::string depfile;      ///< also write a Make dependency file here
   std::string kernelReport; ///< also write the kernel report (JSON) here
-  std::string cacheDir;     ///< "" = no compile cache
+  std::string cacheDir;     ///< "" = no compile cache (CUVIL_CACHE_DIR)
+  std::string remoteCache;  ///< "" or redis://HOST:PORT (CUVIL_REMOTE_CACHE)
+  uint64_t cacheMaxBytes = 0; ///< 0 = the default (5 GiB; CUVIL_CACHE_MAX_SIZE)
+  bool cacheExplain = false;  ///< say which part of the key changed since the last build
+  bool cacheStats = false;    ///< print the cache's hits and misses per level afterwards
   PassDebugOptions debug;
 };
 
@@ -102,6 +114,10 @@ struct CompileResult {
   /// the arena itself is planned by the target on the buffers the code
   /// has): planned peak, lower bound, all intermediates without reuse.
   int64_t graphPlanBytes = 0, lowerBoundBytes = 0, noReuseBytes = 0;
+  /// With a compile cache: the key of the code (weights left out), whether
+  /// it came from the cache, and the digest of the weights.
+  std::string codeKey, weightsDigest;
+  bool codeFromCache = false;
 };
 
 /// Compiles `module` (cuvil IR, one public function) for `options`.
@@ -112,14 +128,18 @@ struct CompileResult {
 /// named `forward`; failure when there is neither.
 FailureOr<func::FuncOp> entryFunction(ModuleOp module);
 
+/// With `cache`, the code object is looked up by the code it is compiled
+/// from (the weights left out: a redeploy with new weights relinks cached
+/// code) and stored there.
 ::cuvil::Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &options,
-                                             const std::string &outputPath);
+                                             const std::string &outputPath,
+                                             ::cuvil::cache::CompileCache *cache = nullptr);
 
-/// The cache key of `options`: the model's bytes, every option that changes
-/// the output, the target's resolved machine, the compiler's identity.
-/// Nothing when the target cannot be configured or the model read (the
-/// compile then reports that itself).
-std::optional<std::string> compileCacheKey(const CompileOptions &options);
+/// What the key of a whole output is made of: the model file's digest,
+/// every option that changes the output, the target's resolved machine, the
+/// compiler's identity. Nothing when the target cannot be configured or the
+/// model read (the compile then reports that itself).
+std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options);
 
 /// Checks the options before any work: a usage error (exit 2) names the
 /// flag.

@@ -53,6 +53,9 @@ struct WeightsTable {
     llvm::ArrayRef<char> bytes; ///< owned by the MLIR context of the module
   };
   std::vector<Symbol> symbols;
+  /// What the library is the build of (the compile cache checks it before
+  /// serving a library): kept, unloaded, in a section of its own.
+  std::string identity;
   uint64_t totalBytes() const;
 };
 
@@ -92,8 +95,8 @@ public:
   /// into `table`, leaving declarations the code refers to. Default: keeps
   /// them in the code (an empty table).
   virtual ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const;
-  /// The object that defines `table`'s symbols. Default: only an empty
-  /// table (none).
+  /// The object that defines `table`'s symbols (and holds its identity).
+  /// Default: only an empty table (no object).
   virtual ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const;
   /// LLVM IR (with the model descriptor) to assembly or an object.
   virtual ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const = 0;

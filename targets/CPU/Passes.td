@@ -206,8 +206,8 @@ def ExtractWeightsPass : Pass<"cuvil-extract-weights", "::mlir::ModuleOp"> {
   let summary = "Moves the model's weights out of the code, into a section linked separately.";
   let description = [{
     Runs on the LLVM dialect, last. Every constant global whose value is a
-    resource (the model's tensors and the weights packed from them) or a
-    non-splat dense array of at least 64 bytes becomes an external, hidden
+    resource (the model's tensors and the weights packed from them, of any
+    size) or a non-splat dense array of at least 64 bytes becomes an external, hidden
     declaration `cuvil_weight_N` (N in module order), and its bytes go to a
     table the driver writes as its own object (`.cuvil.weights`). The code
     object then depends only on the weights' types, never on their values:

@@ -45,7 +45,10 @@ std::optional<ArrayRef<char>> weightBytes(LLVM::GlobalOp global) {
   } else {
     return std::nullopt;
   }
-  if (bytes.size() != size || size < kMinWeightBytes)
+  // The model's tensors are resources whatever their size; other arrays
+  // only when large (small tables are better folded into the code).
+  bool resource = llvm::isa<DenseResourceElementsAttr>(value);
+  if (bytes.size() != size || size == 0 || (!resource && size < kMinWeightBytes))
     return std::nullopt;
   return bytes;
 }
@@ -115,8 +118,9 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
     shstrtab += '\0';
     return at;
   };
-  SectionHeader weights, stack, symtab, strtab, names;
+  SectionHeader weights, stack, identity, symtab, strtab, names;
   weights.name = sectionName(".cuvil.weights");
+  identity.name = sectionName(".cuvil.identity");
   stack.name = sectionName(".note.GNU-stack"); // no executable stack
   symtab.name = sectionName(".symtab");
   strtab.name = sectionName(".strtab");
@@ -143,6 +147,10 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
   weights.size = out.size() - weights.offset;
   stack.type = kProgbits;
   stack.offset = out.size();
+  identity.type = kProgbits; // not loaded: read from the file by the cache
+  identity.offset = out.size();
+  identity.size = table.identity.size();
+  out += table.identity;
 
   // Symbols: the null one, then one global hidden object per weight.
   std::string strings(1, '\0');
@@ -151,7 +159,7 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
   symtab.offset = out.size();
   symtab.addralign = 8;
   symtab.entsize = 24;
-  symtab.link = 4; // .strtab
+  symtab.link = 5; // .strtab
   symtab.info = 1; // the first global symbol
   out.append(24, '\0');
   for (auto [i, s] : llvm::enumerate(table.symbols)) {
@@ -176,7 +184,7 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
 
   padTo(out, 8);
   uint64_t sectionHeaders = out.size();
-  for (const SectionHeader &h : {SectionHeader(), weights, stack, symtab, strtab, names}) {
+  for (const SectionHeader &h : {SectionHeader(), weights, stack, identity, symtab, strtab, names}) {
     put<uint32_t>(out, h.name);
     put<uint32_t>(out, h.type);
     put<uint64_t>(out, h.flags);
@@ -206,8 +214,8 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
   put<uint16_t>(header, 0);
   put<uint16_t>(header, 0);
   put<uint16_t>(header, 64);
-  put<uint16_t>(header, 6); // sections
-  put<uint16_t>(header, 5); // .shstrtab
+  put<uint16_t>(header, 7); // sections
+  put<uint16_t>(header, 6); // .shstrtab
   std::memcpy(out.data(), header.data(), header.size());
   return out;
 }

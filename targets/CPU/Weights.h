@@ -20,7 +20,8 @@
 
 namespace mlir::cuvil {
 
-/// Constants of fewer bytes stay in the code.
+/// Dense arrays of fewer bytes stay in the code (resources, the model's
+/// tensors, always leave it).
 constexpr uint64_t kMinWeightBytes = 64;
 
 /// Moves every weight of `module` into `table` (in module order, renamed
@@ -29,7 +30,8 @@ void extractWeights(ModuleOp module, WeightsTable &table);
 
 /// The ELF relocatable object (ELF64, little-endian; `machine` an e_machine:
 /// 62 x86-64, 183 AArch64) defining `table`'s symbols as hidden objects in
-/// one read-only `.cuvil.weights` section.
+/// one read-only `.cuvil.weights` section, and the table's identity in a
+/// section `.cuvil.identity` that is not loaded.
 std::string weightsObject(const WeightsTable &table, uint16_t machine);
 
 } // namespace mlir::cuvil
