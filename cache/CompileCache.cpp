@@ -377,7 +377,8 @@ std::optional<CacheHit> CompileCache::lookupRemote(EntryKind kind, const std::st
     return std::nullopt;
   std::optional<std::string> value;
   std::string error;
-  r->setCommandTimeout(std::chrono::milliseconds(10000));
+  // Bounded: a slow server costs at most this once, then is left alone.
+  r->setCommandTimeout(std::chrono::milliseconds(5000));
   if (!r->get(std::string("cuvil-cache:2:") + entryKindName(kind) + ":" + key, value, error)) {
     disableRemote(error);
     return std::nullopt;
@@ -413,7 +414,7 @@ void CompileCache::store(EntryKind kind, const KeyMaterial &material, llvm::Stri
     evict();
   if (RedisClient *r = remote()) {
     std::string error;
-    r->setCommandTimeout(std::chrono::milliseconds(10000));
+    r->setCommandTimeout(std::chrono::milliseconds(5000 + int64_t(entry.size() >> 25) * 1000));
     if (!r->set(std::string("cuvil-cache:2:") + entryKindName(kind) + ":" + key, entry, error))
       disableRemote(error);
   }

@@ -2,6 +2,7 @@
 #include "driver/CompileDriver.h"
 
 #include "cache/CompileCache.h"
+#include "driver/CodeUnits.h"
 #include "driver/RuntimeHeader.h"
 #include "frontend/loader/ModelLoader.h"
 #include "passes/InitAll.h"
@@ -326,6 +327,11 @@ Status writeKernelReport(const CompileOptions &options, const CompileResult &res
                                            {"graph_plan_bytes", result.graphPlanBytes},
                                            {"lower_bound_bytes", result.lowerBoundBytes},
                                            {"no_reuse_bytes", result.noReuseBytes}}}};
+  // Which functions were compiled and which came from the compile cache.
+  llvm::json::Array units;
+  for (const auto &[name, cached] : result.units)
+    units.push_back(llvm::json::Object{{"function", name}, {"from_cache", cached}});
+  report["code_units"] = std::move(units);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
@@ -550,55 +556,71 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return result;
   }
 
-  // The code object, from the cache when the same code was compiled before
-  // (the key is the LLVM IR itself, weights left out, and the machine).
-  bool cacheCode = cache && cache->enabled() &&
-                   (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary);
-  ::cuvil::cache::KeyMaterial codeMaterial;
-  std::optional<::cuvil::cache::CacheHit> cachedCode;
-  if (cacheCode) {
-    clock.begin("looking up the code");
-    std::string ir;
-    llvm::raw_string_ostream os(ir);
-    llvmModule->print(os, nullptr);
-    codeMaterial.add("level", "code");
-    for (const std::string &p : target.cacheKeyParts())
-      codeMaterial.parts.push_back(p);
-    codeMaterial.add("ir", ::cuvil::cache::digest(ir));
-    addCompilerIdentity(codeMaterial, target);
-    result.codeKey = codeMaterial.key();
-    std::string triple = tripleOf(target);
-    cachedCode = cache->lookup(::cuvil::cache::EntryKind::Code, codeMaterial, [&](llvm::StringRef payload) {
-      return checkElf(payload, llvm::ELF::ET_REL, triple, nullptr);
-    });
-    result.codeFromCache = cachedCode.has_value();
+  if (options.emit == EmitKind::Asm) {
+    clock.begin("LLVM code generation");
+    Result<std::string> code = target.emitCode(*llvmModule, CodeKind::Assembly);
+    if (!code)
+      return code.error();
+    result.bytes = std::move(*code);
+    return result;
   }
+
+  // Objects: one per function and one of data, each from the cache when
+  // the same code was compiled before (its key is its LLVM IR, the
+  // weights left out, and the machine).
   clock.begin("LLVM code generation");
-  Result<std::string> code = cachedCode ? Result<std::string>(cachedCode->payload.str())
-                                        : target.emitCode(*llvmModule, options.emit == EmitKind::Asm
-                                                                           ? CodeKind::Assembly
-                                                                           : CodeKind::Object);
-  if (!code)
-    return code.error();
-  if (cacheCode && !result.codeFromCache)
-    cache->store(::cuvil::cache::EntryKind::Code, codeMaterial, *code);
-  if (cacheCode) {
+  std::vector<CodeUnit> units = splitIntoUnits(*llvmModule);
+  bool useCache = cache && cache->enabled();
+  std::string triple = tripleOf(target);
+  ::cuvil::cache::KeyMaterial machine;
+  for (const std::string &p : target.cacheKeyParts())
+    machine.parts.push_back(p);
+  addCompilerIdentity(machine, target);
+  std::vector<std::string> objects;
+  llvm::BLAKE3 codeDigest;
+  for (CodeUnit &unit : units) {
+    ::cuvil::cache::KeyMaterial material;
+    if (useCache) {
+      std::string ir;
+      llvm::raw_string_ostream os(ir);
+      unit.module->print(os, nullptr);
+      material.add("level", "code");
+      material.add("unit", unit.name);
+      material.add("ir", ::cuvil::cache::digest(ir));
+      material.parts.insert(material.parts.end(), machine.parts.begin(), machine.parts.end());
+      codeDigest.update(llvm::arrayRefFromStringRef(material.key()));
+      if (std::optional<::cuvil::cache::CacheHit> hit =
+              cache->lookup(::cuvil::cache::EntryKind::Code, material, [&](llvm::StringRef payload) {
+                return checkElf(payload, llvm::ELF::ET_REL, triple, nullptr);
+              })) {
+        objects.push_back(hit->payload.str());
+        result.units.push_back({unit.name, true});
+        continue;
+      }
+    }
+    Result<std::string> code = target.emitCode(*unit.module, CodeKind::Object);
+    if (!code)
+      return code.error();
+    if (useCache)
+      cache->store(::cuvil::cache::EntryKind::Code, material, *code);
+    objects.push_back(std::move(*code));
+    result.units.push_back({unit.name, false});
+  }
+  if (useCache) {
+    result.codeKey = llvm::toHex(codeDigest.final(), /*LowerCase=*/true);
+    result.codeFromCache = llvm::all_of(result.units, [](const auto &u) { return u.second; });
     llvm::BLAKE3 h;
     for (const WeightsTable::Symbol &w : weights.symbols)
       h.update(llvm::arrayRefFromStringRef(llvm::StringRef(w.bytes.data(), w.bytes.size())));
-    auto d = h.final();
-    result.weightsDigest = llvm::toHex(d, /*LowerCase=*/true);
-  }
-  if (options.emit == EmitKind::Asm) {
-    result.bytes = std::move(*code);
-    return result;
+    result.weightsDigest = llvm::toHex(h.final(), /*LowerCase=*/true);
   }
   clock.begin("writing the weights");
   Result<std::string> weightsObject = target.emitWeights(weights);
   if (!weightsObject)
     return weightsObject.error();
+  objects.push_back(std::move(*weightsObject));
   if (options.emit == EmitKind::Object) {
-    Result<std::string> combined = target.combineObjects({*code, *weightsObject}, outputPath);
+    Result<std::string> combined = target.combineObjects(objects, outputPath);
     if (!combined)
       return combined.error();
     result.bytes = std::move(*combined);
@@ -613,7 +635,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                             "': " + ec.message());
   // Removed should the process crash or be killed before the rename.
   llvm::sys::RemoveFileOnSignal(temp);
-  if (Status s = target.link({*code, *weightsObject}, std::string(temp),
+  if (Status s = target.link(objects, std::string(temp),
                              LinkOptions{sonameOf(options, outputPath), options.symbolPrefix});
       !s) {
     llvm::sys::fs::remove(temp);
@@ -894,9 +916,17 @@ Status compile(const CompileOptions &requested) {
     if (!result->codeKey.empty()) {
       build.add("code", result->codeKey);
       build.add("weights", result->weightsDigest);
-      spdlog::info("compile cache: code {} ({}), weights {} linked separately",
-                   result->codeFromCache ? "from the cache" : "compiled", result->codeKey.substr(0, 16),
-                   ::cuvil::cache::formatBytes(result->weightsBytes));
+      std::vector<std::string> compiled;
+      for (const auto &[name, cached] : result->units)
+        if (!cached)
+          compiled.push_back(name);
+      if (compiled.empty())
+        spdlog::info("compile cache: code from the cache ({} units); weights {} linked separately",
+                     result->units.size(), ::cuvil::cache::formatBytes(result->weightsBytes));
+      else
+        spdlog::info("compile cache: code compiled: {} of {} units ({}); weights {} linked separately",
+                     compiled.size(), result->units.size(), fmt::join(compiled, ", "),
+                     ::cuvil::cache::formatBytes(result->weightsBytes));
     }
     finishCache(build, /*outputHit=*/false);
   }

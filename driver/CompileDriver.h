@@ -118,6 +118,9 @@ struct CompileResult {
   /// it came from the cache, and the digest of the weights.
   std::string codeKey, weightsDigest;
   bool codeFromCache = false;
+  /// The code units (functions, and the data) and whether each came from
+  /// the cache.
+  std::vector<std::pair<std::string, bool>> units;
 };
 
 /// Compiles `module` (cuvil IR, one public function) for `options`.

@@ -21,6 +21,8 @@ PACKAGES=(
   libopenblas0-pthread
   # cuvil-quantize's HTML report is checked in a real, headless browser
   chromium
+  # the shared compile cache (--remote-cache) is tested against a real Redis server
+  redis-server
 )
 
 missing=()

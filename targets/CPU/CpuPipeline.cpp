@@ -103,6 +103,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   pm.addPass(createParallelizeLoopsPass());
   if (instrument)
     pm.addPass(createInstrumentKernelsPass());
+  pm.addPass(createOutlineKernelsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToFuncs()); // integer powers

@@ -62,11 +62,13 @@ bool capturable(Value v) {
   return false;
 }
 
-/// Constants and globals are cheaper to recreate in the body than to pass.
+/// Constants are cheaper to recreate in the body than to pass. Globals (the
+/// weights) are passed: a body that named them would be another function
+/// for every layer, and change whenever a layer is added before it.
 bool cloneable(Value v) {
   Operation *def = v.getDefiningOp();
   return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
-         (def->hasTrait<OpTrait::ConstantLike>() || llvm::isa<memref::GetGlobalOp>(def));
+         def->hasTrait<OpTrait::ConstantLike>();
 }
 
 /// The LLVM descriptor type of a memref (what the memref lowering uses).

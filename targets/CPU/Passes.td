@@ -202,6 +202,22 @@ def InstrumentKernelsPass : Pass<"cuvil-instrument-kernels", "::mlir::ModuleOp">
                            "::mlir::memref::MemRefDialect"];
 }
 
+def OutlineKernelsPass : Pass<"cuvil-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Makes every top-level loop nest of the model a function named by its code.";
+  let description = [{
+    Runs on loops, after cuvil-parallelize-loops. Each top-level op with
+    regions and no results in a public function (a loop nest, a branch)
+    becomes a call of a private `cuvil_kernel_<digest>` that takes the
+    buffers and scalars it uses (constants are cloned in; an op using a
+    value that cannot cross a bare-pointer boundary stays inline), and the
+    parallel bodies `__cuvil_parallel_N` become `cuvil_parallel_<digest>`;
+    the digest is that of the function's own code, so identical kernels
+    are one function and a kernel's name does not depend on the model
+    around it. The driver compiles and caches every function on its own.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def ExtractWeightsPass : Pass<"cuvil-extract-weights", "::mlir::ModuleOp"> {
   let summary = "Moves the model's weights out of the code, into a section linked separately.";
   let description = [{

@@ -22,6 +22,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,8 +146,12 @@ TEST_CASE("a test-only target exports a model end to end through the driver", "[
   auto result = compileModule(*module, options, path);
   REQUIRE(result);
   REQUIRE_FALSE(llvm::sys::fs::rename(result->libraryTempPath, path));
-  CHECK(hookLog() == std::vector<std::string>{"check:forward", "choose", "report", "lower",
-                                            "weights", "emit:object", "link"});
+  // One object per code unit (the model function, each kernel, the data).
+  std::vector<std::string> hooks = hookLog();
+  hooks.erase(std::unique(hooks.begin(), hooks.end()), hooks.end());
+  CHECK(hooks == std::vector<std::string>{"check:forward", "choose", "report", "lower", "weights",
+                                         "emit:object", "link"});
+  CHECK(std::count(hookLog().begin(), hookLog().end(), "emit:object") >= 3);
 
   auto runner = ::cuvil::LibraryRunner::load(path, 1);
   REQUIRE(runner);
