@@ -81,7 +81,8 @@ bool makeDirectories(const std::string &dir, std::string &error) {
 
 /// Writes `data` to `path` through a unique temporary file and a rename
 /// (mode 0600).
-bool publish(const std::string &path, llvm::StringRef data, std::string &error) {
+bool publish(const std::string &path, llvm::StringRef data, std::string &error,
+             llvm::StringRef more = {}) {
   std::string tmpl = path.substr(0, path.find_last_of('/') + 1) + ".tmp.XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -90,7 +91,7 @@ bool publish(const std::string &path, llvm::StringRef data, std::string &error) 
     return error = "cannot create a file in '" + tmpl.substr(0, tmpl.size() - 11) + "': " +
                    errnoText(errno),
            false;
-  bool ok = writeAll(fd, data);
+  bool ok = writeAll(fd, data) && writeAll(fd, more);
   int writeErrno = errno;
   ok = (::close(fd) == 0) && ok;
   if (ok && ::rename(buf.data(), path.c_str()) == 0)
@@ -307,7 +308,7 @@ std::optional<CacheHit> CompileCache::lookup(EntryKind kind, const KeyMaterial &
       ++c.remoteHits;
       c.bytesRead += hit->payload.size();
       if (localUsable_)
-        storeLocal(kind, key, hit->owner->getBuffer());
+        storeLocal(kind, key, hit->owner->getBuffer(), {});
       return hit;
     }
   ++c.misses;
@@ -393,14 +394,15 @@ std::optional<CacheHit> CompileCache::lookupRemote(EntryKind kind, const std::st
   return CacheHit{std::move(owner), *payload};
 }
 
-bool CompileCache::storeLocal(EntryKind kind, const std::string &key, llvm::StringRef entry) {
+bool CompileCache::storeLocal(EntryKind kind, const std::string &key, llvm::StringRef header,
+                              llvm::StringRef payload) {
   std::string path = entryPath(kind, key), error;
   std::string parent = path.substr(0, path.find_last_of('/'));
-  if (!makeDirectories(parent, error) || !publish(path, entry, error)) {
+  if (!makeDirectories(parent, error) || !publish(path, header, error, payload)) {
     disableLocal(error);
     return false;
   }
-  counters_[int(kind)].bytesWritten += entry.size();
+  counters_[int(kind)].bytesWritten += header.size() + payload.size();
   return true;
 }
 
@@ -408,14 +410,15 @@ void CompileCache::store(EntryKind kind, const KeyMaterial &material, llvm::Stri
   if (!enabled())
     return;
   std::string key = material.key();
-  std::string entry = encodeEntry(kind, material, payload);
+  std::string header = encodeEntryHeader(kind, material, payload);
   ++counters_[int(kind)].stores;
-  if (localUsable_ && storeLocal(kind, key, entry))
+  if (localUsable_ && storeLocal(kind, key, header, payload))
     evict();
   if (RedisClient *r = remote()) {
     std::string error;
-    r->setCommandTimeout(std::chrono::milliseconds(5000 + int64_t(entry.size() >> 25) * 1000));
-    if (!r->set(std::string("cuvil-cache:2:") + entryKindName(kind) + ":" + key, entry, error))
+    r->setCommandTimeout(std::chrono::milliseconds(5000 + int64_t(payload.size() >> 25) * 1000));
+    if (!r->set(std::string("cuvil-cache:2:") + entryKindName(kind) + ":" + key,
+                header + payload.str(), error))
       disableRemote(error);
   }
 }

@@ -93,7 +93,8 @@ private:
                                       const PayloadCheck &check, LevelCounters &c);
   std::optional<CacheHit> lookupRemote(EntryKind kind, const std::string &key,
                                        const PayloadCheck &check, LevelCounters &c);
-  bool storeLocal(EntryKind kind, const std::string &key, llvm::StringRef entry);
+  bool storeLocal(EntryKind kind, const std::string &key, llvm::StringRef header,
+                  llvm::StringRef payload);
   void evict();
   void disableLocal(const std::string &why);
   void disableRemote(const std::string &why);

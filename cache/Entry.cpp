@@ -122,7 +122,7 @@ KeyMaterial KeyMaterial::parse(llvm::StringRef text) {
 
 const char *entryKindName(EntryKind kind) { return kind == EntryKind::Library ? "lib" : "code"; }
 
-std::string encodeEntry(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload) {
+std::string encodeEntryHeader(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload) {
   std::string out = kMagic.str();
   out += "kind " + std::string(entryKindName(kind)) + "\n";
   out += "key " + material.key() + "\n";
@@ -133,6 +133,11 @@ std::string encodeEntry(EntryKind kind, const KeyMaterial &material, llvm::Strin
   // The payload starts 64-byte aligned (an ELF reader needs 8).
   size_t used = out.size() + 6; // "pad " + "\n" + the blank line
   out += "pad " + std::string((64 - used % 64) % 64, ' ') + "\n\n";
+  return out;
+}
+
+std::string encodeEntry(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload) {
+  std::string out = encodeEntryHeader(kind, material, payload);
   out.reserve(out.size() + payload.size());
   out += payload;
   return out;

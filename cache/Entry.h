@@ -38,6 +38,9 @@ const char *entryKindName(EntryKind kind); ///< "lib", "code"
 
 /// The bytes of an entry.
 std::string encodeEntry(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload);
+/// Its header alone: the entry is the header then the payload (written so,
+/// large payloads are not copied).
+std::string encodeEntryHeader(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload);
 
 /// Why an entry was not accepted.
 enum class EntryProblem { None, Corrupt, OtherKey };

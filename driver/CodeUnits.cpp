@@ -25,10 +25,12 @@ void dropUnusedDeclarations(llvm::Module &unit) {
 
 std::vector<CodeUnit> splitIntoUnits(llvm::Module &module) {
   // Symbols another unit refers to must be visible to the linker, and no
-  // further than the library.
+  // further than the library; and defined for good (a linkonce_odr helper,
+  // such as MLIR's __mlir_math_ipowi_*, unused in its own unit would be
+  // dropped there).
   unsigned anonymous = 0;
   for (llvm::GlobalValue &gv : module.global_values()) {
-    if (gv.isDeclaration() || !gv.hasLocalLinkage())
+    if (gv.isDeclaration() || gv.hasExternalLinkage())
       continue;
     if (!gv.hasName())
       gv.setName("cuvil_anonymous_" + std::to_string(anonymous++));

@@ -27,6 +27,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -609,10 +610,11 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   if (useCache) {
     result.codeKey = llvm::toHex(codeDigest.final(), /*LowerCase=*/true);
     result.codeFromCache = llvm::all_of(result.units, [](const auto &u) { return u.second; });
-    llvm::BLAKE3 h;
+    // For --cache-explain only: a fast checksum is enough.
+    uint64_t h = 0;
     for (const WeightsTable::Symbol &w : weights.symbols)
-      h.update(llvm::arrayRefFromStringRef(llvm::StringRef(w.bytes.data(), w.bytes.size())));
-    result.weightsDigest = llvm::toHex(h.final(), /*LowerCase=*/true);
+      h = h * 1000003 ^ llvm::xxh3_64bits(llvm::arrayRefFromStringRef(llvm::StringRef(w.bytes.data(), w.bytes.size())));
+    result.weightsDigest = llvm::utohexstr(h, /*LowerCase=*/true);
   }
   clock.begin("writing the weights");
   Result<std::string> weightsObject = target.emitWeights(weights);

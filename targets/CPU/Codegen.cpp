@@ -23,7 +23,11 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <cerrno>
+#include <cstring>
 #include <mutex>
+#include <sys/mman.h>
+#include <unistd.h>
 
 LLD_HAS_DRIVER(elf)
 
@@ -207,8 +211,10 @@ std::string exportsMap(const std::string &prefix) {
 
 namespace {
 
-/// Temporary files next to an output, removed when the link is done (or
-/// the process is killed): lld reads its inputs from files.
+/// The link's inputs: lld reads files. Held in memory files (memfd) where
+/// the system has them, so that a weights object of a hundred megabytes is
+/// not written to disk to be read back at once; else temporary files next
+/// to the output, removed when the link is done (or the process killed).
 class TempFiles {
 public:
   explicit TempFiles(std::string next) : next_(std::move(next)) {}
@@ -217,6 +223,31 @@ public:
       llvm::sys::fs::remove(p);
       llvm::sys::DontRemoveFileOnSignal(p);
     }
+    for (int fd : memoryFiles_)
+      ::close(fd);
+  }
+  /// An input holding `bytes`: its path.
+  Result<std::string> input(const std::string &suffix, llvm::StringRef bytes) {
+#ifdef __linux__
+    int fd = ::memfd_create("cuvil-link-input", MFD_CLOEXEC);
+    if (fd >= 0) {
+      memoryFiles_.push_back(fd);
+      size_t done = 0;
+      while (done < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0)
+          return ::cuvil::ioError(std::string("cannot hold a link input in memory: ") +
+                                  std::strerror(errno));
+        done += n;
+      }
+      std::string path = "/proc/self/fd/" + std::to_string(fd);
+      if (llvm::sys::fs::exists(path))
+        return path;
+    }
+#endif
+    return write(suffix, bytes);
   }
   /// A new file holding `bytes` (not synced: it is read at once and deleted).
   Result<std::string> write(const std::string &suffix, llvm::StringRef bytes) {
@@ -239,6 +270,7 @@ public:
 private:
   std::string next_;
   std::vector<std::string> paths_;
+  std::vector<int> memoryFiles_;
 };
 
 Status runLld(const std::vector<std::string> &args, const std::string &outputPath) {
@@ -270,7 +302,7 @@ Status linkSharedLibrary(const std::vector<std::string> &objects, const CpuTarge
                                  ") is missing: install the target's libc");
   TempFiles temps(outputPath);
   // Only the C API leaves the library.
-  Result<std::string> map = temps.write(".map", exportsMap(symbolPrefix));
+  Result<std::string> map = temps.input(".map", exportsMap(symbolPrefix));
   if (!map)
     return map.error();
   // Written, not mapped: a full disk is then an error, not SIGBUS.
@@ -283,7 +315,7 @@ Status linkSharedLibrary(const std::vector<std::string> &objects, const CpuTarge
   for (const std::string &object : objects) {
     if (object.empty())
       continue;
-    Result<std::string> path = temps.write(".o", object);
+    Result<std::string> path = temps.input(".o", object);
     if (!path)
       return path.error();
     args.push_back(*path);
@@ -316,7 +348,7 @@ Result<std::string> combineObjects(const std::vector<std::string> &objects, cons
   std::vector<std::string> args = {"ld.lld", "-m", target.emulation, "-r",
                                    "--no-mmap-output-file", "-o", *out};
   for (const std::string &object : present) {
-    Result<std::string> path = temps.write(".o", object);
+    Result<std::string> path = temps.input(".o", object);
     if (!path)
       return path.error();
     args.push_back(*path);
