@@ -27,7 +27,9 @@ namespace mlir::cuvil {
 
 namespace {
 
-constexpr StringLiteral kPlaceholder = "__cuvil_unnamed_function";
+/// The name a function has while its code is digested (and a kernel until
+/// it is named by that digest), so that its own name is not part of it.
+constexpr StringLiteral kDigestedName = "__cuvil_function_being_digested";
 
 /// Can cross a function boundary under the bare-pointer convention.
 bool passable(Type t) {
@@ -50,7 +52,7 @@ bool cloneable(Value v) {
 /// The digest of `f`'s code, its name aside.
 std::string codeDigest(func::FuncOp f) {
   std::string name = f.getSymName().str();
-  f.setSymName(kPlaceholder);
+  f.setSymName(kDigestedName);
   std::string text;
   llvm::raw_string_ostream os(text);
   f->print(os, OpPrintingFlags().useLocalScope());
@@ -115,7 +117,7 @@ struct OutlineKernelsPass final : impl::OutlineKernelsPassBase<OutlineKernelsPas
       types.push_back(v.getType());
     OpBuilder mb(ctx);
     mb.setInsertionPointToEnd(getOperation().getBody());
-    auto kernel = mb.create<func::FuncOp>(loc, kPlaceholder, FunctionType::get(ctx, types, {}));
+    auto kernel = mb.create<func::FuncOp>(loc, kDigestedName, FunctionType::get(ctx, types, {}));
     kernel.setPrivate();
     Block *body = kernel.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(body);
