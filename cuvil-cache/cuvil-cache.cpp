@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cache/CompileCache.h"
+#include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 
 #include <cstdio>
@@ -106,6 +107,7 @@ int main(int argc, char **argv) {
   addCommonOptions(app, log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
+  cuvil::installResourceHandlers(kTool);
   setupLogging(kTool, log);
   if (dir.empty())
     if (const char *env = std::getenv("CUVIL_CACHE_DIR"))

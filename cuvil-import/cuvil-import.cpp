@@ -64,12 +64,10 @@ int run(const Options &opt) {
   if (!mlir::cuvil::checkOptimizationNames(disabled, unknown))
     return reportError(kTool, usageError("--disable-optimization: " + unknown));
   options.eliminateDeadCode = !disabled.count("dead-code-elimination");
-  for (const std::string &spec : opt.inputShapes) {
-    Result<torchscript::InputSpec> parsed = torchscript::parseInputShape(spec);
-    if (!parsed)
-      return reportError(kTool, parsed.error());
-    options.inputs.push_back(*parsed);
-  }
+  Result<std::vector<torchscript::InputSpec>> specs = torchscript::parseInputShapes(opt.inputShapes);
+  if (!specs)
+    return reportError(kTool, specs.error());
+  options.inputs = std::move(*specs);
   // Fail before any work if an output cannot be written.
   if (!opt.output.empty() && opt.output != "-") {
     if (sameFile(opt.output, opt.model))

@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "support/IrNesting.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -81,6 +82,11 @@ int main(int argc, char **argv) {
     return cuvil::kExitIOError;
   }
 
+  // Before the parser, which recurses once per nesting level.
+  if (cuvil::Status s = cuvil::checkIrNesting((*input)->getBuffer(), inputPath); !s) {
+    llvm::errs() << "cuvil-opt: error: " << cuvil::errorId(s.error()) << ": " << s.error().message << "\n";
+    return s.error().code;
+  }
   if (outputPath == "-") {
     bool ok = mlir::succeeded(mlir::MlirOptMain(llvm::outs(), std::move(*input), registry, config));
     llvm::outs().flush();

@@ -2,6 +2,7 @@
 #include "cuvil-run/LibraryRunner.h"
 
 #include "cuvil/runtime.h"
+#include "support/ElfCheck.h"
 
 #include <cerrno>
 #include <cstring>
@@ -93,6 +94,9 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
   std::string open = path.find('/') == std::string::npos ? "./" + path : path;
   if (access(open.c_str(), R_OK) != 0)
     return ioError("cannot open '" + path + "': " + std::strerror(errno));
+  // dlopen trusts the headers: a truncated file would fault inside it.
+  if (Status s = checkSharedLibrary(path, hostElfMachine(), prefix + "_abi_version"); !s)
+    return s.error();
   impl->handle = dlopen(open.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!impl->handle)
     return inputError("cannot load '" + path + "': " + dlerror());
@@ -164,6 +168,16 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
 const std::string &LibraryRunner::path() const { return impl_->path; }
 
 size_t LibraryRunner::numInputs() const { return impl_->inputs.size(); }
+
+NpyExpectation LibraryRunner::inputExpectation(size_t i) const {
+  const cuvil_tensor_info &info = impl_->inputs[i];
+  NpyExpectation e;
+  e.what = "input " + std::to_string(i) + " (" + info.name + ") of '" + impl_->path + "'";
+  std::optional<DType> d = fromC(info.dtype);
+  e.dtype = d ? *d : DType::Float32;
+  e.shape.assign(info.shape, info.shape + info.rank);
+  return e;
+}
 
 std::string LibraryRunner::signature() const {
   auto describe = [](const std::vector<cuvil_tensor_info> &infos) {

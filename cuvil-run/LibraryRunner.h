@@ -9,6 +9,7 @@
 #define CUVIL_CUVIL_RUN_LIBRARYRUNNER_H
 
 #include "cuvil-run/RunLoop.h"
+#include "support/Npy.h"
 #include "support/Status.h"
 #include "support/Tensor.h"
 
@@ -30,6 +31,9 @@ public:
   ~LibraryRunner();
 
   size_t numInputs() const;
+  /// What input `i` must be ("input 0 (x) of 'lib.so'", its dtype and
+  /// shape), for checking a file's header before its data is read.
+  NpyExpectation inputExpectation(size_t i) const;
   /// The library's file (messages of run() start with it).
   const std::string &path() const;
   /// "x: 1x3x224x224xf32 -> output0: 1x1000xf32".

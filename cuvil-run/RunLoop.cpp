@@ -74,15 +74,18 @@ std::optional<Result<Tensor>> generatedInput(const std::string &arg, size_t posi
 
 } // namespace
 
-Result<Tensor> readInput(const std::string &arg, size_t position, uint64_t seed) {
+Result<Tensor> readInput(const std::string &arg, size_t position, uint64_t seed,
+                         const NpyExpectation *expect) {
   std::optional<Result<Tensor>> generated = generatedInput(arg, position, seed);
-  return generated ? std::move(*generated) : readNpy(arg);
+  return generated ? std::move(*generated) : readNpy(arg, expect);
 }
 
-Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed) {
+Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed,
+                                       const std::vector<NpyExpectation> *expect) {
   std::vector<Tensor> inputs;
   for (const std::string &path : paths) {
-    Result<Tensor> t = readInput(path, inputs.size(), seed);
+    size_t i = inputs.size();
+    Result<Tensor> t = readInput(path, i, seed, expect && i < expect->size() ? &(*expect)[i] : nullptr);
     if (!t)
       return t.error();
     inputs.push_back(std::move(*t));
@@ -204,7 +207,7 @@ Error checkFailure(const std::vector<OutputCheck> &checks, const RunSettings &se
                   c.want, c.absError);
     msg += buf;
   }
-  return inputError(msg);
+  return withId(inputError(msg), "CUVIL-E-OUTPUT-MISMATCH");
 }
 
 Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &inputs,

@@ -8,6 +8,7 @@
 #ifndef CUVIL_CUVIL_RUN_RUNLOOP_H
 #define CUVIL_CUVIL_RUN_RUNLOOP_H
 
+#include "support/Npy.h"
 #include "support/Status.h"
 #include "support/Tensor.h"
 
@@ -75,9 +76,13 @@ using RunFn = std::function<Status(const std::vector<Tensor> &inputs, std::vecto
 /// Reads .npy inputs (in order), or makes "[INDEX=]DIMx...xDTYPE:random"
 /// ones (uniform in [-1, 1) for floats, integers in [0, 10); input i from
 /// seed + i, the same on every machine).
-Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed = 0);
+/// `expect`, when given, has what the model takes at each position: files
+/// are checked against it before their data is read.
+Result<std::vector<Tensor>> readInputs(const std::vector<std::string> &paths, uint64_t seed = 0,
+                                       const std::vector<NpyExpectation> *expect = nullptr);
 /// One of them: input `position` of the model.
-Result<Tensor> readInput(const std::string &arg, size_t position, uint64_t seed);
+Result<Tensor> readInput(const std::string &arg, size_t position, uint64_t seed,
+                         const NpyExpectation *expect = nullptr);
 
 /// Runs `run` (after the warm-up) once or, benchmarking, `benchmark` times
 /// and for at least `duration` seconds, writes output0.npy, ... into the

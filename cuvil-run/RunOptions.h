@@ -62,8 +62,9 @@ inline void addRunOptions(CLI::App &app, RunOptions &o, const std::string &model
   app.add_option("--symbol-prefix", o.symbolPrefix,
                  "The library's C API prefix, for one exported with cuvil-export --symbol-prefix "
                  "(default: cuvil)");
-  app.add_option("--threads", o.threads, "Threads to use (default: all cores)")
-      ->check(CLI::Range(0, 4096));
+  // The C API's limit (cuvil_options.num_threads, 1..1024).
+  app.add_option("--threads", o.threads, "Threads to use, 1 to 1024 (default 0: all cores)")
+      ->check(CLI::Range(0, 1024));
   app.add_flag("-q,--quiet", o.settings.quiet, "Do not print the outputs");
   app.add_flag("--profile", o.profile,
                "Print the time of every layer over the timed runs (a library compiled with "

@@ -19,7 +19,7 @@ using namespace cuvil;
 namespace {
 
 int fail(const Error &e) {
-  std::fprintf(stderr, "cuvil-run: error: %s\n", e.message.c_str());
+  std::fprintf(stderr, "cuvil-run: error: %s: %s\n", errorId(e).c_str(), e.message.c_str());
   return e.code;
 }
 
@@ -44,12 +44,16 @@ int main(int argc, char **argv) {
   }
   if (Status s = prepareOutputDir(opt.settings.outputDir); !s)
     return fail(s.error());
-  Result<std::vector<Tensor>> in = readInputs(opt.inputs, opt.seed);
-  if (!in)
-    return fail(in.error());
+  // The library first: each input's header is checked against it.
   Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
   if (!lib)
     return fail(lib.error());
+  std::vector<NpyExpectation> expect;
+  for (size_t i = 0; i < lib->numInputs(); ++i)
+    expect.push_back(lib->inputExpectation(i));
+  Result<std::vector<Tensor>> in = readInputs(opt.inputs, opt.seed, &expect);
+  if (!in)
+    return fail(in.error());
   if (in->size() != lib->numInputs())
     return fail(inputError("'" + opt.model + "' takes " + std::to_string(lib->numInputs()) +
                            " input(s) (" + lib->signature() + "), got " + std::to_string(in->size())));

@@ -16,6 +16,7 @@
 #include "cuvil-run/RunOptions.h"
 #include "dialects/Cuvil/Reference/ModelRunner.h"
 #include "support/AtomicFile.h"
+#include "support/Crash/CrashRecovery.h"
 #include "support/Npy.h"
 #include "support/Tool/ToolSupport.h"
 
@@ -121,6 +122,24 @@ int run(const Options &opt) {
   if (opt.profile && !library)
     return reportError(kTool, usageError("--profile times a compiled library's layers; '" + opt.model +
                                          "' runs on the reference evaluator"));
+  RunSettings settings = opt.settings;
+  for (const std::string &out : {opt.json, opt.outputNpz})
+    if (!out.empty())
+      if (Status s = checkOutputPath(out); !s)
+        return reportError(kTool, s.error());
+  // A library is loaded (checked first) before the inputs are read, so that
+  // each input file's header is checked against what the model takes
+  // before its data is read.
+  std::optional<LibraryRunner> lib;
+  std::vector<NpyExpectation> expect;
+  if (library) {
+    Result<LibraryRunner> loaded = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
+    if (!loaded)
+      return reportError(kTool, loaded.error());
+    lib.emplace(std::move(*loaded));
+    for (size_t i = 0; i < lib->numInputs(); ++i)
+      expect.push_back(lib->inputExpectation(i));
+  }
   // The inputs in order; an .npz holds several (input0, input1, ...).
   Result<std::vector<Tensor>> inputs = std::vector<Tensor>();
   for (const std::string &in : opt.inputs) {
@@ -134,22 +153,15 @@ int run(const Options &opt) {
       }
       continue;
     }
-    Result<Tensor> t = readInput(in, inputs->size(), opt.seed);
+    size_t i = inputs->size();
+    Result<Tensor> t = readInput(in, i, opt.seed, i < expect.size() ? &expect[i] : nullptr);
     if (!t)
       return reportError(kTool, t.error());
     spdlog::info("input {}: {} from '{}'", inputs->size(), t->describe(), in);
     inputs->push_back(std::move(*t));
   }
-  RunSettings settings = opt.settings;
-  for (const std::string &out : {opt.json, opt.outputNpz})
-    if (!out.empty())
-      if (Status s = checkOutputPath(out); !s)
-        return reportError(kTool, s.error());
 
   if (library) { // a library from cuvil-export, through its C API
-    Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
-    if (!lib)
-      return reportError(kTool, lib.error());
     spdlog::info("library '{}': {}", opt.model, lib->signature());
     if (inputs->size() != lib->numInputs())
       return reportError(kTool, inputError("'" + opt.model + "' takes " +
@@ -215,6 +227,7 @@ int main(int argc, char **argv) {
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
+  cuvil::installResourceHandlers(kTool);
   setupLogging(kTool, opt.log);
   return run(opt);
 }

@@ -7,6 +7,7 @@
 #include "frontend/loader/ModelLoader.h"
 #include "passes/InitAll.h"
 #include "support/AtomicFile.h"
+#include "support/Staging.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/ModelInterface.h"
@@ -183,9 +184,10 @@ Status runPipeline(PassManager &pm, ModuleOp module, const std::string &stage,
   applyDebugOptions(pm, debug);
   ::cuvil::PipelineRun run = ::cuvil::runPassManager(pm, module);
   if (run.crashed)
-    return ::cuvil::inputError("internal error in " + stage + "; the IR the failing pass was given, "
-                               "and the pass, are in '" + run.reproducer +
-                               "' (rerun: cuvil-opt " + run.reproducer + " --run-reproducer)");
+    return ::cuvil::withId(::cuvil::inputError("internal error in " + stage + "; the IR the failing pass was given, "
+                                               "and the pass, are in '" + run.reproducer +
+                                               "' (rerun: cuvil-opt " + run.reproducer + " --run-reproducer)"),
+                           "CUVIL-E-INTERNAL");
   if (run.failed)
     return stageError(stage);
   return Status();
@@ -271,15 +273,14 @@ std::string depfileText(const std::string &output, const std::string &model) {
   return escape(output) + ": " + escape(model) + "\n";
 }
 
-/// The side outputs (header, depfile) of a finished compile.
-Status writeSideOutputs(const CompileOptions &options) {
+/// The side outputs (header, depfile) of a finished compile, staged with
+/// the main one.
+Status stageSideOutputs(const CompileOptions &options, ::cuvil::OutputSet &outputs) {
   if (!options.emitHeader.empty())
-    if (Status s = ::cuvil::writeFileAtomically(options.emitHeader, headerText(options.symbolPrefix)); !s)
+    if (Status s = outputs.add(options.emitHeader, headerText(options.symbolPrefix)); !s)
       return s;
   if (!options.depfile.empty())
-    if (Status s = ::cuvil::writeFileAtomically(options.depfile,
-                                                depfileText(options.output, options.model));
-        !s)
+    if (Status s = outputs.add(options.depfile, depfileText(options.output, options.model)); !s)
       return s;
   return Status();
 }
@@ -313,7 +314,8 @@ std::string kernelTable(const llvm::json::Array &report) {
   return out;
 }
 
-Status writeKernelReport(const CompileOptions &options, const CompileResult &result) {
+Status stageKernelReport(const CompileOptions &options, const CompileResult &result,
+                         ::cuvil::OutputSet &outputs) {
   const llvm::json::Array &kernels = result.kernels;
   if (!kernels.empty())
     spdlog::info("kernels of '{}':\n{}", options.model, kernelTable(kernels));
@@ -336,7 +338,7 @@ Status writeKernelReport(const CompileOptions &options, const CompileResult &res
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
-  return ::cuvil::writeFileAtomically(options.kernelReport, text);
+  return outputs.add(options.kernelReport, text);
 }
 
 /// The compiler's own identity: its version and the files whose bytes end
@@ -631,20 +633,28 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
 
   // Link next to the output; the caller renames the file into place.
   clock.begin("linking");
-  llvm::SmallString<256> temp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(outputPath + ".tmp.%%%%%%", temp))
-    return ::cuvil::ioError("cannot create a temporary file next to '" + outputPath +
-                            "': " + ec.message());
-  // Removed should the process crash or be killed before the rename.
-  llvm::sys::RemoveFileOnSignal(temp);
-  if (Status s = target.link(objects, std::string(temp),
-                             LinkOptions{sonameOf(options, outputPath), options.symbolPrefix});
+  // In this run's staging directory (removed should the process fail, be
+  // interrupted or crash; cleaned by the next run should it be killed).
+  Result<std::string> resolved = ::cuvil::resolveOutputPath(outputPath);
+  if (!resolved)
+    return resolved.error();
+  Result<std::string> temp = ::cuvil::stagingPathFor(*resolved);
+  if (!temp)
+    return temp.error();
+  // Should the linker fail to write (lld ends a write error, a full disk,
+  // with a fatal error), the report names the output.
+  std::string linking = "linking '" + outputPath + "'";
+  ::cuvil::CrashFrame frame(linking);
+  if (Status s = target.link(objects, *temp, LinkOptions{sonameOf(options, outputPath), options.symbolPrefix});
       !s) {
-    llvm::sys::fs::remove(temp);
-    llvm::sys::DontRemoveFileOnSignal(temp);
+    llvm::sys::fs::remove(*temp);
+    ::cuvil::releaseStaged(*temp);
+    // The link writes the staged file: the error names the output.
+    if (s.error().code == ::cuvil::kExitIOError && !llvm::StringRef(s.error().message).starts_with("cannot"))
+      return ::cuvil::ioError("cannot write '" + outputPath + "': " + s.error().message);
     return s.error();
   }
-  result.libraryTempPath = std::string(temp);
+  result.libraryTempPath = *temp;
   return result;
 }
 
@@ -682,9 +692,14 @@ Status checkCompileOptions(const CompileOptions &options) {
   if (!lookupTarget(options.target))
     return ::cuvil::usageError("--target: unknown target '" + options.target + "' (registered: " +
                                targetNameList() + "; see --list-targets)");
-  if (options.strategy != "graph_fusion")
+  if (options.strategy == "autotune" || options.strategy == "hybrid")
     return ::cuvil::usageError("--strategy " + options.strategy +
                                " is not available yet (graph_fusion is)");
+  if (options.strategy != "graph_fusion")
+    return ::cuvil::usageError("--strategy: unknown strategy '" + options.strategy +
+                               "' (the strategies: graph_fusion, autotune, hybrid)");
+  if (Status s = ::cuvil::checkInputShapes(options.inputShapes); !s)
+    return s;
   std::string unknown;
   if (!checkOptimizationNames(options.graph.disabled, unknown))
     return ::cuvil::usageError("--disable-optimization: " + unknown);
@@ -703,6 +718,25 @@ Status checkCompileOptions(const CompileOptions &options) {
         return s;
   if (::cuvil::sameFile(options.model, options.output))
     return ::cuvil::usageError("the output '" + options.output + "' is the input model");
+  // Two outputs of one run in one file would overwrite each other.
+  std::vector<std::pair<const char *, std::string>> outputs;
+  for (const auto &[flag, path] : {std::pair<const char *, std::string>{"--output", toStdout ? "" : options.output},
+                                   {"--emit-header", options.emitHeader},
+                                   {"--depfile", options.depfile},
+                                   {"--kernel-report", options.kernelReport}}) {
+    if (path.empty())
+      continue;
+    Result<std::string> resolved = ::cuvil::resolveOutputPath(path);
+    if (!resolved)
+      return resolved.error();
+    for (const auto &[otherFlag, other] : outputs)
+      if (other == *resolved || ::cuvil::sameFile(other, *resolved))
+        return ::cuvil::usageError(std::string(flag) + " '" + path + "' is the same file as " + otherFlag +
+                                   ": give each output its own path");
+    outputs.emplace_back(flag, *resolved);
+    if (::cuvil::sameFile(options.model, *resolved))
+      return ::cuvil::usageError(std::string(flag) + " '" + path + "' is the input model");
+  }
   return Status();
 }
 
@@ -850,18 +884,20 @@ Status compile(const CompileOptions &requested) {
       };
     if (std::optional<::cuvil::cache::CacheHit> hit =
             cache.lookup(::cuvil::cache::EntryKind::Library, *material, check)) {
-      if (Status s = ::cuvil::writeFileAtomically(options.output,
-                                                  std::string_view(hit->payload.data(), hit->payload.size()));
+      ::cuvil::OutputSet outputs;
+      if (Status s = outputs.add(options.output,
+                                 std::string_view(hit->payload.data(), hit->payload.size()),
+                                 options.emit == EmitKind::SharedLibrary ? 0777 : 0666); // as the linker leaves it
           !s)
         return s;
-      if (options.emit == EmitKind::SharedLibrary) // as the linker leaves it
-        llvm::sys::fs::setPermissions(options.output, llvm::sys::fs::all_read |
-                                                          llvm::sys::fs::all_exe |
-                                                          llvm::sys::fs::owner_write);
+      if (Status s = stageSideOutputs(options, outputs); !s)
+        return s;
+      if (Status s = outputs.commit(); !s)
+        return s;
       spdlog::info("wrote '{}' from the compile cache (entry {})", options.output,
                    material->key());
       finishCache(*material, /*outputHit=*/true);
-      return writeSideOutputs(options);
+      return Status();
     }
   }
 
@@ -891,19 +927,24 @@ Status compile(const CompileOptions &requested) {
   if (!result)
     return result.error();
 
+  // Every output of the run is staged, then all are published together: a
+  // failure on the way (a full disk at the header) keeps the old ones.
+  ::cuvil::OutputSet outputs;
   if (options.emit == EmitKind::SharedLibrary) {
-    std::error_code ec = llvm::sys::fs::rename(result->libraryTempPath, options.output);
-    if (ec)
-      llvm::sys::fs::remove(result->libraryTempPath);
-    llvm::sys::DontRemoveFileOnSignal(result->libraryTempPath);
-    if (ec)
-      return ::cuvil::ioError("cannot write '" + options.output + "': " + ec.message());
+    if (Status s = outputs.adopt(options.output, result->libraryTempPath); !s)
+      return s;
   } else if (options.output == "-") {
     llvm::outs() << result->bytes;
     llvm::outs().flush();
-  } else if (Status s = ::cuvil::writeFileAtomically(options.output, result->bytes); !s) {
+  } else if (Status s = outputs.add(options.output, result->bytes); !s) {
     return s;
   }
+  if (Status s = stageSideOutputs(options, outputs); !s)
+    return s;
+  if (Status s = stageKernelReport(options, *result, outputs); !s)
+    return s;
+  if (Status s = outputs.commit(); !s)
+    return s;
   if (cache.enabled()) {
     if (!compileOnly) {
       if (options.emit == EmitKind::SharedLibrary) {
@@ -932,10 +973,6 @@ Status compile(const CompileOptions &requested) {
     }
     finishCache(build, /*outputHit=*/false);
   }
-  if (Status s = writeSideOutputs(options); !s)
-    return s;
-  if (Status s = writeKernelReport(options, *result); !s)
-    return s;
   auto done = std::chrono::steady_clock::now();
   spdlog::info("wrote '{}' for {} in {:.2f} s (arena {} bytes; graph-level plan {} bytes, lower "
                "bound {}, {} without reuse; CPU features: {})",

@@ -1,6 +1,8 @@
 //===- AtomicFile.cpp - Complete-or-absent output files -------------------===//
 #include "support/AtomicFile.h"
 
+#include "support/Staging.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,22 +25,6 @@ std::string parentDir(const std::string &path) {
   return path.substr(0, slash);
 }
 
-Status writeAll(int fd, std::string_view bytes, const std::string &what) {
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return ioError("cannot write '" + what + "': " + errnoText(errno));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return Status::ok();
-}
-
 } // namespace
 
 bool sameFile(const std::string &a, const std::string &b) {
@@ -48,9 +34,14 @@ bool sameFile(const std::string &a, const std::string &b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-Status checkOutputPath(const std::string &path) {
-  if (path.empty())
+Status checkOutputPath(const std::string &given) {
+  if (given.empty())
     return usageError("output path is empty");
+  // Through symbolic links: the file a link names is what gets written.
+  Result<std::string> resolved = resolveOutputPath(given);
+  if (!resolved)
+    return resolved.error();
+  const std::string &path = *resolved;
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return ioError("cannot write '" + path + "': it is a directory");
@@ -97,68 +88,27 @@ Status prepareOutputDir(const std::string &dir) {
 Status writeFileAtomically(const std::string &path, std::string_view bytes) {
   if (Status s = checkOutputPath(path); !s)
     return s;
-  std::string dir = parentDir(path);
-  size_t slash = path.find_last_of('/');
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string tmpl = dir + "/." + base + ".tmp.XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
-  if (fd < 0)
-    return ioError("cannot create a temporary file next to '" + path +
-                   "': " + errnoText(errno));
-  std::string tmp(buf.data());
-  auto fail = [&](Status s) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
+  OutputSet out;
+  if (Status s = out.add(path, bytes); !s)
     return s;
-  };
-  if (Status s = writeAll(fd, bytes, path); !s)
-    return fail(s);
-  if (::fsync(fd) != 0)
-    return fail(ioError("cannot flush '" + path + "': " + errnoText(errno)));
-  // mkstemp creates 0600; outputs get the usual 0666 & ~umask.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ioError("cannot close '" + path + "': " + errnoText(err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ioError("cannot rename temporary file to '" + path +
-                   "': " + errnoText(err));
-  }
-  // Make the rename durable; failure here does not invalidate the file.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::ok();
+  return out.commit();
 }
 
-Result<AtomicOutput> AtomicOutput::create(const std::string &path) {
-  if (Status s = checkOutputPath(path); !s)
+Result<AtomicOutput> AtomicOutput::create(const std::string &given) {
+  if (Status s = checkOutputPath(given); !s)
     return s.error();
-  size_t slash = path.find_last_of('/');
-  std::string dir = parentDir(path);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string tmpl = dir + "/." + base + ".tmp.XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
+  Result<std::string> path = resolveOutputPath(given);
+  if (!path)
+    return path.error();
+  Result<std::string> tmp = stagingPathFor(*path);
+  if (!tmp)
+    return tmp.error();
+  int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
-    return ioError("cannot create a temporary file next to '" + path + "': " + errnoText(errno));
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+    return ioError("cannot write '" + given + "': " + errnoText(errno));
   AtomicOutput out;
-  out.path_ = path;
-  out.tmp_ = buf.data();
+  out.path_ = *path;
+  out.tmp_ = *tmp;
   out.fd_ = fd;
   return out;
 }
@@ -173,8 +123,10 @@ AtomicOutput::AtomicOutput(AtomicOutput &&o) noexcept
 AtomicOutput::~AtomicOutput() {
   if (fd_ >= 0)
     ::close(fd_);
-  if (!committed_ && !tmp_.empty())
+  if (!committed_ && !tmp_.empty()) {
     ::unlink(tmp_.c_str());
+    releaseStaged(tmp_);
+  }
 }
 
 Status AtomicOutput::commit() {
@@ -187,6 +139,7 @@ Status AtomicOutput::commit() {
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     return ioError("cannot rename temporary file to '" + path_ + "': " + errnoText(errno));
   committed_ = true;
+  releaseStaged(tmp_);
   int dfd = ::open(parentDir(path_).c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);

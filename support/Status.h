@@ -24,9 +24,13 @@ enum ExitCode : int {
 };
 
 /// An error message with the exit code it should map to.
+/// `id` is the stable error code tools print before the message
+/// (CUVIL-E-LIB-TRUNCATED, ...); without one the exit class names it
+/// (CUVIL-E-INPUT, CUVIL-E-USAGE, CUVIL-E-IO).
 struct Error {
   std::string message;
   ExitCode code = kExitInputError;
+  std::string id = {};
 };
 
 /// Success or an Error.
@@ -64,6 +68,22 @@ private:
 inline Error inputError(std::string msg) { return {std::move(msg), kExitInputError}; }
 inline Error ioError(std::string msg) { return {std::move(msg), kExitIOError}; }
 inline Error usageError(std::string msg) { return {std::move(msg), kExitUsageError}; }
+/// `e` with the stable code `id`.
+inline Error withId(Error e, std::string id) {
+  e.id = std::move(id);
+  return e;
+}
+
+/// The code a tool prints for `e`: its id, else its exit class's.
+inline std::string errorId(const Error &e) {
+  if (!e.id.empty())
+    return e.id;
+  switch (e.code) {
+  case kExitUsageError: return "CUVIL-E-USAGE";
+  case kExitIOError: return "CUVIL-E-IO";
+  default: return "CUVIL-E-INPUT";
+  }
+}
 
 } // namespace cuvil
 

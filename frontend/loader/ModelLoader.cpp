@@ -1,6 +1,8 @@
 //===- ModelLoader.cpp - A model file of any supported kind as cuvil IR ---===//
 #include "frontend/loader/ModelLoader.h"
 
+#include "support/IrNesting.h"
+
 #include "support/AtomicFile.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -28,6 +30,9 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context,
                                               /*IsVolatile=*/false, llvm::Align(64));
     if (std::error_code ec = buffer.getError())
       return ioError("cannot read '" + path + "': " + ec.message());
+    // Before the parser, which recurses once per nesting level.
+    if (Status s = checkIrNesting((*buffer)->getBuffer(), path); !s)
+      return s.error();
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
     mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, llvm::errs());
@@ -43,12 +48,10 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context,
   torchscript::ImportOptions import;
   import.eliminateDeadCode = options.eliminateDeadCode;
   import.quantizedEngine = options.quantizedEngine;
-  for (const std::string &spec : options.inputShapes) {
-    Result<torchscript::InputSpec> parsed = torchscript::parseInputShape(spec);
-    if (!parsed)
-      return parsed.error();
-    import.inputs.push_back(*parsed);
-  }
+  Result<std::vector<torchscript::InputSpec>> specs = torchscript::parseInputShapes(options.inputShapes);
+  if (!specs)
+    return specs.error();
+  import.inputs = std::move(*specs);
   Result<torchscript::ImportResult> result = torchscript::importTorchScript(context, path, import);
   if (!result)
     return result.error();
@@ -60,6 +63,10 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context,
   if (!result->unsupported.empty())
     return inputError(torchscript::describeUnsupported(path, result->unsupported));
   return std::move(result->module);
+}
+
+Status checkInputShapes(const std::vector<std::string> &specs) {
+  return torchscript::parseInputShapes(specs).status();
 }
 
 } // namespace cuvil

@@ -33,6 +33,10 @@ struct LoadOptions {
 
 /// Loads `path` (.pt, .mlir, .mlirbc) into `context`. Import problems are
 /// printed (all unsupported operators at once) and returned as an Error.
+/// Checks a command line's --input-shape specs (syntax, sizes, an input
+/// given twice) before any work.
+Status checkInputShapes(const std::vector<std::string> &specs);
+
 Result<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context,
                                                     const std::string &path,
                                                     const LoadOptions &options);

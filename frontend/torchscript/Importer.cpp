@@ -23,6 +23,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <sstream>
 
 namespace cir = mlir::cuvil;
@@ -77,12 +78,36 @@ Result<InputSpec> parseInputShape(const std::string &spec) {
       out.shape.push_back(-1);
       continue;
     }
-    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos || p.size() > 12)
+    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos)
       return bad("dimension '" + p + "' is not a non-negative integer or '?'");
+    // 2^40 per dimension, as for tensors of the archive.
+    constexpr int64_t kMaxDim = int64_t(1) << 40;
+    if (p.size() > 13 || std::stoll(p) >= kMaxDim)
+      return bad("dimension " + p + " is too large (at most " + std::to_string(kMaxDim - 1) + ")");
     out.shape.push_back(std::stoll(p));
   }
   if (out.shape.size() > 16)
     return bad("rank above 16");
+  int64_t elements = 1;
+  for (int64_t d : out.shape)
+    if (d > 0 && __builtin_mul_overflow(elements, d, &elements))
+      return bad("the shape is too large (its element count overflows 64 bits)");
+  return out;
+}
+
+Result<std::vector<InputSpec>> parseInputShapes(const std::vector<std::string> &specs) {
+  std::vector<InputSpec> out;
+  std::map<std::string, std::string> seen;
+  for (const std::string &spec : specs) {
+    Result<InputSpec> parsed = parseInputShape(spec);
+    if (!parsed)
+      return parsed.error();
+    auto [it, inserted] = seen.emplace(parsed->key, spec);
+    if (!inserted)
+      return usageError("--input-shape: input '" + parsed->key + "' is given twice ('" + it->second +
+                        "' and '" + spec + "'); give each input once");
+    out.push_back(std::move(*parsed));
+  }
   return out;
 }
 

@@ -28,6 +28,8 @@ struct InputSpec {
   DType dtype = DType::Float32;
 };
 Result<InputSpec> parseInputShape(const std::string &spec);
+/// Every --input-shape of a command line; an input given twice is an error.
+Result<std::vector<InputSpec>> parseInputShapes(const std::vector<std::string> &specs);
 
 struct ImportOptions {
   std::vector<InputSpec> inputs;

@@ -1,6 +1,8 @@
 //===- CrashRecovery.cpp - Internal failures as a report and exit 1 -------===//
 #include "support/Crash/CrashRecovery.h"
 
+#include "support/Staging.h"
+
 #include "mlir/IR/Action.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -16,6 +18,9 @@
 #include "llvm/Support/Signals.h"
 
 #include <csignal>
+#include <exception>
+#include <new>
+#include <system_error>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
@@ -139,7 +144,52 @@ void printFrames(llvm::raw_ostream &os, size_t from = 0, bool stale = false) {
   }
   os << toolName << ": no output was written\n";
   os.flush();
+  ::cuvil::removeStagingDirectories();
   ::_exit(1);
+}
+
+/// Freed when memory runs out, so that the report can be printed.
+char *emergencyReserve = nullptr;
+
+/// Out of memory (operator new, LLVM's allocators, a thread that cannot
+/// get its stack): a resource, not a bug. The message names the phase (the
+/// crash frames), the temporaries go, exit 1.
+[[noreturn]] void outOfMemory(const char *what) {
+  delete[] emergencyReserve;
+  emergencyReserve = nullptr;
+  llvm::sys::RunInterruptHandlers(); // removes the registered temporary files
+  ::cuvil::removeStagingDirectories();
+  llvm::raw_fd_ostream &os = llvm::errs();
+  os << toolName << ": error: CUVIL-E-OOM: out of memory (" << what
+     << "): free memory, raise the limit (ulimit -v, the container's) or compile a smaller model\n";
+  printFrames(os);
+  os << toolName << ": no output was written\n";
+  os.flush();
+  ::_exit(1);
+}
+
+void onBadAlloc(void *, const char *reason, bool) { outOfMemory(reason ? reason : "an allocation failed"); }
+
+void onNewFailure() { outOfMemory("an allocation failed"); }
+
+/// An exception nothing caught (the code is built without exceptions, the
+/// standard library throws): out of memory and system errors said as such.
+void onTerminate() {
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc &) {
+      outOfMemory("an allocation failed");
+    } catch (const std::system_error &x) {
+      if (x.code() == std::errc::resource_unavailable_try_again || x.code() == std::errc::not_enough_memory)
+        outOfMemory(x.what());
+      reportAndExit(std::string("unexpected system error: ") + x.what());
+    } catch (const std::exception &x) {
+      reportAndExit(std::string("unexpected exception: ") + x.what());
+    } catch (...) {
+    }
+  }
+  reportAndExit("the compiler terminated (an unexpected exception)");
 }
 
 void onSignal(void *) {
@@ -156,6 +206,16 @@ void onFatalError(void *, const char *reason, bool) {
     return;
   }
   llvm::sys::RunInterruptHandlers(); // removes the registered temporary files
+  // LLVM's streams end a failed write (a full disk) with a fatal error:
+  // an I/O error, not a bug.
+  if (llvm::StringRef(reason).starts_with("IO failure on output stream")) {
+    ::cuvil::removeStagingDirectories();
+    llvm::errs() << toolName << ": error: CUVIL-E-IO: cannot write an output: " << reason << "\n";
+    printFrames(llvm::errs());
+    llvm::errs() << toolName << ": no output was written\n";
+    llvm::errs().flush();
+    ::_exit(3);
+  }
   reportAndExit(reason);
 }
 
@@ -182,10 +242,20 @@ void maybeInjectCrash(llvm::StringRef kind, llvm::StringRef name) {
 
 } // namespace
 
+void installResourceHandlers(const char *tool) {
+  toolName = tool;
+  llvm::install_bad_alloc_error_handler(onBadAlloc, nullptr);
+  if (!emergencyReserve)
+    emergencyReserve = new char[1 << 20];
+  std::set_new_handler(onNewFailure);
+  std::set_terminate(onTerminate);
+}
+
 void installCrashHandlers(const char *tool, std::string reproducerDir) {
   toolName = tool;
   reproducerDirectory = std::move(reproducerDir);
   llvm::install_fatal_error_handler(onFatalError, nullptr);
+  installResourceHandlers(tool);
   llvm::sys::AddSignalHandler(onSignal, nullptr);
 }
 

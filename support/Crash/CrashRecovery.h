@@ -45,6 +45,13 @@ namespace cuvil {
 /// `reproducerDir` (may be empty) is where a stack trace goes as well.
 void installCrashHandlers(const char *tool, std::string reproducerDir = "");
 
+/// Only the resource part of installCrashHandlers: running out of memory
+/// (operator new, LLVM's allocators, threads) and uncaught exceptions become
+/// "error: CUVIL-E-OOM: out of memory (...)" and exit 1, temporaries removed.
+/// For tools that run code they did not compile (cuvil-run), whose crashes
+/// are not the compiler's.
+void installResourceHandlers(const char *tool);
+
 /// Makes the passes and rewrite patterns that run in `context` push frames
 /// (the pass or pattern, the op's name and source location). Only for
 /// contexts with multithreading disabled (the frames are one stack).

@@ -38,7 +38,12 @@ void setupLogging(const std::string &tool, const LogOptions &log) {
 }
 
 int reportError(const std::string &tool, const Error &error) {
-  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.message.c_str());
+  // The importer's messages carry their own code (after the location).
+  if (error.message.find("CUVIL-E-") != std::string::npos)
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.message.c_str());
+  else
+    std::fprintf(stderr, "%s: error: %s: %s\n", tool.c_str(), errorId(error).c_str(),
+                 error.message.c_str());
   return error.code;
 }
 

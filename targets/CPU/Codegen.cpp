@@ -2,6 +2,7 @@
 #include "targets/CPU/Codegen.h"
 
 #include "support/AtomicFile.h"
+#include "support/Staging.h"
 
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -108,8 +109,9 @@ Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cp
     return Error{"LLVM cannot generate code for " + t.triple + ": " + message, ::cuvil::kExitInputError};
   // Reject unknown CPU names here, with the list, rather than LLVM's warning.
   if (!cpu.empty()) {
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(
-        target->createMCSubtargetInfo(t.triple, t.cpu, ""));
+    // Asked of a generic subtarget: one made for an unknown CPU prints
+    // LLVM's "(ignoring processor)" warning.
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, "", ""));
     if (!sti || !sti->isCPUStringValid(t.cpu))
       return Error{"unknown CPU '" + cpu + "' for " + name +
                        " (see `llc-19 -mtriple=" + t.triple + " -mcpu=help`)",
@@ -282,6 +284,13 @@ Status runLld(const std::vector<std::string> &args, const std::string &outputPat
   lld::Result r = lld::lldMain(argv, outOS, errOS, {{lld::Gnu, &lld::elf::link}});
   if (r.retCode != 0) {
     llvm::sys::fs::remove(outputPath);
+    llvm::StringRef why = errOS.str();
+    if (why.contains("Cannot allocate memory") || why.contains("out of memory"))
+      return ::cuvil::withId(::cuvil::inputError("out of memory while linking the library (" + why.trim().str() +
+                                                 "): free memory or raise the limit (ulimit -v)"),
+                             "CUVIL-E-OOM");
+    if (why.contains("No space left on device"))
+      return ::cuvil::ioError("No space left on device (" + why.trim().str() + ")");
     return ::cuvil::inputError("linking the library failed: " + errOS.str());
   }
   return Status::ok();
@@ -341,7 +350,14 @@ Result<std::string> combineObjects(const std::vector<std::string> &objects, cons
       present.push_back(o);
   if (present.size() == 1)
     return present.front();
-  TempFiles temps(nextTo);
+  // In the staging directory of the output (removed whatever happens).
+  Result<std::string> resolved = ::cuvil::resolveOutputPath(nextTo);
+  if (!resolved)
+    return resolved.error();
+  Result<std::string> staged = ::cuvil::stagingPathFor(*resolved);
+  if (!staged)
+    return staged.error();
+  TempFiles temps(*staged);
   Result<std::string> out = temps.write(".r.o", "");
   if (!out)
     return out.error();

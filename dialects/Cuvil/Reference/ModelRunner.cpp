@@ -1,6 +1,8 @@
 //===- ModelRunner.cpp - Run a .mlir model on the reference evaluator -----===//
 #include "dialects/Cuvil/Reference/ModelRunner.h"
 
+#include "support/IrNesting.h"
+
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
@@ -57,6 +59,9 @@ Result<ModelRunner> ModelRunner::load(const std::string &path,
                                             /*IsVolatile=*/false, llvm::Align(64));
   if (std::error_code ec = buffer.getError())
     return ::cuvil::ioError("cannot read '" + path + "': " + ec.message());
+  // Before the parser, which recurses once per nesting level.
+  if (::cuvil::Status s = ::cuvil::checkIrNesting((*buffer)->getBuffer(), path); !s)
+    return s.error();
   impl->sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   impl->diagnostics = std::make_unique<SourceMgrDiagnosticHandler>(
       impl->sourceMgr, &impl->context, llvm::errs());

@@ -1,0 +1,555 @@
+#!/usr/bin/python3
+"""Fault injection: every tool survives full disks, memory limits, signals,
+truncated libraries and huge or deep inputs, with nothing half-written left.
+
+Each case runs real tools (build/bin) on the bundled example model
+(examples/mlp) or on squeezenet (made with torchvision when PyTorch is
+importable) and asserts what RELIABILITY.md requires of every row:
+
+  - a clear message, exit 1, 2 or 3 (or death by the signal the test sent),
+    never a crash: no other signal, no "LLVM ERROR", no "terminate called",
+    no stack dump;
+  - the final output path holds the old file or the complete new one;
+  - nothing left behind: no temporaries in the output directory or TMPDIR
+    (each case runs with a TMPDIR of its own, which must end empty).
+
+Cases that need what this machine may lack (a tmpfs mount needs root, the
+memory-limit case squeezenet) are skipped visibly, with the reason.
+
+    /usr/bin/python3 test/reliability/faults.py --bin build/bin --work /tmp/f [-k NAME]
+
+Prints one line per case and a summary ("N cases: P passed, F failed, S
+skipped"); --json FILE writes the same as JSON (the README's table is made
+from it). Exit status: 0 when no case failed, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(ROOT, "examples", "mlp")
+
+EXAMPLE_MODEL = os.path.join(EXAMPLE, "model.pt")
+# The models' input shapes (TorchScript archives do not hold them).
+SHAPES = {"model.pt": "0=2x8xf32", "squeezenet.pt": "0=1x3x224x224xf32"}
+
+CASES = []
+
+
+def export_command(e, model, output, target="x86_64"):
+    return [e.tool("cuvil-export"), "--model", model, "--input-shape", SHAPES[os.path.basename(model)],
+            "--target", target, "-o", output]
+
+
+def case(section, name):
+    def register(fn):
+        CASES.append((section, name, fn))
+        return fn
+    return register
+
+
+class Skip(Exception):
+    pass
+
+
+class Env:
+    """Where a case runs: its own directory and TMPDIR."""
+
+    def __init__(self, args, name):
+        self.bin = args.bin
+        self.dir = os.path.join(args.work, name)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.tmp = os.path.join(self.dir, "tmp")
+        os.makedirs(self.tmp)
+        self.models = args.models
+
+    def tool(self, name):
+        return os.path.join(self.bin, name)
+
+    def run(self, cmd, expect_rc=None, limit_as=None, timeout=300, stdin=None):
+        env = dict(os.environ, TMPDIR=self.tmp, LC_ALL="C")
+        env.pop("CUVIL_CACHE_DIR", None)
+        pre = None
+        if limit_as:
+            def pre():
+                resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout, preexec_fn=pre, stdin=stdin)
+        p.out = p.stdout.decode(errors="replace")
+        p.err = p.stderr.decode(errors="replace")
+        check_clean_exit(p)
+        if expect_rc is not None and p.returncode not in (
+                expect_rc if isinstance(expect_rc, tuple) else (expect_rc,)):
+            raise AssertionError("exit %d, expected %s: %s" % (p.returncode, expect_rc, p.err.strip()[-600:]))
+        return p
+
+    def export(self, *extra, model=None, output=None, target="x86_64", **kw):
+        model = model or EXAMPLE_MODEL
+        output = output or os.path.join(self.dir, "lib.so")
+        return self.run(export_command(self, model, output, target) + list(extra), **kw)
+
+    def no_debris(self, directory=None, allowed=()):
+        """Nothing but `allowed` (and tmp/, which must be empty) in the directory."""
+        directory = directory or self.dir
+        left = sorted(set(os.listdir(directory)) - set(allowed) - {"tmp"})
+        if left:
+            raise AssertionError("left behind in %s: %s" % (directory, ", ".join(left)))
+        if os.listdir(self.tmp):
+            raise AssertionError("left behind in TMPDIR: %s" % ", ".join(sorted(os.listdir(self.tmp))))
+
+
+CRASH_SIGNS = ("LLVM ERROR", "terminate called", "Stack dump", "Segmentation fault",
+               "Aborted", "AddressSanitizer", "std::bad_alloc", "PLEASE submit a bug report")
+
+
+def check_clean_exit(p):
+    if p.returncode < 0:
+        raise AssertionError("killed by signal %d: %s" % (-p.returncode, p.err.strip()[-600:]))
+    if p.returncode not in (0, 1, 2, 3):
+        raise AssertionError("exit %d (not 0-3): %s" % (p.returncode, p.err.strip()[-600:]))
+    for sign in CRASH_SIGNS:
+        if sign in p.err:
+            raise AssertionError("crash output (%s): %s" % (sign, p.err.strip()[-600:]))
+
+
+def expect_message(p, *patterns):
+    for pat in patterns:
+        if not re.search(pat, p.err):
+            raise AssertionError("stderr lacks /%s/: %s" % (pat, p.err.strip()[-600:]))
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def npy_header(shape, descr="<f4"):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d, " % s for s in shape) if len(shape) != 1 else "%d," % shape[0])
+    total = 10 + len(d) + 1
+    pad = (total + 63) // 64 * 64 - total
+    d = d + " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode()
+
+
+class Tmpfs:
+    """A small tmpfs mounted for the case (root only; else the case is skipped)."""
+
+    def __init__(self, path, size):
+        self.path = path
+        os.makedirs(path, exist_ok=True)
+        if os.geteuid() != 0:
+            raise Skip("mounting a tmpfs needs root")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "tmpfs", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            raise Skip("cannot mount a tmpfs here: " + r.stderr.decode().strip())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", "-l", self.path])
+
+    def fill(self, leave):
+        """Fills the file system until `leave` bytes are free."""
+        st = os.statvfs(self.path)
+        free = st.f_bavail * st.f_frsize
+        if free > leave:
+            with open(os.path.join(self.path, "filler"), "wb") as f:
+                f.write(b"\0" * (free - leave))
+
+
+# --- H3: disk full ------------------------------------------------------------
+
+@case("H3", "disk full during the export: exit 3 naming the path, the old library kept, no debris")
+def disk_full_export(e):
+    with Tmpfs(os.path.join(e.dir, "full"), "200k") as fs:
+        out = os.path.join(fs.path, "lib.so")
+        write(out, b"old library")
+        p = e.export(output=out, expect_rc=3)
+        expect_message(p, re.escape(out), "[Nn]o space left")
+        assert read(out) == b"old library", "the old library was replaced"
+        e.no_debris(fs.path, allowed=("lib.so",))
+
+
+@case("H3", "disk full writing --emit-header: the old library and header kept (committed together)")
+def disk_full_header(e):
+    ref = os.path.join(e.dir, "ref.so")
+    e.export("--emit-header", os.path.join(e.dir, "ref.h"), output=ref, expect_rc=0)
+    size = os.path.getsize(ref)
+    os.remove(ref)
+    os.remove(os.path.join(e.dir, "ref.h"))
+    with Tmpfs(os.path.join(e.dir, "full"), "%dk" % (size // 1024 + 512)) as fs:
+        out, header = os.path.join(fs.path, "lib.so"), os.path.join(fs.path, "lib.h")
+        write(out, b"old library")
+        write(header, b"old header")
+        # Room for the library (and a little), not for the header too.
+        fs.fill(size + 4096 - os.path.getsize(out))
+        p = e.export("--emit-header", header, output=out, expect_rc=3)
+        expect_message(p, "[Nn]o space left")
+        assert read(out) == b"old library", "the old library was replaced"
+        assert read(header) == b"old header", "the old header was replaced"
+        e.no_debris(fs.path, allowed=("lib.so", "lib.h", "filler"))
+
+
+# --- H6: outputs that clash ----------------------------------------------------
+
+@case("H6", "--emit-header, --depfile or --kernel-report equal to --output: usage error, nothing written")
+def clashing_outputs(e):
+    out = os.path.join(e.dir, "lib.so")
+    for flag in ("--emit-header", "--depfile", "--kernel-report"):
+        p = e.export(flag, out, output=out, expect_rc=2)
+        expect_message(p, re.escape(flag))
+        assert not os.path.exists(out), flag + " = --output left a file"
+    write(out, b"old library")
+    e.export("--emit-header", out, output=out, expect_rc=2)
+    assert read(out) == b"old library"
+    hdr = os.path.join(e.dir, "x.h")
+    p = e.export("--emit-header", hdr, "--depfile", hdr, output=os.path.join(e.dir, "new.so"), expect_rc=2)
+    assert not os.path.exists(hdr)
+    e.no_debris(allowed=("lib.so",))
+
+
+# --- H4: output paths ----------------------------------------------------------
+
+@case("H4", "output through a symbolic link: the link's target written, the link kept; dangling into a missing directory: exit 3")
+def symlink_outputs(e):
+    real = os.path.join(e.dir, "real.so")
+    link = os.path.join(e.dir, "link.so")
+    os.symlink("real.so", link)
+    e.export(output=link, expect_rc=0)
+    assert os.path.islink(link), "the symbolic link was replaced by a file"
+    assert os.path.getsize(real) > 0
+    dangling = os.path.join(e.dir, "dangling.so")
+    os.symlink("missing-dir/x.so", dangling)
+    p = e.export(output=dangling, expect_rc=3)
+    expect_message(p, "missing-dir")
+    assert os.path.islink(dangling) and not os.path.exists(dangling)
+    e.no_debris(allowed=("real.so", "link.so", "dangling.so"))
+
+
+# --- I: libraries cuvil-run is given --------------------------------------------
+
+def example_library(e):
+    lib = os.path.join(e.dir, "lib.so")
+    e.export(output=lib, expect_rc=0)
+    return lib
+
+
+def run_lib(e, lib, expect_rc=1):
+    return e.run([e.tool("cuvil-run"), lib, "--input", os.path.join(EXAMPLE, "input0.npy"),
+                  "--output-dir", e.dir], expect_rc=expect_rc)
+
+
+@case("I", "a truncated library (head -c 4096): 'truncated', exit 1, never dlopen'ed")
+def truncated_library(e):
+    lib = example_library(e)
+    data = read(lib)
+    for n in (4096, 64, 20000, len(data) // 2, len(data) - 1):
+        t = os.path.join(e.dir, "t.so")
+        write(t, data[:n])
+        p = run_lib(e, t)
+        expect_message(p, "truncated", "CUVIL-E-LIB-TRUNCATED")
+
+
+@case("I", "a library of garbage, a text file, an empty file: 'not an ELF shared library', exit 1")
+def garbage_library(e):
+    rng = random.Random(1)
+    for name, data in (("garbage.so", bytes(rng.randrange(256) for _ in range(65536))),
+                       ("text.so", b"hello\n" * 100), ("empty.so", b""),
+                       ("header-only.so", b"\x7fELF\x02\x01\x01" + b"\0" * 57)):
+        t = os.path.join(e.dir, name)
+        write(t, data)
+        p = run_lib(e, t)
+        expect_message(p, re.escape(name), "CUVIL-E-LIB-")
+
+
+@case("I", "an aarch64 library run by the x86-64 cuvil-run: names the architecture and the aarch64 cuvil-run")
+def other_arch_library(e):
+    lib = os.path.join(e.dir, "arm.so")
+    e.export(output=lib, target="aarch64", expect_rc=0)
+    p = run_lib(e, lib)
+    expect_message(p, "for aarch64", "aarch64/cuvil-run", "CUVIL-E-LIB-ARCH")
+    assert "No such file" not in p.err, p.err
+
+
+@case("I", "a plain shared library (no Cuvil descriptor): 'not a Cuvil library', never run")
+def foreign_library(e):
+    libs = [l for l in ("/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libm.so.6") if os.path.exists(l)]
+    if not libs:
+        raise Skip("no system library to try")
+    t = os.path.join(e.dir, "foreign.so")
+    shutil.copy(libs[0], t)
+    p = run_lib(e, t)
+    expect_message(p, "not a Cuvil library", "CUVIL-E-LIB-")
+
+
+# --- D: inputs cuvil-run is given ------------------------------------------------
+
+@case("D", "--input /dev/zero: 'not a NumPy .npy file' at once")
+def npy_dev_zero(e):
+    lib = example_library(e)
+    start = time.time()
+    p = e.run([e.tool("cuvil-run"), lib, "--input", "/dev/zero", "--output-dir", e.dir],
+              expect_rc=1, timeout=30)
+    expect_message(p, "/dev/zero", "not a NumPy", "CUVIL-E-NPY-")
+    assert time.time() - start < 10
+
+
+@case("D", "a valid 2x8 header on a 5 GB sparse file: refused from its size, nothing read (ulimit -v 1 GB)")
+def npy_sparse_huge(e):
+    lib = example_library(e)
+    t = os.path.join(e.dir, "huge.npy")
+    with open(t, "wb") as f:
+        f.write(npy_header((2, 8)))
+        f.truncate(5 << 30)
+    p = e.run([e.tool("cuvil-run"), lib, "--input", t, "--output-dir", e.dir],
+              expect_rc=1, limit_as=1 << 30, timeout=60)
+    expect_message(p, re.escape(t), "holds|size")
+    os.remove(t)
+
+
+@case("D", "an input whose header disagrees with the model: refused before its data is read")
+def npy_wrong_shape(e):
+    lib = example_library(e)
+    t = os.path.join(e.dir, "big.npy")
+    # 40 GB of declared (sparse) data: reading it would take minutes.
+    with open(t, "wb") as f:
+        h = npy_header((100000, 100000))
+        f.write(h)
+        f.truncate(len(h) + 100000 * 100000 * 4)
+    start = time.time()
+    p = e.run([e.tool("cuvil-run"), lib, "--input", t, "--output-dir", e.dir],
+              expect_rc=1, limit_as=1 << 30, timeout=60)
+    expect_message(p, "100000x100000", "CUVIL-E-")
+    assert time.time() - start < 20, "took %.1f s" % (time.time() - start)
+    os.remove(t)
+
+
+# --- H8: memory limits ----------------------------------------------------------
+
+@case("H8", "ulimit -v 200000 on a squeezenet export: 'out of memory', exit 1 or 3, no debris")
+def memory_limit_export(e):
+    model = e.models.get("squeezenet")
+    if not model:
+        raise Skip("squeezenet needs PyTorch and torchvision")
+    out = os.path.join(e.dir, "lib.so")
+    # From just above what the executable maps (below it, the kernel kills
+    # it before it runs): out of memory in the passes, in code generation,
+    # in the link.
+    size = os.path.getsize(e.tool("cuvil-export"))
+    failed = 0
+    for limit in [200000 * 1024] + [size + (mb << 20) for mb in (4, 8, 16, 24, 40, 80)]:
+        p = e.run(export_command(e, model, out), expect_rc=(0, 1, 3), limit_as=limit)
+        failed += p.returncode != 0
+        if p.returncode:
+            expect_message(p, "out of memory|cannot allocate|memory")
+            assert not os.path.exists(out)
+        else:
+            os.remove(out)
+        e.no_debris()
+    assert failed, "no limit made the export run out of memory"
+
+
+@case("H8", "ulimit -v on cuvil-import, cuvil-opt and cuvil-run: a message, never an abort")
+def memory_limit_tools(e):
+    model = e.models.get("squeezenet") or EXAMPLE_MODEL
+    shape = SHAPES[os.path.basename(model)]
+    mlir = os.path.join(e.dir, "m.mlir")
+    e.run([e.tool("cuvil-import"), model, "--input-shape", shape, "-o", mlir], expect_rc=0)
+    lib = os.path.join(e.dir, "lib.so")
+    e.export(model=model, output=lib, expect_rc=0)
+    inp = "0=%s:random" % shape.split("=")[1]
+    # A limit below what the executable maps kills it before it runs (the
+    # kernel's doing): limits from its size up.
+    for tool, cmd in (("cuvil-import", [model, "--input-shape", shape, "-o", os.path.join(e.dir, "x.mlir")]),
+                      ("cuvil-opt", [mlir, "--cuvil-graph-optimize", "-o", os.path.join(e.dir, "y.mlir")]),
+                      ("cuvil-run", [mlir, "--input", inp, "--output-dir", os.path.join(e.dir, "out")]),
+                      ("cuvil-run", [lib, "--input", inp, "--output-dir", os.path.join(e.dir, "out")])):
+        size = os.path.getsize(e.tool(tool))
+        for extra in (20 << 20, 60 << 20, 150 << 20):
+            p = e.run([e.tool(tool)] + cmd, expect_rc=(0, 1, 3), limit_as=size + extra)
+            if p.returncode:
+                expect_message(p, "memory")
+    for f in ("x.mlir", "y.mlir", "out"):
+        path = os.path.join(e.dir, f)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+    e.no_debris(allowed=("m.mlir", "lib.so"))
+
+
+# --- deep nesting of MLIR input ---------------------------------------------------
+
+def deep_inputs(e):
+    modules = os.path.join(e.dir, "deep-modules.mlir")
+    write(modules, b"module {\n" * 5000 + b"}\n" * 5000)
+    regions = os.path.join(e.dir, "deep-regions.mlir")
+    body = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+    body += "scf.execute_region {\n" * 5000 + "scf.yield\n}\n" * 5000
+    body += "return %a : tensor<2xf32>\n}\n"
+    write(regions, body.encode())
+    tuple_type = os.path.join(e.dir, "deep-type.mlir")
+    t = "tuple<" * 100000 + "f32" + ">" * 100000
+    write(tuple_type, ("func.func private @f(%s)\n" % t).encode())
+    return modules, regions, tuple_type
+
+
+@case("B5", "5,000 nested modules or regions, a 100,000-deep tuple type: a nesting error from cuvil-opt, cuvil-run and cuvil-export")
+def deep_nesting(e):
+    for f in deep_inputs(e):
+        for cmd in ([e.tool("cuvil-opt"), f, "-o", os.path.join(e.dir, "out.mlir")],
+                    [e.tool("cuvil-run"), f, "--output-dir", e.dir],
+                    [e.tool("cuvil-export"), "--model", f, "--target", "x86_64", "-o", os.path.join(e.dir, "lib.so")]):
+            p = e.run(cmd, expect_rc=1)
+            expect_message(p, "nest", "CUVIL-E-")
+    e.no_debris(allowed=("deep-modules.mlir", "deep-regions.mlir", "deep-type.mlir"))
+
+
+# --- H1, H2: signals -------------------------------------------------------------
+
+def signal_export(e, sig, rounds, model):
+    out = os.path.join(e.dir, "lib.so")
+    rng = random.Random(sig)
+    env = dict(os.environ, TMPDIR=e.tmp)
+    outcomes = []
+    for i in range(rounds):
+        p = subprocess.Popen(export_command(e, model, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.02, 1.2))
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=120)
+        err = err.decode(errors="replace")
+        rc = p.returncode
+        outcomes.append(rc)
+        if rc == 0:
+            assert os.path.getsize(out) > 0
+            os.remove(out)
+        elif rc not in (-sig, 128 + sig):
+            raise AssertionError("round %d: exit %d after signal %d: %s" % (i, rc, sig, err[-400:]))
+        elif os.path.exists(out):
+            raise AssertionError("round %d: output left after signal %d" % (i, sig))
+        if sig != signal.SIGKILL:
+            e.no_debris()
+    return outcomes
+
+
+@case("H2", "SIGTERM and SIGINT at random moments of an export: exit 143/130, no output, nothing left")
+def sigterm_sigint(e):
+    model = e.models.get("squeezenet") or EXAMPLE_MODEL
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal_export(e, sig, 6, model)
+
+
+@case("H1", "SIGKILL at random moments of an export: never a partial library; the next export cleans what was left")
+def sigkill_then_clean(e):
+    model = e.models.get("squeezenet") or EXAMPLE_MODEL
+    signal_export(e, signal.SIGKILL, 8, model)
+    e.export(model=model, expect_rc=0)
+    e.no_debris(allowed=("lib.so",))
+
+
+# --- messages -----------------------------------------------------------------------
+
+@case("L", "cuvil-export's command-line mistakes: precise usage errors (exit 2), nothing written")
+def export_messages(e):
+    out = os.path.join(e.dir, "lib.so")
+    p = e.run([e.tool("cuvil-export"), "--model", EXAMPLE_MODEL, "--input-shape", "0=1x1099511627776xf32",
+               "--target", "x86_64", "-o", out], expect_rc=2)
+    expect_message(p, "1099511627776", "too large")
+    p = e.export("--strategy", "bogus", expect_rc=2)
+    expect_message(p, "unknown strategy 'bogus'", "graph_fusion", "autotune", "hybrid")
+    p = e.export("--cpu", "notacpu", expect_rc=2)
+    expect_message(p, "notacpu")
+    assert "ignoring processor" not in p.err, p.err
+    p = e.export("--input-shape", "0=2x8xf32", expect_rc=2)
+    expect_message(p, "twice|more than once")
+    assert not os.path.exists(out)
+    e.no_debris()
+
+
+@case("L", "cuvil-run's limits and errors: --threads over the library's 1024 refused at once; stable error codes")
+def run_messages(e):
+    lib = example_library(e)
+    inp = os.path.join(EXAMPLE, "input0.npy")
+    p = e.run([e.tool("cuvil-run"), lib, "--input", inp, "--threads", "2000"], expect_rc=2)
+    expect_message(p, "1024")
+    p = e.run([e.tool("cuvil-run"), os.path.join(e.dir, "missing.so"), "--input", inp], expect_rc=3)
+    expect_message(p, "CUVIL-E-IO", "missing.so")
+    p = e.run([e.tool("cuvil-run"), lib, "--input", os.path.join(e.dir, "nope.npy")], expect_rc=3)
+    expect_message(p, "CUVIL-E-IO", "nope.npy")
+
+
+def make_models(work):
+    """squeezenet1_0 scripted, when PyTorch and torchvision are importable."""
+    models = {}
+    path = os.path.join(work, "squeezenet.pt")
+    if os.path.exists(path):
+        models["squeezenet"] = path
+        return models
+    try:
+        import torch
+        import torchvision
+    except Exception:
+        return models
+    torch.manual_seed(0)
+    m = torchvision.models.squeezenet1_0().eval()
+    torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save(path)
+    models["squeezenet"] = path
+    return models
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("-k", help="run only the cases whose function name contains this")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    args.work = os.path.abspath(args.work)
+    os.makedirs(args.work, exist_ok=True)
+    args.models = make_models(args.work)
+    results = []
+    for section, title, fn in CASES:
+        if args.k and args.k not in fn.__name__:
+            continue
+        start = time.time()
+        try:
+            fn(Env(args, fn.__name__))
+            status, why = "pass", ""
+        except Skip as s:
+            status, why = "skip", str(s)
+        except (AssertionError, subprocess.TimeoutExpired) as x:
+            status, why = "FAIL", str(x) or repr(x)
+        dt = time.time() - start
+        results.append({"section": section, "case": fn.__name__, "title": title, "status": status,
+                        "detail": why, "seconds": round(dt, 1)})
+        print("%-4s %-4s %-22s %5.1fs  %s%s" % (status, section, fn.__name__, dt, title,
+                                              ("\n       " + why) if why else ""), flush=True)
+    counts = {s: sum(r["status"] == s for r in results) for s in ("pass", "FAIL", "skip")}
+    print("%d cases: %d passed, %d failed, %d skipped" % (len(results), counts["pass"], counts["FAIL"], counts["skip"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 1 if counts["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
