@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Fuzzes Cuvil's TorchScript readers (zip, pickle, code parser, whole import)
-# with libFuzzer, ASan and UBSan for SECONDS (default 1800).
-#   ./scripts/fuzz.sh [SECONDS] [extra libFuzzer flags...]
-# Crashes are written to build-fuzz/findings/; copy each to
-# test/fuzz/regressions/ once fixed, so ctest replays it forever.
+# Fuzzes Cuvil's readers of untrusted input with libFuzzer, ASan and UBSan
+# for SECONDS (default 1800):
+#   ./scripts/fuzz.sh [TARGET] [SECONDS] [extra libFuzzer flags...]
+# TARGET: torchscript (default: the zip container, pickle VM, code parser
+# and whole import), inputs (.npy files, libraries before dlopen, IR text
+# before the MLIR parser) or runtime-api (random call sequences on the C API
+# of a model, the runtime built with the sanitizers too).
+# Crashes are written to build-fuzz/findings/TARGET/; copy each to the
+# target's regression directory once fixed, so ctest replays it forever.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+TARGET=torchscript
+case "${1:-}" in torchscript|inputs|runtime-api) TARGET="$1"; shift ;; esac
 SECONDS_TO_RUN="${1:-1800}"
 shift || true
 BUILD="$ROOT/build-fuzz"
@@ -16,11 +22,29 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DPython3_EXECUTABLE=/usr/bin/python3 \
     -DCUVIL_ENABLE_FUZZING=ON
 fi
-cmake --build "$BUILD" --target cuvil-fuzz-torchscript
-mkdir -p "$BUILD/corpus" "$BUILD/findings"
-/usr/bin/python3 "$ROOT/test/fuzz/make_corpus.py" "$BUILD/corpus/seeds"
-cp -n "$ROOT"/test/fuzz/regressions/* "$BUILD/corpus/seeds/" 2>/dev/null || true
+cmake --build "$BUILD" --target "cuvil-fuzz-$TARGET"
+CORPUS="$BUILD/corpus/$TARGET"
+FINDINGS="$BUILD/findings/$TARGET"
+mkdir -p "$CORPUS/live" "$CORPUS/seeds" "$FINDINGS"
+if [ "$TARGET" = torchscript ]; then
+  /usr/bin/python3 "$ROOT/test/fuzz/make_corpus.py" "$CORPUS/seeds"
+  cp -n "$ROOT"/test/fuzz/regressions/* "$CORPUS/seeds/" 2>/dev/null || true
+  MAX_LEN=262144
+elif [ "$TARGET" = runtime-api ]; then
+  cp -n "$ROOT"/test/fuzz/runtime-api-regressions/* "$CORPUS/seeds/" 2>/dev/null || true
+  MAX_LEN=4096
+else
+  # A Cuvil library among the seeds, when the main build has made one.
+  LIB=""
+  if [ -x "$ROOT/build/bin/cuvil-export" ]; then
+    "$ROOT/build/bin/cuvil-export" --model "$ROOT/examples/mlp/model.pt" --input-shape 0=2x8xf32 \
+      --target x86_64 -o "$BUILD/corpus/mlp.so" && LIB="$BUILD/corpus/mlp.so"
+  fi
+  /usr/bin/python3 "$ROOT/test/fuzz/make_input_corpus.py" "$CORPUS/seeds" $LIB
+  cp -n "$ROOT"/test/fuzz/inputs-regressions/* "$CORPUS/seeds/" 2>/dev/null || true
+  MAX_LEN=1048576
+fi
 # ASan's leak checker stays on: the readers must not leak on any input.
-exec "$BUILD/bin/cuvil-fuzz-torchscript" "$BUILD/corpus/live" "$BUILD/corpus/seeds" \
-  -max_total_time="$SECONDS_TO_RUN" -timeout=20 -rss_limit_mb=4096 -max_len=262144 \
-  -artifact_prefix="$BUILD/findings/" -print_final_stats=1 "$@"
+exec "$BUILD/bin/cuvil-fuzz-$TARGET" "$CORPUS/live" "$CORPUS/seeds" \
+  -max_total_time="$SECONDS_TO_RUN" -timeout=20 -rss_limit_mb=4096 -max_len="$MAX_LEN" \
+  -artifact_prefix="$FINDINGS/" -print_final_stats=1 "$@"

@@ -104,49 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef CUVIL_LIBFUZZER
-#include <dirent.h>
-#include <sys/stat.h>
-#include <vector>
+#include "Replay.h"
 
-/// Replays inputs: each argument is a file or a directory of files.
-static int replay(const std::string &path, int &count) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    std::fprintf(stderr, "cannot read '%s'\n", path.c_str());
-    return 1;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = ::opendir(path.c_str());
-    if (!d)
-      return 1;
-    std::vector<std::string> names;
-    while (dirent *e = ::readdir(d))
-      if (e->d_name[0] != '.')
-        names.push_back(path + "/" + e->d_name);
-    ::closedir(d);
-    int rc = 0;
-    for (const std::string &n : names)
-      rc |= replay(n, count);
-    return rc;
-  }
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return 1;
-  std::vector<uint8_t> bytes;
-  int c;
-  while ((c = std::fgetc(f)) != EOF)
-    bytes.push_back(static_cast<uint8_t>(c));
-  std::fclose(f);
-  LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-  ++count;
-  return 0;
-}
-
-int main(int argc, char **argv) {
-  int count = 0, rc = 0;
-  for (int i = 1; i < argc; ++i)
-    rc |= replay(argv[i], count);
-  std::printf("replayed %d input(s) without a crash\n", count);
-  return rc;
-}
+int main(int argc, char **argv) { return cuvil::fuzz::replayMain(argc, argv, LLVMFuzzerTestOneInput); }
 #endif
