@@ -73,9 +73,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  auto input = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/false,
-                                                  /*RequiresNullTerminator=*/true,
-                                                  llvm::Align(64));
+  // Read, not mapped: a file truncated meanwhile is then no SIGBUS.
+  auto input = inputPath == "-" ? llvm::MemoryBuffer::getFileOrSTDIN("-", /*IsText=*/false,
+                                                                    /*RequiresNullTerminator=*/true,
+                                                                    llvm::Align(64))
+                                : llvm::MemoryBuffer::getFile(inputPath, /*IsText=*/false,
+                                                              /*RequiresNullTerminator=*/true,
+                                                              /*IsVolatile=*/true, llvm::Align(64));
   if (std::error_code ec = input.getError()) {
     llvm::errs() << "cuvil-opt: error: cannot read '" << inputPath << "': " << ec.message()
                  << "\n";

@@ -11,12 +11,24 @@
 #include "cuvil-run/RunLoop.h"
 #include "cuvil-run/RunOptions.h"
 #include "support/AtomicFile.h"
+#include "support/Staging.h"
+
+#include <new>
+#include <unistd.h>
 
 #include <cstdio>
 
 using namespace cuvil;
 
 namespace {
+
+/// Out of memory: the message, the staged outputs removed, exit 1.
+[[noreturn]] void outOfMemory() {
+  static const char msg[] = "cuvil-run: error: CUVIL-E-OOM: out of memory: free memory or raise the limit (ulimit -v)\n";
+  removeStagingDirectories();
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(1);
+}
 
 int fail(const Error &e) {
   std::fprintf(stderr, "cuvil-run: error: %s: %s\n", errorId(e).c_str(), e.message.c_str());
@@ -26,6 +38,7 @@ int fail(const Error &e) {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::set_new_handler(outOfMemory);
   RunOptions opt;
   CLI::App app{"Runs a library compiled by cuvil-export on NumPy .npy inputs and writes its "
                "outputs as output0.npy, output1.npy, ... (the aarch64 build of cuvil-run). "

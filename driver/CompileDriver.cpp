@@ -663,8 +663,9 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
       createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
   if (!target)
     return std::nullopt;
+  // Read, not mapped: a model truncated meanwhile is then no SIGBUS.
   auto model = llvm::MemoryBuffer::getFile(options.model, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
+                                           /*RequiresNullTerminator=*/false, /*IsVolatile=*/true);
   if (!model)
     return std::nullopt;
   ::cuvil::cache::KeyMaterial m;

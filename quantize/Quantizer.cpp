@@ -16,6 +16,7 @@
 #include "quantize/QuantizeLayers.h"
 #include "quantize/QuantizeReport.h"
 #include "support/AtomicFile.h"
+#include "support/Staging.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/Targets.h"
 
@@ -1052,9 +1053,17 @@ Status Quantizer::run() {
   if (Status s = loadFloatGraph(); !s)
     return s;
 
+  // In $TMPDIR, else (missing, full, unwritable) next to the output.
   llvm::SmallString<128> dir;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("cuvil-quantize", dir))
-    return ioError("cannot create a temporary directory: " + ec.message());
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("cuvil-quantize", dir)) {
+    llvm::SmallString<256> nextTo(opt.output);
+    llvm::sys::fs::make_absolute(nextTo);
+    llvm::sys::path::remove_filename(nextTo);
+    llvm::sys::path::append(nextTo, ".cuvil-quantize");
+    if (std::error_code ec2 = llvm::sys::fs::createUniqueDirectory(nextTo, dir))
+      return ioError("cannot create a temporary directory in $TMPDIR (" + ec.message() + ") or next to '" +
+                     opt.output + "' (" + ec2.message() + ")");
+  }
   workDir = std::string(dir);
   // On SIGINT/SIGTERM LLVM removes the libraries registered with
   // RemoveFileOnSignal, then calls this: the (then empty) directory goes
@@ -1064,6 +1073,7 @@ Status Quantizer::run() {
     std::memcpy(interruptedDir, workDir.c_str(), workDir.size() + 1);
     llvm::sys::SetInterruptFunction([] {
       rmdir(interruptedDir);
+      ::cuvil::removeStagingDirectories();
       const char msg[] = "cuvil-quantize: interrupted; no output written\n";
       ssize_t ignored = write(2, msg, sizeof msg - 1);
       (void)ignored;

@@ -27,7 +27,7 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context,
                         "' already has its shapes");
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/true,
-                                              /*IsVolatile=*/false, llvm::Align(64));
+                                              /*IsVolatile=*/true, llvm::Align(64)); // read, not mapped: a file truncated meanwhile is no SIGBUS
     if (std::error_code ec = buffer.getError())
       return ioError("cannot read '" + path + "': " + ec.message());
     // Before the parser, which recurses once per nesting level.

@@ -83,6 +83,11 @@ void registerSignalHandlers(std::map<std::string, OpHandler> &table);
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).
 IValue viewOf(const IValue &base, mlir::Value v);
+/// A tensor's strides in PyTorch's sense (elements), from the view ops that
+/// made it out of its base; nothing when a size is dynamic.
+std::optional<std::vector<int64_t>> tensorStrides(const IValue &t);
+/// Whether PyTorch would hold the tensor contiguously (is_contiguous()).
+bool isContiguousLayout(const IValue &t);
 
 class Interpreter {
 public:

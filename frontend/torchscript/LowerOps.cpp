@@ -33,6 +33,136 @@ IValue viewOf(const IValue &base, mlir::Value v) {
 
 namespace {
 
+std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  return strides;
+}
+
+/// PyTorch's computeStride: the strides of `newShape` viewing memory laid
+/// out as (oldShape, oldStrides), or nothing when no view can (reshape then
+/// copies, view raises).
+std::optional<std::vector<int64_t>> viewStridesAs(llvm::ArrayRef<int64_t> oldShape,
+                                                  llvm::ArrayRef<int64_t> oldStrides,
+                                                  llvm::ArrayRef<int64_t> newShape) {
+  int64_t numel = 1;
+  for (int64_t d : oldShape)
+    numel *= d;
+  if (oldShape.empty() || numel == 0)
+    return rowMajorStrides(newShape);
+  std::vector<int64_t> newStrides(newShape.size(), 0);
+  int64_t viewD = int64_t(newShape.size()) - 1;
+  int64_t chunkBaseStride = oldStrides.back();
+  int64_t tensorNumel = 1, viewNumel = 1;
+  for (int64_t tensorD = int64_t(oldShape.size()) - 1; tensorD >= 0; --tensorD) {
+    tensorNumel *= oldShape[tensorD];
+    if (tensorD == 0 ||
+        (oldShape[tensorD - 1] != 1 && oldStrides[tensorD - 1] != tensorNumel * chunkBaseStride)) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
+        newStrides[viewD] = viewNumel * chunkBaseStride;
+        viewNumel *= newShape[viewD];
+        --viewD;
+      }
+      if (viewNumel != tensorNumel)
+        return std::nullopt;
+      if (tensorD > 0) {
+        chunkBaseStride = oldStrides[tensorD - 1];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1)
+    return std::nullopt;
+  return newStrides;
+}
+
+bool isStaticShape(llvm::ArrayRef<int64_t> shape) {
+  return llvm::all_of(shape, [](int64_t d) { return d >= 0; });
+}
+
+} // namespace
+
+std::optional<std::vector<int64_t>> tensorStrides(const IValue &t) {
+  const TensorBox &box = *t.tensor;
+  llvm::ArrayRef<int64_t> shape = mlir::cast<mlir::RankedTensorType>(box.value.getType()).getShape();
+  if (!isStaticShape(shape))
+    return std::nullopt;
+  if (!box.base)
+    return rowMajorStrides(shape); // a tensor of its own: PyTorch's results are contiguous
+  // The view ops from the base, replayed on its strides.
+  std::vector<mlir::Operation *> chain;
+  for (mlir::Value cur = box.value; cur != box.base->value;) {
+    mlir::Operation *def = cur.getDefiningOp();
+    if (!def || def->getNumOperands() < 1 || chain.size() > 256)
+      return std::nullopt;
+    chain.push_back(def);
+    cur = def->getOperand(0);
+  }
+  llvm::ArrayRef<int64_t> baseShape = mlir::cast<mlir::RankedTensorType>(box.base->value.getType()).getShape();
+  if (!isStaticShape(baseShape))
+    return std::nullopt;
+  std::vector<int64_t> strides = rowMajorStrides(baseShape);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    mlir::Operation *op = *it;
+    llvm::ArrayRef<int64_t> in = mlir::cast<mlir::RankedTensorType>(op->getOperand(0).getType()).getShape();
+    llvm::ArrayRef<int64_t> out = mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType()).getShape();
+    if (!isStaticShape(out))
+      return std::nullopt;
+    if (llvm::isa<cir::ReshapeOp, cir::FlattenOp, cir::SqueezeOp, cir::UnsqueezeOp>(op)) {
+      std::optional<std::vector<int64_t>> s = viewStridesAs(in, strides, out);
+      if (!s)
+        return std::nullopt;
+      strides = std::move(*s);
+    } else if (auto p = llvm::dyn_cast<cir::PermuteOp>(op)) {
+      std::vector<int64_t> next;
+      for (int64_t d : p.getDims())
+        next.push_back(strides[size_t(d)]);
+      strides = std::move(next);
+    } else if (auto tr = llvm::dyn_cast<cir::TransposeOp>(op)) {
+      int64_t rank = int64_t(strides.size());
+      int64_t d0 = (tr.getDim0() + rank) % std::max<int64_t>(rank, 1), d1 = (tr.getDim1() + rank) % std::max<int64_t>(rank, 1);
+      std::swap(strides[size_t(d0)], strides[size_t(d1)]);
+    } else if (auto sl = llvm::dyn_cast<cir::SliceOp>(op)) {
+      int64_t rank = int64_t(strides.size());
+      strides[size_t((sl.getDim() + rank) % rank)] *= sl.getStep();
+    } else if (auto se = llvm::dyn_cast<cir::SelectOp>(op)) {
+      int64_t rank = int64_t(strides.size());
+      strides.erase(strides.begin() + (se.getDim() + rank) % rank);
+    } else if (llvm::isa<cir::ExpandOp>(op)) {
+      std::vector<int64_t> next(out.size(), 0);
+      size_t lead = out.size() - in.size();
+      for (size_t i = 0; i < in.size(); ++i)
+        next[lead + i] = in[i] == out[lead + i] ? strides[i] : 0;
+      strides = std::move(next);
+    } else {
+      return std::nullopt;
+    }
+    if (strides.size() != out.size())
+      return std::nullopt;
+  }
+  return strides;
+}
+
+bool isContiguousLayout(const IValue &t) {
+  std::optional<std::vector<int64_t>> strides = tensorStrides(t);
+  if (!strides)
+    return true; // unknown (dynamic sizes): as before, an alias
+  llvm::ArrayRef<int64_t> shape = mlir::cast<mlir::RankedTensorType>(t.tensor->value.getType()).getShape();
+  int64_t expected = 1;
+  for (int64_t i = int64_t(shape.size()) - 1; i >= 0; --i) {
+    if (shape[i] == 0)
+      return true;
+    if (shape[i] != 1 && (*strides)[size_t(i)] != expected)
+      return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+namespace {
+
 using namespace lower;
 using mlir::RankedTensorType;
 using mlir::Value;
@@ -940,9 +1070,28 @@ void registerReductions(Table &t) {
 // Views, layout and data movement
 //===----------------------------------------------------------------------===//
 
-IValue reshapeTo(Interpreter &in, const IValue &self, std::vector<int64_t> shape) {
+/// `result` (a reshape of `self`) as PyTorch makes it: a view of `self`
+/// when self's strides allow one, else a copy (reshape, flatten) or the
+/// error view() raises (`mustView`). In-place writes then reach the base
+/// only when PyTorch's would.
+IValue viewOrCopy(Interpreter &in, const IValue &self, Value result, bool mustView) {
+  if (self.tensor->base) {
+    std::optional<std::vector<int64_t>> strides = tensorStrides(self);
+    llvm::ArrayRef<int64_t> from = typeOf(self.tensor->value).getShape(), to = typeOf(result).getShape();
+    if (strides && isStaticShape(to) && !viewStridesAs(from, *strides, to)) {
+      if (mustView)
+        in.fail("CUVIL-E-IMPORT-RAISE", "view size is not compatible with input tensor's size and stride (at least "
+                                        "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                                        "instead.");
+      return ret(result);
+    }
+  }
+  return view(self, result);
+}
+
+IValue reshapeTo(Interpreter &in, const IValue &self, std::vector<int64_t> shape, bool mustView = false) {
   Value x = self.tensor->value;
-  return view(self, in.build<cir::ReshapeOp>(x, i64s(in, shape)));
+  return viewOrCopy(in, self, in.build<cir::ReshapeOp>(x, i64s(in, shape)), mustView);
 }
 
 void registerShapes(Table &t) {
@@ -958,7 +1107,7 @@ void registerShapes(Table &t) {
     if (!b.has("size"))
       return in.unsupported("aten::view(dtype) (reinterpreting bits)");
     (void)a.t("self");
-    return reshapeTo(in, a["self"], a.ints("size"));
+    return reshapeTo(in, a["self"], a.ints("size"), /*mustView=*/true);
   };
   t["aten::reshape"] = reshape("shape");
   t["aten::_reshape_alias"] = reshape("size");
@@ -973,7 +1122,7 @@ void registerShapes(Table &t) {
       in.fail("CUVIL-E-IMPORT-RAISE", "flatten() has invalid args: start_dim cannot come after end_dim");
     if (s == e)
       return view(a["self"], x);
-    return view(a["self"], in.build<cir::FlattenOp>(x, i64(in, s), i64(in, e)));
+    return viewOrCopy(in, a["self"], in.build<cir::FlattenOp>(x, i64(in, s), i64(in, e)), false);
   };
   t["aten::unflatten"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
@@ -1075,7 +1224,13 @@ void registerShapes(Table &t) {
     Args a{in, b};
     return view(a["self"], a.t("self"));
   };
-  t["aten::contiguous"] = alias;
+  // self when it is contiguous already, else a copy (a transposed or
+  // expanded view): in-place writes to the result reach self only then.
+  t["aten::contiguous"] = [](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value x = a.t("self");
+    return isContiguousLayout(a["self"]) ? view(a["self"], x) : ret(x);
+  };
   t["aten::detach"] = alias;
   t["aten::alias"] = alias;
   t["aten::clone"] = [](Interpreter &in, const BoundArgs &b) { return ret(Args{in, b}.t("self")); };

@@ -244,6 +244,112 @@ def symlink_outputs(e):
     e.no_debris(allowed=("real.so", "link.so", "dangling.so"))
 
 
+@case("H4", "output directory read-only, missing, or the output a directory: exit 3 before any work")
+def unwritable_outputs(e):
+    missing = os.path.join(e.dir, "no-such-dir", "lib.so")
+    p = e.export(output=missing, expect_rc=3)
+    expect_message(p, "no-such-dir", "does not exist", "CUVIL-E-IO")
+    p = e.export(output=e.dir, expect_rc=3)
+    expect_message(p, "is a directory")
+    with Tmpfs(os.path.join(e.dir, "ro"), "1m") as fs:
+        write(os.path.join(fs.path, "lib.so"), b"old library")
+        subprocess.run(["mount", "-o", "remount,ro", fs.path], check=True)
+        start = time.time()
+        model = e.models.get("squeezenet") or EXAMPLE_MODEL
+        p = e.export(model=model, output=os.path.join(fs.path, "lib.so"), expect_rc=3)
+        expect_message(p, "not writable|[Rr]ead-only")
+        # Refused before the import and compile (which take seconds here).
+        assert time.time() - start < 2.0, "took %.1f s: not a pre-flight check" % (time.time() - start)
+        assert read(os.path.join(fs.path, "lib.so")) == b"old library"
+    e.no_debris(allowed=("ro",))
+
+
+@case("H5", "the model truncated while it is read: a clean error, never SIGBUS")
+def model_truncated_meanwhile(e):
+    source = e.models.get("squeezenet") or EXAMPLE_MODEL
+    model = os.path.join(e.dir, os.path.basename(source))
+    out = os.path.join(e.dir, "lib.so")
+    data = read(source)
+    rng = random.Random(5)
+    env = dict(os.environ, TMPDIR=e.tmp)
+    for i in range(6):
+        write(model, data)
+        p = subprocess.Popen(export_command(e, model, out), env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.0, 0.4))
+        with open(model, "r+b") as f:
+            f.truncate(rng.randrange(len(data)))
+        _, err = p.communicate(timeout=120)
+        p.err = err.decode(errors="replace")
+        check_clean_exit(p)
+        if os.path.exists(out):
+            os.remove(out)
+    e.no_debris(allowed=(os.path.basename(model),))
+
+
+@case("H6", "the output is the model, or a hard link to it: refused, the model intact")
+def output_is_input(e):
+    model = os.path.join(e.dir, "model.pt")
+    shutil.copy(EXAMPLE_MODEL, model)
+    os.link(model, os.path.join(e.dir, "link.pt"))
+    before = read(model)
+    for out in (model, os.path.join(e.dir, "link.pt")):
+        p = e.export(model=model, output=out, expect_rc=2)
+        expect_message(p, "is the input model")
+    p = e.export("--emit-header", model, model=model, expect_rc=2)
+    assert read(model) == before
+    e.no_debris(allowed=("model.pt", "link.pt"))
+
+
+@case("H7", "paths with spaces, non-UTF-8 bytes and 200-byte names: written and run")
+def odd_paths(e):
+    for name in (b"dir with space/lib \xc3\xbc.so", b"bytes \xff\xfe/lib.so",
+                 b"long/" + b"x" * 200 + b".so"):
+        out = os.path.join(os.fsencode(e.dir), name)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        dep = out + b".d"
+        e.export("--depfile", os.fsdecode(dep), output=os.fsdecode(out), expect_rc=0)
+        p = e.run([e.tool("cuvil-run"), os.fsdecode(out), "--input", os.path.join(EXAMPLE, "input0.npy"),
+                   "--expected-output", os.path.join(EXAMPLE, "expected_output0.npy"), "--atol", "1e-5",
+                   "-o", os.fsdecode(os.path.dirname(out))], expect_rc=0)
+        # The depfile escapes spaces for make.
+        if b" " in name:
+            assert b"\\ " in read(os.fsdecode(dep)), read(os.fsdecode(dep))
+
+
+@case("H9", "TMPDIR missing, or on a full file system: the export still works")
+def tmpdir_faults(e):
+    out = os.path.join(e.dir, "lib.so")
+    env = dict(os.environ, TMPDIR=os.path.join(e.dir, "no-such-tmp"))
+    p = subprocess.run(export_command(e, EXAMPLE_MODEL, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.err = p.stderr.decode(errors="replace")
+    check_clean_exit(p)
+    assert p.returncode == 0, p.err
+    os.remove(out)
+    with Tmpfs(os.path.join(e.dir, "fulltmp"), "64k") as fs:
+        fs.fill(0)
+        env = dict(os.environ, TMPDIR=fs.path)
+        p = subprocess.run(export_command(e, EXAMPLE_MODEL, out), env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        p.err = p.stderr.decode(errors="replace")
+        check_clean_exit(p)
+        assert p.returncode == 0, p.err
+    e.no_debris(allowed=("lib.so", "fulltmp"))
+
+
+@case("G6", "a compile cache on a read-only or full file system: one warning, the export succeeds")
+def cache_unusable(e):
+    out = os.path.join(e.dir, "lib.so")
+    with Tmpfs(os.path.join(e.dir, "rocache"), "1m") as fs:
+        subprocess.run(["mount", "-o", "remount,ro", fs.path], check=True)
+        p = e.export("--cache-dir", os.path.join(fs.path, "cache"), output=out, expect_rc=0)
+        expect_message(p, "cache")
+    with Tmpfs(os.path.join(e.dir, "fullcache"), "256k") as fs:
+        p = e.export("--cache-dir", os.path.join(fs.path, "cache"), output=out, expect_rc=0)
+        p = e.export("--cache-dir", os.path.join(fs.path, "cache"), output=out, expect_rc=0)
+    e.no_debris(allowed=("lib.so", "rocache", "fullcache"))
+
+
 # --- I: libraries cuvil-run is given --------------------------------------------
 
 def example_library(e):
@@ -342,6 +448,52 @@ def npy_wrong_shape(e):
     os.remove(t)
 
 
+@case("D1", "NaN and Inf weights: the model compiles, and runs as PyTorch does (NaN where PyTorch has NaN)")
+def nan_weights(e):
+    try:
+        import numpy as np
+        import torch
+    except Exception:
+        raise Skip("needs PyTorch")
+    m = torch.jit.load(EXAMPLE_MODEL)
+    params = list(m.parameters())
+    with torch.no_grad():
+        params[0].view(-1)[0] = float("nan")
+        params[0].view(-1)[3] = float("inf")
+        params[-1].view(-1)[1] = float("-inf")
+    model = os.path.join(e.dir, "model.pt")
+    m.save(model)
+    x = torch.from_numpy(np.load(os.path.join(EXAMPLE, "input0.npy")))
+    want = m(x).detach().numpy()
+    np.save(os.path.join(e.dir, "want.npy"), want)
+    lib = os.path.join(e.dir, "lib.so")
+    e.export(model=model, output=lib, expect_rc=0)
+    e.run([e.tool("cuvil-run"), lib, "--input", os.path.join(EXAMPLE, "input0.npy"), "-o", e.dir,
+           "--expected-output", os.path.join(e.dir, "want.npy"), "--atol", "1e-5"], expect_rc=0)
+    got = np.load(os.path.join(e.dir, "output0.npy"))
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+
+
+@case("D2/D3", "zero-size, rank-0 and rank-17 inputs; dims of 2^31 and overflowing products: compiled, or refused by name")
+def odd_shapes(e):
+    out = os.path.join(e.dir, "lib.so")
+    base = [e.tool("cuvil-export"), "--model", EXAMPLE_MODEL, "--target", "x86_64", "-o", out]
+    e.run(base + ["--input-shape", "0=0x8xf32"], expect_rc=0)
+    p = e.run([e.tool("cuvil-run"), out, "--input", "0=0x8xf32:random", "-o", e.dir], expect_rc=0)
+    assert "0x4xf32" in p.out, p.out
+    os.remove(out)
+    p = e.run(base + ["--input-shape", "0=f32"], expect_rc=1) # rank 0 where a matrix is needed
+    expect_message(p, "CUVIL-E-")
+    p = e.run(base + ["--input-shape", "0=" + "1x" * 17 + "f32"], expect_rc=2)
+    expect_message(p, "rank above 16")
+    p = e.run(base + ["--input-shape", "0=1099511627775x1099511627775xf32"], expect_rc=2)
+    expect_message(p, "overflows")
+    e.run(base + ["--input-shape", "0=2147483647x8xf32"], expect_rc=(0, 1))
+    if os.path.exists(out):
+        os.remove(out)
+    e.no_debris(allowed=("output0.npy",))
+
+
 # --- H8: memory limits ----------------------------------------------------------
 
 @case("H8", "ulimit -v 200000 on a squeezenet export: 'out of memory', exit 1 or 3, no debris")
@@ -421,6 +573,69 @@ def deep_nesting(e):
             p = e.run(cmd, expect_rc=1)
             expect_message(p, "nest", "CUVIL-E-")
     e.no_debris(allowed=("deep-modules.mlir", "deep-regions.mlir", "deep-type.mlir"))
+
+
+@case("J1", "a 20,000-op graph and one of 1,000 inputs: compiled and run, memory in proportion")
+def large_graphs(e):
+    chain = os.path.join(e.dir, "chain.mlir")
+    lines = ["func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {"]
+    prev = "%x"
+    for i in range(20000):
+        lines.append("  %%v%d = %s %s : tensor<2x8xf32>" % (i, "cuvil.act.relu" if i % 2 == 0 else "cuvil.math.neg", prev))
+        prev = "%%v%d" % i
+    lines.append("  return %s : tensor<2x8xf32>\n}" % prev)
+    write(chain, "\n".join(lines).encode())
+    wide = os.path.join(e.dir, "wide.mlir")
+    n = 1000
+    args = ", ".join("%%a%d: tensor<4xf32>" % i for i in range(n))
+    lines = ["func.func @forward(%s) -> tensor<4xf32> {" % args]
+    prev = "%a0"
+    for i in range(1, n):
+        lines.append("  %%s%d = cuvil.math.add %s, %%a%d : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>" % (i, prev, i))
+        prev = "%%s%d" % i
+    lines.append("  return %s : tensor<4xf32>\n}" % prev)
+    write(wide, "\n".join(lines).encode())
+    for model, inputs in ((chain, ["0=2x8xf32:random"]), (wide, ["%d=4xf32:random" % i for i in range(n)])):
+        lib = model[:-5] + ".so"
+        e.run([e.tool("cuvil-export"), "--model", model, "--target", "x86_64", "-o", lib], expect_rc=0,
+              limit_as=4 << 30)
+        ref = os.path.join(e.dir, "ref")
+        got = os.path.join(e.dir, "got")
+        cmd_in = []
+        for i in inputs:
+            cmd_in += ["--input", i]
+        e.run([e.tool("cuvil-run"), model, "-o", ref, "-q"] + cmd_in, expect_rc=0)
+        e.run([e.tool("cuvil-run"), lib, "-o", got, "-q", "--expected-output", os.path.join(ref, "output0.npy"),
+               "--atol", "1e-5"] + cmd_in, expect_rc=0)
+
+
+@case("J2", "a 128 MB constant (a 4096x8192 linear layer): compiled in memory in proportion (under 8x), and right")
+def huge_constant(e):
+    try:
+        import numpy as np
+        import torch
+    except Exception:
+        raise Skip("needs PyTorch")
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(4096, 8192), torch.nn.ReLU()).eval()
+    model = os.path.join(e.dir, "huge.pt")
+    torch.jit.script(m).save(model)
+    x = torch.rand(1, 4096)
+    np.save(os.path.join(e.dir, "x.npy"), x.numpy())
+    np.save(os.path.join(e.dir, "want.npy"), m(x).detach().numpy())
+    lib = os.path.join(e.dir, "huge.so")
+    # The export's own peak memory, measured in a child of its own.
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+    p = e.run([sys.executable, "-c", probe, e.tool("cuvil-export"), "--model", model, "--input-shape",
+               "0=1x4096xf32", "--target", "x86_64", "-o", lib], expect_rc=0)
+    peak_kb = int(p.out.split()[-1])
+    weights_kb = os.path.getsize(model) // 1024
+    assert peak_kb < 8 * weights_kb, "peak %d MB for %d MB of weights" % (peak_kb >> 10, weights_kb >> 10)
+    e.run([e.tool("cuvil-run"), lib, "--input", os.path.join(e.dir, "x.npy"), "-o", e.dir, "-q",
+           "--expected-output", os.path.join(e.dir, "want.npy"), "--rtol", "1e-4", "--atol", "1e-4"], expect_rc=0)
+    for f in ("huge.pt", "huge.so"):
+        os.remove(os.path.join(e.dir, f))
 
 
 # --- H1, H2: signals -------------------------------------------------------------

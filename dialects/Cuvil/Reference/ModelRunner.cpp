@@ -56,7 +56,7 @@ Result<ModelRunner> ModelRunner::load(const std::string &path,
   // buffer at least as aligned.
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/true,
-                                            /*IsVolatile=*/false, llvm::Align(64));
+                                            /*IsVolatile=*/true, llvm::Align(64)); // read, not mapped: a file truncated meanwhile is no SIGBUS
   if (std::error_code ec = buffer.getError())
     return ::cuvil::ioError("cannot read '" + path + "': " + ec.message());
   // Before the parser, which recurses once per nesting level.
