@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
+#include "support/LargeStack.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/Target.h"
@@ -155,5 +156,6 @@ int main(int argc, char **argv) {
   cuvil::installCrashHandlers(kTool, opt.crashReproducer);
   setupLogging(kTool, opt.log);
   opt.compile.debug.progress = true; // shown on a terminal only, after a second
-  return run(opt);
+  // A large stack for MLIR's recursive parsing and passes (LargeStack.h).
+  return cuvil::runOnLargeStack([&] { return run(opt); });
 }

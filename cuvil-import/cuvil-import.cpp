@@ -12,6 +12,7 @@
 #include "dialects/Cuvil/IR/ModuleWriter.h"
 #include "frontend/torchscript/Importer.h"
 #include "passes/GraphPipeline.h"
+#include "support/LargeStack.h"
 #include "support/AtomicFile.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
@@ -172,5 +173,6 @@ int main(int argc, char **argv) {
     return rc;
   installCrashHandlers(kTool);
   setupLogging(kTool, opt.log);
-  return run(opt);
+  // A large stack for MLIR's recursive parsing and passes (LargeStack.h).
+  return cuvil::runOnLargeStack([&] { return run(opt); });
 }

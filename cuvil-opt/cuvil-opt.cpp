@@ -28,6 +28,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "support/IrNesting.h"
+#include "support/LargeStack.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -92,7 +93,10 @@ int main(int argc, char **argv) {
     return s.error().code;
   }
   if (outputPath == "-") {
-    bool ok = mlir::succeeded(mlir::MlirOptMain(llvm::outs(), std::move(*input), registry, config));
+    // A large stack for MLIR's recursive parsing and passes (LargeStack.h).
+    bool ok = cuvil::runOnLargeStack([&] {
+      return mlir::succeeded(mlir::MlirOptMain(llvm::outs(), std::move(*input), registry, config)) ? 0 : 1;
+    }) == 0;
     llvm::outs().flush();
     return ok ? 0 : 1;
   }
@@ -103,7 +107,9 @@ int main(int argc, char **argv) {
   }
   {
     llvm::raw_fd_ostream os(output->fd(), /*shouldClose=*/false);
-    if (mlir::failed(mlir::MlirOptMain(os, std::move(*input), registry, config)))
+    if (cuvil::runOnLargeStack([&] {
+          return mlir::succeeded(mlir::MlirOptMain(os, std::move(*input), registry, config)) ? 0 : 1;
+        }) != 0)
       return 1; // the temporary file is removed; an existing output stays as it was
     os.flush();
     if (os.has_error()) {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quantize/Quantizer.h"
+#include "support/LargeStack.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/Targets.h"
@@ -113,5 +114,6 @@ int main(int argc, char **argv) {
   mlir::cuvil::registerAllTargets();
   cuvil::installCrashHandlers(kTool, opt.crashReproducer);
   setupLogging(kTool, opt.log);
-  return run(opt);
+  // A large stack for MLIR's recursive parsing and passes (LargeStack.h).
+  return cuvil::runOnLargeStack([&] { return run(opt); });
 }

@@ -3,6 +3,7 @@
 
 #include "support/AtomicFile.h"
 #include "support/Npy.h"
+#include "support/Staging.h"
 
 #include <algorithm>
 #include <cctype>
@@ -247,6 +248,8 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
   if (!expected.empty() && expected.size() != outputs.size())
     return inputError(std::to_string(expected.size()) + " --expected-output file(s) for " +
                       std::to_string(outputs.size()) + " output(s)");
+  // The outputs are published together, once all are written.
+  OutputSet written;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor out = outputs[i];
     if (out.dtype() == DType::BFloat16) {
@@ -254,7 +257,7 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
       out = out.cast(DType::Float32);
     }
     std::string path = settings.outputDir + "/output" + std::to_string(i) + ".npy";
-    if (Status s = writeNpy(path, out); !s)
+    if (Status s = written.add(path, serializeNpy(out)); !s)
       return s.error();
     report.outputPaths.push_back(path);
     report.outputs.push_back(out);
@@ -277,6 +280,8 @@ Result<RunReport> runAndWrite(const RunFn &run, const std::vector<Tensor> &input
       report.checks.push_back(c);
     }
   }
+  if (Status s = written.commit(); !s)
+    return s.error();
   if (timing) {
     LatencyStats s = summarize(times, warmup);
     // Four significant digits: tiny models run in well under a microsecond.

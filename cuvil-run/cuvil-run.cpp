@@ -15,6 +15,7 @@
 #include "cuvil-run/RunLoop.h"
 #include "cuvil-run/RunOptions.h"
 #include "dialects/Cuvil/Reference/ModelRunner.h"
+#include "support/LargeStack.h"
 #include "support/AtomicFile.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Npy.h"
@@ -229,5 +230,6 @@ int main(int argc, char **argv) {
     return rc;
   cuvil::installResourceHandlers(kTool);
   setupLogging(kTool, opt.log);
-  return run(opt);
+  // A large stack for MLIR's recursive parsing and passes (LargeStack.h).
+  return cuvil::runOnLargeStack([&] { return run(opt); });
 }

@@ -12,6 +12,7 @@
 #include "support/AtomicFile.h"
 #include "support/ElfCheck.h"
 #include "support/IrNesting.h"
+#include "support/LargeStack.h"
 #include "support/Npy.h"
 #include "support/Staging.h"
 
@@ -309,4 +310,19 @@ TEST_CASE(".npy headers are checked before the data is read", "[support][npy]") 
   ::close(fds[0]);
   REQUIRE_FALSE(r);
   CHECK(r.error().id == "CUVIL-E-NPY-SIZE");
+}
+
+namespace {
+/// Recursion that needs about 64 MB of stack (far past the main thread's 8).
+int deep(int n) {
+  volatile char frame[4096];
+  frame[0] = char(n);
+  return n == 0 ? frame[0] : deep(n - 1) + (frame[0] != 0);
+}
+} // namespace
+
+TEST_CASE("work runs on a large stack, or inline when none can be made", "[support][stack]") {
+  CHECK(runOnLargeStack([] { return deep(16000) > 0 ? 7 : 0; }) == 7);
+  // A stack the system cannot give: the work still runs, on this thread.
+  CHECK(runOnLargeStack([] { return 3; }, ~size_t(0) >> 1) == 3);
 }
