@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -935,4 +936,43 @@ TEST_CASE("libraries_export_only_the_c_api", "[symbols]") {
     }
     CHECK(needed >= 1);
   }
+}
+
+TEST_CASE("I8_destroy_during_a_call_waits_and_a_dead_handle_is_refused", "[I8]") {
+  Library lib("fake_model_b");
+  cuvil_model *model = lib.make(2);
+  // A call holds the instance (fake_model_b.c) while another thread destroys
+  // it: destroy waits for the call, which finishes on intact memory.
+  CallB held;
+  held.a[1] = 777;
+  held.a[2] = 0; // the release flag
+  std::atomic<int> heldStatus{-1};
+  std::thread holder([&] { heldStatus = held.run(lib, model); });
+  while (__atomic_load_n(&held.doubled[0], __ATOMIC_ACQUIRE) != 1)
+    std::this_thread::yield();
+  std::atomic<bool> destroyed{false};
+  std::thread destroyer([&] {
+    lib.destroy(model);
+    destroyed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(destroyed); // still waiting for the call
+  __atomic_store_n(&held.a[2], 1, __ATOMIC_RELEASE);
+  holder.join();
+  destroyer.join();
+  CHECK(heldStatus == CUVIL_OK);
+  CHECK(destroyed);
+
+  // Something that is no instance (a zeroed block, as a freed and cleared
+  // one would read): refused by every call, nothing touched.
+  alignas(64) unsigned char fake[512] = {};
+  cuvil_model *bogus = reinterpret_cast<cuvil_model *>(fake);
+  CHECK(lib.numInputs(bogus) == -1);
+  CHECK(contains(lib.error(), "is not a live instance"));
+  CallB call;
+  CHECK(call.run(lib, bogus) == CUVIL_ERR_INVALID_ARGUMENT);
+  lib.destroy(bogus); // ignored, with the message
+  CHECK(contains(lib.error(), "is not a live instance"));
+  for (unsigned char c : fake)
+    CHECK(c == 0);
 }
