@@ -463,6 +463,8 @@ void CompileCache::recordBuild(const std::string &output, const KeyMaterial &mat
     disableLocal(error);
 }
 
+void CompileCache::countUpToDate(EntryKind kind) { ++counters_[int(kind)].hits; }
+
 void CompileCache::flushStats() {
   if (!localUsable_ || flushed_)
     return;

@@ -82,6 +82,9 @@ public:
   /// recording this one.
   std::optional<KeyMaterial> lastBuild(const std::string &output) const;
   void recordBuild(const std::string &output, const KeyMaterial &material);
+  /// Counts a whole-output hit served without reading the entry (the output
+  /// in place is already the one the last build of it wrote).
+  void countUpToDate(EntryKind kind);
 
   const LevelCounters &counters(EntryKind kind) const { return counters_[int(kind)]; }
   /// Adds this process's counters to the directory's (cuvil-cache stats),

@@ -16,12 +16,16 @@
 #include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
 #include "support/LargeStack.h"
+#include "support/Staging.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/Tool/ToolSupport.h"
 #include "targets/Target.h"
 #include "targets/Targets.h"
+#include "llvm/Support/raw_ostream.h"
+#include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <cstdio>
 
 using namespace cuvil;
@@ -157,5 +161,14 @@ int main(int argc, char **argv) {
   setupLogging(kTool, opt.log);
   opt.compile.debug.progress = true; // shown on a terminal only, after a second
   // A large stack for MLIR's recursive parsing and passes (LargeStack.h).
-  return cuvil::runOnLargeStack([&] { return run(opt); });
+  int rc = cuvil::runOnLargeStack([&] { return run(opt); });
+  // Done, every output published: leave without the static destructors of
+  // LLVM and MLIR (milliseconds of a warm export from the cache), as clang
+  // does; what they would flush is flushed here.
+  llvm::outs().flush();
+  llvm::errs().flush();
+  spdlog::shutdown();
+  std::fflush(nullptr);
+  cuvil::removeStagingDirectories();
+  std::_Exit(rc);
 }

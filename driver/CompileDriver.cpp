@@ -44,6 +44,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <regex>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mlir::cuvil {
@@ -658,19 +659,24 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   return result;
 }
 
-std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options) {
+std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options,
+                                                              const std::string &knownModelDigest) {
   Result<std::unique_ptr<TargetBackend>> target =
       createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
   if (!target)
     return std::nullopt;
-  // Read, not mapped: a model truncated meanwhile is then no SIGBUS.
-  auto model = llvm::MemoryBuffer::getFile(options.model, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false, /*IsVolatile=*/true);
-  if (!model)
-    return std::nullopt;
+  std::string modelDigest = knownModelDigest;
+  if (modelDigest.empty()) {
+    // Read, not mapped: a model truncated meanwhile is then no SIGBUS.
+    auto model = llvm::MemoryBuffer::getFile(options.model, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false, /*IsVolatile=*/true);
+    if (!model)
+      return std::nullopt;
+    modelDigest = ::cuvil::cache::digest((*model)->getBuffer());
+  }
   ::cuvil::cache::KeyMaterial m;
   m.add("level", "lib");
-  m.add("model", ::cuvil::cache::digest((*model)->getBuffer()));
+  m.add("model", modelDigest);
   for (const std::string &p : (*target)->cacheKeyParts())
     m.parts.push_back(p);
   m.add("target-name", options.target);
@@ -779,10 +785,10 @@ void explainCache(const std::string &output, const std::optional<::cuvil::cache:
     std::map<std::string, std::string> a = byName(*before), b = byName(now);
     std::vector<std::string> changes;
     for (const auto &[name, value] : b)
-      if (name != "code" && name != "weights" && a[name] != value)
+      if (name != "code" && name != "weights" && name != "model-file" && name != "output-file" && a[name] != value)
         changes.push_back(name + " (" + shorten(a[name]) + " -> " + shorten(value) + ")");
     for (const auto &[name, value] : a)
-      if (!b.count(name) && name != "code" && name != "weights")
+      if (!b.count(name) && name != "code" && name != "weights" && name != "model-file" && name != "output-file")
         changes.push_back(name + " (" + shorten(value) + " -> none)");
     if (changes.empty()) {
       text = "nothing changed since the last build of '" + output + "'";
@@ -822,6 +828,47 @@ void printCacheStats(const ::cuvil::cache::CompileCache &cache, const std::strin
   }
 }
 
+/// What a file is on disk: device, inode, size, modification and change
+/// times (ns). A change time cannot be set back: equal texts mean the file
+/// was not written in between. "" when it cannot be read.
+std::string fileStatText(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+/// A part's value ("" when absent).
+std::string partValue(const ::cuvil::cache::KeyMaterial &m, llvm::StringRef name) {
+  for (const std::string &p : m.parts)
+    if (llvm::StringRef(p).starts_with(name) && p.size() > name.size() && p[name.size()] == '=')
+      return p.substr(name.size() + 1);
+  return "";
+}
+
+/// Parts a build record holds beside its key (how it was built, what the
+/// files were like).
+bool isBuildRecordPart(llvm::StringRef part) {
+  return part.starts_with("code=") || part.starts_with("weights=") || part.starts_with("model-file=") ||
+         part.starts_with("output-file=");
+}
+
+/// The last build of this output had this very key and left the output as
+/// it still is: nothing to write.
+bool outputUpToDate(const std::optional<::cuvil::cache::KeyMaterial> &last,
+                    const ::cuvil::cache::KeyMaterial &material, const std::string &output) {
+  if (!last)
+    return false;
+  std::vector<std::string> key;
+  for (const std::string &p : last->parts)
+    if (!isBuildRecordPart(p))
+      key.push_back(p);
+  std::string recorded = partValue(*last, "output-file");
+  return key == material.parts && !recorded.empty() && recorded == fileStatText(output);
+}
+
 } // namespace
 
 Status compile(const CompileOptions &requested) {
@@ -830,10 +877,6 @@ Status compile(const CompileOptions &requested) {
   auto start = std::chrono::steady_clock::now();
   CompileOptions options = requested;
 
-  // The key of the whole output, and the identity the library keeps.
-  std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options);
-  if (material)
-    options.libraryIdentity = identityText(*material);
   ::cuvil::cache::CacheOptions cacheOptions;
   cacheOptions.dir = envOr(options.cacheDir, "CUVIL_CACHE_DIR");
   cacheOptions.remote = envOr(options.remoteCache, "CUVIL_REMOTE_CACHE");
@@ -847,8 +890,7 @@ Status compile(const CompileOptions &requested) {
                    ::cuvil::cache::formatBytes(cacheOptions.maxBytes));
   }
   // stdout is compiled every time.
-  bool useCache = options.output != "-" && material &&
-                  (!cacheOptions.dir.empty() || !cacheOptions.remote.empty());
+  bool useCache = options.output != "-" && (!cacheOptions.dir.empty() || !cacheOptions.remote.empty());
   ::cuvil::cache::CompileCache cache(useCache ? cacheOptions : ::cuvil::cache::CacheOptions());
   std::string outputName = options.output;
   if (useCache) {
@@ -856,14 +898,32 @@ Status compile(const CompileOptions &requested) {
     llvm::sys::fs::make_absolute(absolute);
     outputName = std::string(absolute);
   }
+  // The last build of this output: its model digest serves again while the
+  // model file is as it was then (no need to hash it).
   std::optional<::cuvil::cache::KeyMaterial> lastBuild =
-      options.cacheExplain && cache.enabled() ? cache.lastBuild(outputName) : std::nullopt;
+      cache.enabled() ? cache.lastBuild(outputName) : std::nullopt;
+  std::string modelFile = fileStatText(options.model);
+  std::string knownDigest;
+  if (lastBuild && !modelFile.empty() && partValue(*lastBuild, "model-file") == modelFile)
+    knownDigest = partValue(*lastBuild, "model");
+
+  // The key of the whole output, and the identity the library keeps.
+  std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options, knownDigest);
+  if (material)
+    options.libraryIdentity = identityText(*material);
+  bool cacheOn = cache.enabled() && material;
   auto finishCache = [&](const ::cuvil::cache::KeyMaterial &build, bool outputHit) {
-    if (!cache.enabled())
+    if (!cacheOn)
       return;
     if (options.cacheExplain)
       explainCache(options.output, lastBuild, build, outputHit);
-    cache.recordBuild(outputName, build);
+    // What the model and the output were like, for the next build.
+    ::cuvil::cache::KeyMaterial record = build;
+    if (!modelFile.empty())
+      record.add("model-file", modelFile);
+    if (std::string out = fileStatText(options.output); !out.empty())
+      record.add("output-file", out);
+    cache.recordBuild(outputName, record);
     cache.flushStats();
     if (options.cacheStats)
       printCacheStats(cache, cacheOptions.dir);
@@ -872,7 +932,19 @@ Status compile(const CompileOptions &requested) {
   // Remarks and kernel reports come from compiling: asking for them
   // skips whole outputs (the code level still serves).
   bool compileOnly = options.graph.fusionRemarks || !options.kernelReport.empty();
-  if (cache.enabled() && !compileOnly) {
+  if (cacheOn && !compileOnly && outputUpToDate(lastBuild, *material, options.output)) {
+    ::cuvil::OutputSet outputs;
+    if (Status s = stageSideOutputs(options, outputs); !s)
+      return s;
+    if (Status s = outputs.commit(); !s)
+      return s;
+    spdlog::info("'{}' is up to date: the last build of it, with the same key (entry {})", options.output,
+                 material->key());
+    cache.countUpToDate(::cuvil::cache::EntryKind::Library);
+    finishCache(*material, /*outputHit=*/true);
+    return Status();
+  }
+  if (cacheOn && !compileOnly) {
     std::string triple;
     if (auto t = createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument}))
       triple = tripleOf(**t);
@@ -924,7 +996,7 @@ Status compile(const CompileOptions &requested) {
   spdlog::info("loaded '{}'", options.model);
 
   Result<CompileResult> result =
-      compileModule(**module, options, options.output, cache.enabled() ? &cache : nullptr);
+      compileModule(**module, options, options.output, cacheOn ? &cache : nullptr);
   if (!result)
     return result.error();
 
@@ -946,7 +1018,7 @@ Status compile(const CompileOptions &requested) {
     return s;
   if (Status s = outputs.commit(); !s)
     return s;
-  if (cache.enabled()) {
+  if (cacheOn) {
     if (!compileOnly) {
       if (options.emit == EmitKind::SharedLibrary) {
         if (auto written = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,

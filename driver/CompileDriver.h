@@ -141,8 +141,11 @@ FailureOr<func::FuncOp> entryFunction(ModuleOp module);
 /// What the key of a whole output is made of: the model file's digest,
 /// every option that changes the output, the target's resolved machine, the
 /// compiler's identity. Nothing when the target cannot be configured or the
-/// model read (the compile then reports that itself).
-std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options);
+/// model read (the compile then reports that itself). `knownModelDigest`:
+/// the model's digest when known already (the file unchanged since the last
+/// build), else the file is hashed.
+std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options,
+                                                              const std::string &knownModelDigest = "");
 
 /// Checks the options before any work: a usage error (exit 2) names the
 /// flag.
