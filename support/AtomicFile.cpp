@@ -16,15 +16,6 @@ namespace {
 
 std::string errnoText(int err) { return std::strerror(err); }
 
-std::string parentDir(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos)
-    return ".";
-  if (slash == 0)
-    return "/";
-  return path.substr(0, slash);
-}
-
 } // namespace
 
 bool sameFile(const std::string &a, const std::string &b) {
@@ -45,7 +36,7 @@ Status checkOutputPath(const std::string &given) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return ioError("cannot write '" + path + "': it is a directory");
-  std::string dir = parentDir(path);
+  std::string dir = parentDirectory(path);
   if (::stat(dir.c_str(), &st) != 0)
     return ioError("cannot write '" + path + "': directory '" + dir +
                    "' does not exist");
@@ -140,7 +131,7 @@ Status AtomicOutput::commit() {
     return ioError("cannot rename temporary file to '" + path_ + "': " + errnoText(errno));
   committed_ = true;
   releaseStaged(tmp_);
-  int dfd = ::open(parentDir(path_).c_str(), O_RDONLY | O_DIRECTORY);
+  int dfd = ::open(parentDirectory(path_).c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);

@@ -24,15 +24,6 @@ namespace {
 constexpr const char kStagingPrefix[] = ".cuvil-staging.";
 constexpr const char kLockName[] = "lock";
 
-std::string parentDir(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos)
-    return ".";
-  if (slash == 0)
-    return "/";
-  return path.substr(0, slash);
-}
-
 std::string baseName(const std::string &path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -188,6 +179,15 @@ Status writeAll(int fd, std::string_view bytes, const std::string &what) {
 
 } // namespace
 
+std::string parentDirectory(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
 Result<std::string> resolveOutputPath(const std::string &path) {
   std::string p = path;
   for (int hops = 0; hops < 40; ++hops) {
@@ -200,13 +200,13 @@ Result<std::string> resolveOutputPath(const std::string &path) {
       return ioError("cannot write '" + path + "': cannot read the symbolic link '" + p + "': " +
                      std::strerror(errno));
     std::string to(target.data(), size_t(n));
-    p = !to.empty() && to[0] == '/' ? to : parentDir(p) + "/" + to;
+    p = !to.empty() && to[0] == '/' ? to : parentDirectory(p) + "/" + to;
     if (hops == 39)
       return ioError("cannot write '" + path + "': too many levels of symbolic links");
   }
   if (p != path) {
     struct stat st;
-    std::string dir = parentDir(p);
+    std::string dir = parentDirectory(p);
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       return ioError("cannot write '" + path + "': it is a symbolic link to '" + p +
                      "', whose directory '" + dir + "' does not exist");
@@ -215,7 +215,7 @@ Result<std::string> resolveOutputPath(const std::string &path) {
 }
 
 Result<std::string> stagingPathFor(const std::string &finalPath, const std::string &suffix) {
-  std::string dir = parentDir(finalPath);
+  std::string dir = parentDirectory(finalPath);
   std::string staging;
   if (isOurStagingDir(dir)) {
     staging = dir; // a temporary of a staged file
@@ -231,7 +231,7 @@ Result<std::string> stagingPathFor(const std::string &finalPath, const std::stri
 /// Removes the staging directory holding `staged` once it holds nothing but
 /// its lock: a long-running process leaves none behind between outputs.
 void releaseStaged(const std::string &staged) {
-  std::string dir = parentDir(staged);
+  std::string dir = parentDirectory(staged);
   std::lock_guard<std::mutex> lock(gMutex);
   for (int i = 0; i < kMaxDirs; ++i) {
     StagingDir &d = gDirs[i];
@@ -351,6 +351,7 @@ Status OutputSet::adopt(const std::string &path, const std::string &staged) {
   std::string resolved;
   if (Status s = claim(path, resolved); !s) {
     ::unlink(staged.c_str());
+    releaseStaged(staged);
     return s;
   }
   staged_.push_back({resolved, staged});
@@ -368,7 +369,7 @@ Status OutputSet::commit() {
       staged_.erase(staged_.begin(), staged_.begin() + i);
       return ioError("cannot write '" + s.finalPath + "': " + std::strerror(err));
     }
-    std::string dir = parentDir(s.finalPath);
+    std::string dir = parentDirectory(s.finalPath);
     if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end())
       dirs.push_back(dir);
   }

@@ -28,6 +28,9 @@
 
 namespace cuvil {
 
+/// The directory part of `path` ("." for a bare name, "/" at the root).
+std::string parentDirectory(const std::string &path);
+
 /// The file `path` names once its symbolic links are followed (a link's
 /// relative target is taken from the link's directory); `path` itself when
 /// it is no link. A link into a directory that does not exist is an error.

@@ -83,6 +83,9 @@ void registerSignalHandlers(std::map<std::string, OpHandler> &table);
 /// A new tensor that is a view of `base` (reshape, transpose, slice, ...):
 /// in-place writes to `base` recompute it (LowerOps.cpp).
 IValue viewOf(const IValue &base, mlir::Value v);
+/// The view ops between a view and its base, the last applied first;
+/// nothing when the chain is not made of view ops (or is implausibly long).
+std::optional<std::vector<mlir::Operation *>> viewChain(const TensorBox &view);
 /// A tensor's strides in PyTorch's sense (elements), from the view ops that
 /// made it out of its base; nothing when a size is dynamic.
 std::optional<std::vector<int64_t>> tensorStrides(const IValue &t);

@@ -304,17 +304,12 @@ inline IValue inplace(Interpreter &in, const IValue &self, Value v) {
   bool ok;
   if (box.base) {
     TensorBox &base = *box.base;
-    std::vector<mlir::Operation *> chain; // view ops, the last applied first
-    for (Value cur = box.value; cur != base.value;) {
-      mlir::Operation *def = cur.getDefiningOp();
-      if (!def || def->getNumOperands() < 1 || chain.size() > 256)
-        return in.unsupported("in-place operation on a view that is not a reshape, permute, slice or select "
-                              "of its tensor (write out of place instead, e.g. with torch.cat or torch.where)");
-      chain.push_back(def);
-      cur = def->getOperand(0);
-    }
+    std::optional<std::vector<mlir::Operation *>> chain = viewChain(box);
+    if (!chain)
+      return in.unsupported("in-place operation on a view that is not a reshape, permute, slice or select "
+                            "of its tensor (write out of place instead, e.g. with torch.cat or torch.where)");
     Value written = v;
-    for (mlir::Operation *def : chain) {
+    for (mlir::Operation *def : *chain) {
       written = writeThrough(in, def, def->getOperand(0), written);
       if (!written)
         return in.unsupported("in-place operation on a view made by '" + def->getName().getStringRef().str() +

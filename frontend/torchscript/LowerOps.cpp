@@ -84,6 +84,18 @@ bool isStaticShape(llvm::ArrayRef<int64_t> shape) {
 
 } // namespace
 
+std::optional<std::vector<mlir::Operation *>> viewChain(const TensorBox &view) {
+  std::vector<mlir::Operation *> chain;
+  for (mlir::Value cur = view.value; cur != view.base->value;) {
+    mlir::Operation *def = cur.getDefiningOp();
+    if (!def || def->getNumOperands() < 1 || chain.size() > 256)
+      return std::nullopt;
+    chain.push_back(def);
+    cur = def->getOperand(0);
+  }
+  return chain;
+}
+
 std::optional<std::vector<int64_t>> tensorStrides(const IValue &t) {
   const TensorBox &box = *t.tensor;
   llvm::ArrayRef<int64_t> shape = mlir::cast<mlir::RankedTensorType>(box.value.getType()).getShape();
@@ -92,19 +104,14 @@ std::optional<std::vector<int64_t>> tensorStrides(const IValue &t) {
   if (!box.base)
     return rowMajorStrides(shape); // a tensor of its own: PyTorch's results are contiguous
   // The view ops from the base, replayed on its strides.
-  std::vector<mlir::Operation *> chain;
-  for (mlir::Value cur = box.value; cur != box.base->value;) {
-    mlir::Operation *def = cur.getDefiningOp();
-    if (!def || def->getNumOperands() < 1 || chain.size() > 256)
-      return std::nullopt;
-    chain.push_back(def);
-    cur = def->getOperand(0);
-  }
+  std::optional<std::vector<mlir::Operation *>> chain = viewChain(box);
+  if (!chain)
+    return std::nullopt;
   llvm::ArrayRef<int64_t> baseShape = mlir::cast<mlir::RankedTensorType>(box.base->value.getType()).getShape();
   if (!isStaticShape(baseShape))
     return std::nullopt;
   std::vector<int64_t> strides = rowMajorStrides(baseShape);
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+  for (auto it = chain->rbegin(); it != chain->rend(); ++it) {
     mlir::Operation *op = *it;
     llvm::ArrayRef<int64_t> in = mlir::cast<mlir::RankedTensorType>(op->getOperand(0).getType()).getShape();
     llvm::ArrayRef<int64_t> out = mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType()).getShape();

@@ -97,8 +97,9 @@ static float float_round_odd(double d) {
   return bits_float(u | 1u);
 }
 
-#if defined(__x86_64__)
-/* x86-64: these types are passed in SSE registers, as LLVM calls them. */
+#if defined(__x86_64__) || defined(__aarch64__)
+/* bfloat16 truncation without the BF16 extension is a call on both
+ * (x86-64 passes the type in an SSE register, as LLVM calls it). */
 HIDDEN __bf16 __truncsfbf2(float f) {
   uint16_t b = bf16_from_float(f);
   __bf16 r;
@@ -107,7 +108,10 @@ HIDDEN __bf16 __truncsfbf2(float f) {
 }
 
 HIDDEN __bf16 __truncdfbf2(double d) { return __truncsfbf2(float_round_odd(d)); }
+#endif
 
+#if defined(__x86_64__)
+/* float16 without F16C (AArch64 converts it in hardware). */
 HIDDEN _Float16 __truncsfhf2(float f) {
   uint16_t b = f16_from_float(f);
   _Float16 r;
@@ -126,15 +130,4 @@ HIDDEN float __extendhfsf2(_Float16 h) {
 /* The older names (integer ABI) some LLVM paths still use. */
 HIDDEN uint16_t __gnu_f2h_ieee(float f) { return f16_from_float(f); }
 HIDDEN float __gnu_h2f_ieee(uint16_t h) { return float_from_f16(h); }
-#elif defined(__aarch64__)
-/* AArch64 converts float16 in hardware; bfloat16 truncation without the
- * BF16 extension is a call. */
-HIDDEN __bf16 __truncsfbf2(float f) {
-  uint16_t b = bf16_from_float(f);
-  __bf16 r;
-  memcpy(&r, &b, sizeof r);
-  return r;
-}
-
-HIDDEN __bf16 __truncdfbf2(double d) { return __truncsfbf2(float_round_odd(d)); }
 #endif

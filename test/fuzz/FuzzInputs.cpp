@@ -16,37 +16,16 @@
 #include "support/IrNesting.h"
 #include "support/Npy.h"
 
+#include "FuzzSupport.h"
+
 #include <cstdint>
 #include <string>
-#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace cuvil;
 
 namespace {
 
-/// The payload as a file, for the readers that open paths.
-struct MemFile {
-  int fd = -1;
-  std::string path;
-  MemFile(const uint8_t *data, size_t size) {
-    fd = ::memfd_create("cuvil-fuzz", 0);
-    if (fd < 0)
-      return;
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::write(fd, data + done, size - done);
-      if (n <= 0)
-        break;
-      done += static_cast<size_t>(n);
-    }
-    path = "/proc/self/fd/" + std::to_string(fd);
-  }
-  ~MemFile() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-};
 
 void fuzzReadNpy(const uint8_t *data, size_t size) {
   if (size < 2)
@@ -56,14 +35,14 @@ void fuzzReadNpy(const uint8_t *data, size_t size) {
   NpyExpectation expect{"input 0", kTypes[data[0] % 5], {}};
   for (int i = 0; i < data[1] % 4; ++i)
     expect.shape.push_back((data[1] >> (2 + i)) & 1 ? -1 : 2 + i);
-  MemFile f(data + 2, size - 2);
+  cuvil::fuzz::MemFile f(data + 2, size - 2);
   if (f.fd < 0)
     return;
   (void)readNpy(f.path, data[0] & 0x80 ? &expect : nullptr);
 }
 
 void fuzzLibrary(const uint8_t *data, size_t size) {
-  MemFile f(data, size);
+  cuvil::fuzz::MemFile f(data, size);
   if (f.fd < 0)
     return;
   (void)checkSharedLibrary(f.path, hostElfMachine(), "cuvil_abi_version");
@@ -95,7 +74,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef CUVIL_LIBFUZZER
-#include "Replay.h"
 
 int main(int argc, char **argv) { return cuvil::fuzz::replayMain(argc, argv, LLVMFuzzerTestOneInput); }
 #endif

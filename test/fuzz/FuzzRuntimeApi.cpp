@@ -200,7 +200,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef CUVIL_LIBFUZZER
-#include "Replay.h"
+#include "FuzzSupport.h"
 
 int main(int argc, char **argv) { return cuvil::fuzz::replayMain(argc, argv, LLVMFuzzerTestOneInput); }
 #endif

@@ -18,10 +18,11 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include "FuzzSupport.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace cuvil;
@@ -29,31 +30,9 @@ using namespace cuvil::torchscript;
 
 namespace {
 
-/// The payload as a file, for the readers that open paths.
-struct MemFile {
-  int fd = -1;
-  std::string path;
-  MemFile(const uint8_t *data, size_t size) {
-    fd = ::memfd_create("cuvil-fuzz", 0);
-    if (fd < 0)
-      return;
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::write(fd, data + done, size - done);
-      if (n <= 0)
-        break;
-      done += static_cast<size_t>(n);
-    }
-    path = "/proc/self/fd/" + std::to_string(fd);
-  }
-  ~MemFile() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-};
 
 void fuzzZip(const uint8_t *data, size_t size) {
-  MemFile f(data, size);
+  cuvil::fuzz::MemFile f(data, size);
   if (f.fd < 0)
     return;
   ZipLimits limits;
@@ -67,7 +46,7 @@ void fuzzZip(const uint8_t *data, size_t size) {
 }
 
 void fuzzImport(const uint8_t *data, size_t size) {
-  MemFile f(data, size);
+  cuvil::fuzz::MemFile f(data, size);
   if (f.fd < 0)
     return;
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
@@ -104,7 +83,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef CUVIL_LIBFUZZER
-#include "Replay.h"
 
 int main(int argc, char **argv) { return cuvil::fuzz::replayMain(argc, argv, LLVMFuzzerTestOneInput); }
 #endif

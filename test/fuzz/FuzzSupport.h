@@ -1,22 +1,47 @@
-//===- Replay.h - Replay fuzz inputs without libFuzzer ----------*- C++ -*-===//
+//===- FuzzSupport.h - What the fuzz targets share --------------*- C++ -*-===//
 //
-// A fuzz target built without CUVIL_ENABLE_FUZZING is a replayer: each
-// argument is a file or a directory of files, each file one input. ctest
-// runs the committed regression inputs this way, so every crash found stays
-// fixed.
+// A fuzz input as a file (MemFile), and the replayer: a fuzz target built
+// without CUVIL_ENABLE_FUZZING replays each argument, a file or a directory
+// of files, each file one input. ctest runs the committed regression inputs
+// this way, so every crash found stays fixed.
 //
 //===----------------------------------------------------------------------===//
-#ifndef CUVIL_TEST_FUZZ_REPLAY_H
-#define CUVIL_TEST_FUZZ_REPLAY_H
+#ifndef CUVIL_TEST_FUZZ_FUZZSUPPORT_H
+#define CUVIL_TEST_FUZZ_FUZZSUPPORT_H
 
 #include <cstdint>
 #include <cstdio>
 #include <dirent.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace cuvil::fuzz {
+
+/// The payload as a file, for the readers that open paths.
+struct MemFile {
+  int fd = -1;
+  std::string path;
+  MemFile(const uint8_t *data, size_t size) {
+    fd = ::memfd_create("cuvil-fuzz", 0);
+    if (fd < 0)
+      return;
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::write(fd, data + done, size - done);
+      if (n <= 0)
+        break;
+      done += static_cast<size_t>(n);
+    }
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  ~MemFile() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
 
 using TestOneInput = int (*)(const uint8_t *, size_t);
 
@@ -63,4 +88,4 @@ inline int replayMain(int argc, char **argv, TestOneInput test) {
 
 } // namespace cuvil::fuzz
 
-#endif // CUVIL_TEST_FUZZ_REPLAY_H
+#endif // CUVIL_TEST_FUZZ_FUZZSUPPORT_H
