@@ -1,7 +1,8 @@
 //===- cuvil-export.cpp - A model to libinference.so ----------------------===//
 //
 // cuvil-export --model MODEL --target x86_64|aarch64 --output libinference.so
-//              [--cpu NAME] [--input-shape SPEC]... [--strategy graph_fusion]
+//              [--cpu NAME | --device-profile NAME|FILE] [--input-shape SPEC]...
+//              [--strategy graph_fusion|autotune] [--tuning-db FILE]
 //              [--disable-optimization NAME[,NAME...]] [--emit mlir|llvm|asm|obj|so]
 //              [--emit-header FILE] [--depfile FILE] [--kernel-report FILE.json]
 //              [--cache-dir DIR] [--remote-cache redis://HOST:PORT] [--cache-max-size SIZE]
@@ -94,7 +95,18 @@ int main(int argc, char **argv) {
                  "default: this machine's CPU; aarch64 default: Armv8.2-A with NEON and dotprod");
   app.add_option("--input-shape", opt.compile.inputShapes,
                  "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE for .pt models (see cuvil-import)");
-  app.add_option("--strategy", opt.compile.strategy, "Compilation strategy (graph_fusion)");
+  app.add_option("--device-profile", opt.compile.deviceProfile,
+                 "The machine to compile for, as a device profile: a built-in name (x86-64-v3, "
+                 "x86-64-v4, sapphirerapids, znver4, aarch64-v8.2, neoverse-n1) or a file written by "
+                 "`cuvil-autotune profile` (its CPU and features; instead of --cpu)");
+  app.add_option("--strategy", opt.compile.strategy,
+                 "Compilation strategy: graph_fusion (default: graph fusion, built-in kernel "
+                 "heuristics) or autotune (kernel configurations from --tuning-db, the heuristics "
+                 "for the kernels it lacks)");
+  app.add_option("--tuning-db", opt.compile.tuningDb,
+                 "With --strategy autotune: the tuning database (cuvil-autotune tune) whose records "
+                 "for this target, CPU and compiler configure the kernels; --kernel-report says "
+                 "where each configuration came from");
   app.add_option("--disable-optimization", opt.disabled,
                  "Graph optimizations to switch off (see cuvil-opt --cuvil-print-pipeline)")
       ->delimiter(',');

@@ -13,6 +13,8 @@
 #include "targets/ModelInterface.h"
 #include "targets/Target.h"
 #include "targets/Targets.h"
+#include "tuning/DeviceProfiles.h"
+#include "tuning/TuningDatabase.h"
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 
@@ -463,7 +465,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                                     ::cuvil::cache::CompileCache *cache) {
   MLIRContext *ctx = module.getContext();
   Result<std::unique_ptr<TargetBackend>> backend =
-      createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
+      createTargetBackend(options.target, targetOptionsOf(options));
   if (!backend)
     return backend.error();
   const TargetBackend &target = **backend;
@@ -662,7 +664,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
 std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options,
                                                               const std::string &knownModelDigest) {
   Result<std::unique_ptr<TargetBackend>> target =
-      createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument});
+      createTargetBackend(options.target, targetOptionsOf(options));
   if (!target)
     return std::nullopt;
   std::string modelDigest = knownModelDigest;
@@ -695,16 +697,49 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
   return m;
 }
 
+TargetOptions targetOptionsOf(const CompileOptions &options) {
+  TargetOptions t{options.cpu, options.instrument};
+  if (!options.deviceProfile.empty())
+    if (::cuvil::Result<::cuvil::tuning::DeviceProfile> p = ::cuvil::tuning::loadDeviceProfile(options.deviceProfile)) {
+      t.cpu = p->cpu();
+      t.features = ::cuvil::tuning::featureString(*p);
+    }
+  if (options.strategy == "autotune")
+    t.tuningDb = options.tuningDb;
+  return t;
+}
+
 Status checkCompileOptions(const CompileOptions &options) {
   if (!lookupTarget(options.target))
     return ::cuvil::usageError("--target: unknown target '" + options.target + "' (registered: " +
                                targetNameList() + "; see --list-targets)");
-  if (options.strategy == "autotune" || options.strategy == "hybrid")
+  if (options.strategy == "hybrid")
     return ::cuvil::usageError("--strategy " + options.strategy +
-                               " is not available yet (graph_fusion is)");
-  if (options.strategy != "graph_fusion")
+                               " is not available yet (graph_fusion and autotune are)");
+  if (options.strategy != "graph_fusion" && options.strategy != "autotune")
     return ::cuvil::usageError("--strategy: unknown strategy '" + options.strategy +
                                "' (the strategies: graph_fusion, autotune, hybrid)");
+  if (options.strategy == "autotune" && options.tuningDb.empty())
+    return ::cuvil::usageError("--strategy autotune takes its kernel configurations from a tuning "
+                               "database: give one with --tuning-db FILE (made by cuvil-autotune tune)");
+  if (options.strategy != "autotune" && !options.tuningDb.empty())
+    return ::cuvil::usageError("--tuning-db is read by --strategy autotune (this build's strategy is " +
+                               options.strategy + ")");
+  if (!options.tuningDb.empty())
+    if (::cuvil::Result<::cuvil::tuning::TuningDatabase> db = ::cuvil::tuning::readTuningDatabase(options.tuningDb); !db)
+      return db.error();
+  if (!options.deviceProfile.empty()) {
+    if (!options.cpu.empty())
+      return ::cuvil::usageError("--cpu and --device-profile both name the machine: give one of them");
+    ::cuvil::Result<::cuvil::tuning::DeviceProfile> p = ::cuvil::tuning::loadDeviceProfile(options.deviceProfile);
+    if (!p)
+      return p.error();
+    if (p->target() != options.target)
+      return ::cuvil::usageError("--device-profile '" + options.deviceProfile + "' is a profile of a " +
+                                 p->target() + " device, not of --target " + options.target);
+    if (::cuvil::Result<std::unique_ptr<TargetBackend>> t = createTargetBackend(options.target, targetOptionsOf(options)); !t)
+      return ::cuvil::usageError("--device-profile '" + options.deviceProfile + "': " + t.error().message);
+  }
   if (Status s = ::cuvil::checkInputShapes(options.inputShapes); !s)
     return s;
   std::string unknown;
@@ -946,7 +981,7 @@ Status compile(const CompileOptions &requested) {
   }
   if (cacheOn && !compileOnly) {
     std::string triple;
-    if (auto t = createTargetBackend(options.target, TargetOptions{options.cpu, options.instrument}))
+    if (auto t = createTargetBackend(options.target, targetOptionsOf(options)))
       triple = tripleOf(**t);
     ::cuvil::cache::PayloadCheck check;
     if (options.emit == EmitKind::SharedLibrary || options.emit == EmitKind::Object)

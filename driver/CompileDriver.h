@@ -18,6 +18,7 @@
 #define CUVIL_DRIVER_COMPILEDRIVER_H
 
 #include "passes/GraphPipeline.h"
+#include "targets/Target.h"
 #include "support/Status.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,6 +38,7 @@ struct KeyMaterial;
 namespace mlir::cuvil {
 
 class TargetBackend;
+struct TargetOptions;
 
 enum class EmitKind { Mlir, Llvm, Asm, Object, SharedLibrary };
 /// "mlir", "llvm", "asm", "obj", "so".
@@ -58,7 +60,13 @@ struct CompileOptions {
   std::vector<std::string> inputShapes;
   std::string target = "x86_64";
   std::string cpu; ///< "" = the target's default
+  /// A built-in device profile's name or a profile file: the CPU and
+  /// features to compile for (instead of --cpu).
+  std::string deviceProfile;
   std::string strategy = "graph_fusion";
+  /// --strategy autotune: the tuning database whose records configure the
+  /// kernels (the heuristics configure the kernels it lacks).
+  std::string tuningDb;
   /// A model PyTorch quantized: the engine whose integer arithmetic to
   /// reproduce, "onednn" or "qnnpack"; "" the target's own (qnnpack on
   /// aarch64, onednn on x86_64), as PyTorch picks by default.
@@ -146,6 +154,11 @@ FailureOr<func::FuncOp> entryFunction(ModuleOp module);
 /// build), else the file is hashed.
 std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options,
                                                               const std::string &knownModelDigest = "");
+
+/// The target options `options` select: the CPU and features (of the
+/// device profile, when one is named), instrumentation, the tuning
+/// database. A profile that cannot be read is left to checkCompileOptions.
+TargetOptions targetOptionsOf(const CompileOptions &options);
 
 /// Checks the options before any work: a usage error (exit 2) names the
 /// flag.

@@ -8,6 +8,8 @@ namespace mlir::cuvil {
 
 TargetBackend::~TargetBackend() = default;
 
+std::string TargetBackend::deviceKey() const { return name() + "/" + cpu(); }
+
 ::cuvil::Status TargetBackend::checkModel(func::FuncOp) const { return ::cuvil::Status(); }
 
 void TargetBackend::buildKernelChoicePipeline(OpPassManager &) const {}

@@ -32,6 +32,12 @@ namespace mlir::cuvil {
 struct TargetOptions {
   std::string cpu;         ///< "" = the target's default
   bool instrument = false; ///< time every kernel call (cuvil-export --instrument)
+  /// LLVM features on top of the CPU's ("+avx512f,+fma"; a device
+  /// profile's), "" = the CPU's own.
+  std::string features = {};
+  /// A tuning database whose records for this device configure the kernels
+  /// (--strategy autotune), "" = none.
+  std::string tuningDb = {};
 };
 
 enum class CodeKind { Assembly, Object };
@@ -68,6 +74,9 @@ public:
   virtual std::string name() const = 0;
   /// The resolved machine: the CPU or device name the code is tuned for.
   virtual std::string cpu() const = 0;
+  /// The device a tuning record must be for to be used here
+  /// (tuning::deviceKey: triple, CPU, features). Default: name/cpu.
+  virtual std::string deviceKey() const;
   /// The features the runtime must find at load time (the descriptor's list).
   virtual std::vector<std::string> requiredFeatures() const = 0;
   /// Everything about this configuration that changes the output ("key=value"

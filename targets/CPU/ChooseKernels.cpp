@@ -8,6 +8,7 @@
 #include "targets/CPU/Passes.h"
 
 #include "targets/CPU/KernelConfig.h"
+#include "tuning/TuningDatabase.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CHOOSECPUKERNELSPASS
@@ -30,6 +31,20 @@ struct ChooseCpuKernelsPass final
       module.emitError() << "cuvil-choose-cpu-kernels: unknown configuration provider '"
                          << provider << "' (available: heuristics)";
       return signalPassFailure();
+    }
+    if (!tuningDb.empty()) {
+      if (device.empty()) {
+        module.emitError() << "cuvil-choose-cpu-kernels: tuning-db needs the device whose records to use";
+        return signalPassFailure();
+      }
+      ::cuvil::Result<::cuvil::tuning::TuningDatabase> db = ::cuvil::tuning::readTuningDatabase(tuningDb);
+      if (!db) {
+        module.emitError() << db.error().message;
+        return signalPassFailure();
+      }
+      createTuningDbProvider(std::make_shared<::cuvil::tuning::TuningDatabase>(std::move(*db)), tuningDb,
+                             device)
+          ->configure(module);
     }
     HeuristicOptions options;
     options.winograd = winograd;

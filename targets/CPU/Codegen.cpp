@@ -93,7 +93,8 @@ const char *const kCheckedFeatures[] = {
 
 } // namespace
 
-Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cpu) {
+Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cpu,
+                                const std::string &features) {
   initializeTargets();
   CpuTarget t;
   t.name = spec.name;
@@ -102,6 +103,8 @@ Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cp
   t.systemLibraries = spec.systemLibraries;
   t.runtimeArchive = runtimeDirectory() + "/" + spec.runtimeArchive;
   spec.chooseCpu(cpu, t);
+  if (!features.empty())
+    t.features = features;
   const std::string &name = spec.name;
   std::string message;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, message);
@@ -116,6 +119,20 @@ Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cp
       return Error{"unknown CPU '" + cpu + "' for " + name +
                        " (see `llc-19 -mtriple=" + t.triple + " -mcpu=help`)",
                    ::cuvil::kExitUsageError};
+  }
+  if (!features.empty()) {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, "", ""));
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(features).split(names, ',', -1, false);
+    for (llvm::StringRef f : names) {
+      llvm::StringRef bare = f.drop_while([](char c) { return c == '+' || c == '-'; });
+      bool known = llvm::any_of(sti->getAllProcessorFeatures(),
+                                [&](const llvm::SubtargetFeatureKV &kv) { return bare == kv.Key; });
+      if (!known)
+        return Error{"unknown feature '" + bare.str() + "' for " + name + " (see `llc-19 -mtriple=" +
+                         t.triple + " -mattr=help`)",
+                     ::cuvil::kExitUsageError};
+    }
   }
   return t;
 }

@@ -41,8 +41,10 @@ struct CpuTargetSpec {
   std::function<void(const std::string &cpu, CpuTarget &t)> chooseCpu;
 };
 
-/// The target of `spec` for `cpu` (an unknown CPU name is a usage error).
-::cuvil::Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cpu);
+/// The target of `spec` for `cpu` (an unknown CPU name is a usage error),
+/// with `features` ("+dotprod,..."; a device profile's) on top of the CPU's.
+::cuvil::Result<CpuTarget> makeCpuTarget(const CpuTargetSpec &spec, const std::string &cpu,
+                                         const std::string &features = "");
 
 /// The features of `target` that the runtime checks at load time (LLVM
 /// names among those the runtime knows).

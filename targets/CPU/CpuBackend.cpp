@@ -4,6 +4,7 @@
 #include "targets/CPU/CpuPipeline.h"
 #include "targets/CPU/KernelConfig.h"
 #include "targets/CPU/Weights.h"
+#include "tuning/TuningDatabase.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,15 +18,24 @@ namespace {
 
 class CpuBackend final : public TargetBackend {
 public:
-  CpuBackend(CpuTarget target, bool instrument) : target_(std::move(target)), instrument_(instrument) {}
+  CpuBackend(CpuTarget target, const TargetOptions &options)
+      : target_(std::move(target)), instrument_(options.instrument), tuningDb_(options.tuningDb) {}
 
   std::string name() const override { return target_.name; }
   std::string cpu() const override { return target_.cpu; }
+  std::string deviceKey() const override {
+    return ::cuvil::tuning::deviceKey(target_.triple, target_.cpu, target_.features);
+  }
   std::vector<std::string> requiredFeatures() const override { return cuvil::requiredFeatures(target_); }
   std::vector<std::string> cacheKeyParts() const override {
     return {"target=" + target_.triple, "cpu=" + target_.cpu, "features=" + target_.features};
   }
-  std::vector<std::string> cacheKeyFiles() const override { return {target_.runtimeArchive}; }
+  std::vector<std::string> cacheKeyFiles() const override {
+    std::vector<std::string> files{target_.runtimeArchive};
+    if (!tuningDb_.empty())
+      files.push_back(tuningDb_);
+    return files;
+  }
 
   // The CPU code generator compiles static shapes: say so, with the input
   // or op concerned, rather than failing somewhere in the lowering.
@@ -59,7 +69,7 @@ public:
   }
 
   void buildKernelChoicePipeline(OpPassManager &pm) const override {
-    buildCpuKernelChoicePipeline(pm);
+    buildCpuKernelChoicePipeline(pm, tuningDb_, tuningDb_.empty() ? "" : deviceKey());
   }
   llvm::json::Array kernelReport(ModuleOp module) const override {
     return cpu::kernelReport(module);
@@ -94,6 +104,7 @@ public:
 private:
   CpuTarget target_;
   bool instrument_;
+  std::string tuningDb_;
 };
 
 } // namespace
@@ -109,10 +120,10 @@ void registerCpuTarget(CpuTargetSpec spec, std::string description) {
     std::call_once(once, registerCpuLoweringPipeline);
   };
   info.create = [spec](const TargetOptions &options) -> ::cuvil::Result<std::unique_ptr<TargetBackend>> {
-    ::cuvil::Result<CpuTarget> t = makeCpuTarget(spec, options.cpu);
+    ::cuvil::Result<CpuTarget> t = makeCpuTarget(spec, options.cpu, options.features);
     if (!t)
       return t.error();
-    return std::unique_ptr<TargetBackend>(std::make_unique<CpuBackend>(std::move(*t), options.instrument));
+    return std::unique_ptr<TargetBackend>(std::make_unique<CpuBackend>(std::move(*t), options));
   };
   registerTarget(std::move(info));
 }

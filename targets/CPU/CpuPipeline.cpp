@@ -57,7 +57,12 @@ void registerCpuLoweringDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildCpuKernelChoicePipeline(OpPassManager &pm) { pm.addPass(createChooseCpuKernelsPass()); }
+void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb, const std::string &device) {
+  ChooseCpuKernelsPassOptions options;
+  options.tuningDb = tuningDb;
+  options.device = device;
+  pm.addPass(createChooseCpuKernelsPass(options));
+}
 
 void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   pm.addPass(createSelectCpuKernelsPass());

@@ -13,11 +13,15 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+
 namespace mlir::cuvil {
 
 /// Adds the kernel choice: a #cuvil.kernel on every kernel op without one,
-/// from the default provider (cuvil-choose-cpu-kernels).
-void buildCpuKernelChoicePipeline(OpPassManager &pm);
+/// from the records of `device` in `tuningDb` (when given), then the
+/// built-in heuristics (cuvil-choose-cpu-kernels).
+void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb = "",
+                                  const std::string &device = "");
 
 /// Adds the lowering from cuvil IR (after the graph pipeline and the kernel
 /// choice) to the LLVM dialect.

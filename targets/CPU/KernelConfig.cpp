@@ -4,12 +4,17 @@
 #include "targets/CPU/KernelSites.h"
 
 #include "runtime/include/cuvil/kernel_abi.h"
+#include "tuning/TuningDatabase.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace mlir::cuvil::cpu {
@@ -636,6 +641,196 @@ llvm::json::Array kernelReport(ModuleOp module) {
     report.push_back(std::move(entry));
   }
   return report;
+}
+
+namespace {
+
+std::string attrText(Attribute a) {
+  if (auto q = llvm::dyn_cast<QuantParamsAttr>(a))
+    return q.isPerTensor() ? "per_tensor" : "per_channel(" + std::to_string(q.getAxis()) + ")";
+  std::string t;
+  llvm::raw_string_ostream os(t);
+  a.print(os);
+  // Long attributes (tables of values) by digest: the signature stays short.
+  if (t.size() > 160)
+    t = llvm::formatv("#{0:x16}", llvm::hash_value(t)).str();
+  return t;
+}
+
+std::string ownSignature(Operation *op) {
+  std::string s = op->getName().getStringRef().str() + "(";
+  // Inside a fusion group, the operands the group takes from outside.
+  std::optional<KernelSite> site = siteOf(op);
+  SmallVector<Value> operands = site ? site->operands : SmallVector<Value>(op->getOperands());
+  for (auto [i, v] : llvm::enumerate(operands)) {
+    s += (i ? ", " : "") + shapeText(v.getType());
+    if (v.getDefiningOp<ConstantOp>())
+      s += " const";
+  }
+  s += ") -> ";
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    s += (i ? ", " : "") + shapeText(t);
+  std::vector<std::pair<std::string, std::string>> attrs;
+  for (NamedAttribute a : op->getAttrs())
+    if (a.getName() != kKernelConfigAttrName)
+      attrs.emplace_back(a.getName().str(), attrText(a.getValue()));
+  std::sort(attrs.begin(), attrs.end());
+  if (!attrs.empty()) {
+    s += " {";
+    for (auto [i, a] : llvm::enumerate(attrs))
+      s += (i ? ", " : "") + a.first + " = " + a.second;
+    s += "}";
+  }
+  if (std::string e = epilogueText(op); !e.empty())
+    s += " epilogue " + e;
+  return s;
+}
+
+bool isBandedKernel(StringRef k) { return k == kernel::DepthwisePointwise || k == kernel::PointwiseDepthwise; }
+
+class TuningDbProvider final : public KernelConfigProvider {
+public:
+  TuningDbProvider(std::shared_ptr<const ::cuvil::tuning::TuningDatabase> db, std::string dbName,
+                   std::string device)
+      : db(std::move(db)), dbName(std::move(dbName)), device(std::move(device)) {}
+  std::string name() const override { return "tuning-db"; }
+
+  void configure(ModuleOp module) override {
+    ::cuvil::tuning::RecordIndex index = ::cuvil::tuning::indexRecords(*db, device);
+    std::map<std::string, std::vector<const ::cuvil::tuning::TuningRecord *>> elsewhere;
+    for (const auto *r : index.otherDevice)
+      elsewhere[r->signature()].push_back(r);
+    for (const auto *r : index.otherVersion)
+      elsewhere[r->signature()].push_back(r);
+    std::vector<std::string> missing, ignored, rejected;
+    std::set<std::string> tunedFor;
+    // Banded pairs first, as the heuristics do: their producers are claimed.
+    SmallVector<Operation *> ops = kernelOps(module);
+    std::stable_partition(ops.begin(), ops.end(), [&](Operation *op) {
+      auto it = index.bySignature.find(kernelSignature(op));
+      return it != index.bySignature.end() && isBandedKernel(it->second->kernel());
+    });
+    for (Operation *op : ops) {
+      if (kernelConfigOf(op))
+        continue;
+      std::string sig = kernelSignature(op);
+      auto it = index.bySignature.find(sig);
+      if (it == index.bySignature.end()) {
+        if (auto e = elsewhere.find(sig); e != elsewhere.end()) {
+          ignored.push_back(kernelLayerName(op));
+          for (const auto *r : e->second)
+            tunedFor.insert(r->device() + " with " + r->compiler_version());
+        }
+        else if (tunableChoices(op).size() > 1)
+          missing.push_back(kernelLayerName(op));
+        continue;
+      }
+      const ::cuvil::tuning::TuningRecord &r = *it->second;
+      std::string why;
+      KernelSite producer;
+      auto conv = llvm::dyn_cast<Conv2DOp>(op);
+      if (isBandedKernel(r.kernel()))
+        why = !conv ? "it is not a convolution" : checkBandedPair(conv, r.kernel(), &producer);
+      else
+        why = checkKernelChoice(op, r.kernel(), r.variant());
+      if (!why.empty() || (isBandedKernel(r.kernel()) && kernelConfigOf(producer.op)))
+      {
+        rejected.push_back(kernelLayerName(op) + ": " + r.kernel() + "/" + r.variant() + " " +
+                           (why.empty() ? "its producer is configured already" : why));
+        continue;
+      }
+      bool same = r.kernel() == r.baseline_kernel() && r.variant() == r.baseline_variant();
+      std::string reason =
+          r.method() != "measured"
+              ? llvm::formatv("ranked first of {0} by the cost model of profile '{1}' (not measured)",
+                              r.trials(), r.profile())
+                    .str()
+          : same ? llvm::formatv("tuned: the heuristics' choice, the fastest of {0} measured ({1:F4} ms a "
+                                 "call, {2} thread(s))",
+                                 r.trials(), r.best_ms(), r.threads())
+                       .str()
+                 : llvm::formatv("tuned: {0:F4} ms a call against the heuristics' {1}/{2} at {3:F4} ms "
+                                 "({4:F2}x; {5} measured, {6} thread(s))",
+                                 r.best_ms(), r.baseline_kernel(), r.baseline_variant(), r.baseline_ms(),
+                                 r.best_ms() > 0 ? r.baseline_ms() / r.best_ms() : 0.0, r.trials(), r.threads())
+                       .str();
+      setKernelConfig(op, {r.kernel(), r.variant(), reason}, name());
+    }
+    auto list = [](std::vector<std::string> names) {
+      std::vector<std::string> seen;
+      for (std::string &n : names)
+        if (std::find(seen.begin(), seen.end(), n) == seen.end())
+          seen.push_back(std::move(n));
+      names = std::move(seen);
+      std::string t;
+      for (size_t i = 0; i < names.size() && i < 12; ++i)
+        t += (i ? ", " : "") + names[i];
+      if (names.size() > 12)
+        t += llvm::formatv(", and {0} more", names.size() - 12).str();
+      return t;
+    };
+    if (!ignored.empty())
+      module.emitWarning() << "tuning database '" << dbName << "': the records of " << ignored.size()
+                           << " kernel(s) are for another device or compiler version ("
+                           << list(std::vector<std::string>(tunedFor.begin(), tunedFor.end()))
+                           << ") and are ignored; this build is " << device << " with "
+                           << ::cuvil::tuning::compilerVersion() << " (tune for it, or give the "
+                           << "--device-profile it was tuned for): " << list(ignored);
+    if (!rejected.empty())
+      module.emitWarning() << "tuning database '" << dbName << "': " << rejected.size()
+                           << " record(s) cannot apply and take the heuristics instead: " << list(rejected);
+    if (!missing.empty())
+      module.emitRemark() << "tuning database '" << dbName << "' has no record for " << missing.size()
+                          << " kernel(s); they take the heuristics' configurations (run cuvil-autotune "
+                             "tune on this model): "
+                          << list(missing);
+  }
+
+private:
+  std::shared_ptr<const ::cuvil::tuning::TuningDatabase> db;
+  std::string dbName, device;
+};
+
+} // namespace
+
+std::string kernelLayerName(Operation *op) {
+  std::string name, line;
+  op->getLoc()->walk([&](Location l) {
+    if (auto n = llvm::dyn_cast<NameLoc>(l); n && name.empty())
+      name = n.getName().str();
+    if (auto f = llvm::dyn_cast<FileLineColLoc>(l); f && line.empty())
+      line = llvm::sys::path::filename(f.getFilename().getValue()).str() + ":" + std::to_string(f.getLine());
+    return WalkResult::advance();
+  });
+  return !name.empty() ? name : !line.empty() ? line : "?";
+}
+
+std::string kernelSignature(Operation *op) {
+  std::string s = ownSignature(op);
+  if (auto conv = llvm::dyn_cast<Conv2DOp>(op))
+    for (StringRef kind : {kernel::DepthwisePointwise, kernel::PointwiseDepthwise}) {
+      KernelSite producer;
+      if (checkBandedPair(conv, kind, &producer).empty() && producer.op)
+        s += " | banded with " + ownSignature(producer.op);
+    }
+  return s;
+}
+
+std::vector<KernelChoice> tunableChoices(Operation *op) {
+  std::vector<KernelChoice> out;
+  for (const std::string &c : validKernelChoices(op)) {
+    size_t slash = c.find('/');
+    if (slash == std::string::npos)
+      continue; // linalg
+    out.push_back({c.substr(0, slash), c.substr(slash + 1), "tuning trial"});
+  }
+  return out;
+}
+
+std::unique_ptr<KernelConfigProvider>
+createTuningDbProvider(std::shared_ptr<const ::cuvil::tuning::TuningDatabase> db, std::string dbName,
+                       std::string device) {
+  return std::make_unique<TuningDbProvider>(std::move(db), std::move(dbName), std::move(device));
 }
 
 } // namespace mlir::cuvil::cpu

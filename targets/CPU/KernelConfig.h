@@ -37,6 +37,10 @@
 #include <string>
 #include <vector>
 
+namespace cuvil::tuning {
+class TuningDatabase;
+}
+
 namespace mlir::cuvil::cpu {
 
 namespace kernel {
@@ -115,6 +119,31 @@ struct HeuristicOptions {
 /// Today's heuristics: the default provider, which configures every kernel
 /// op (kernel::Linalg where no kernel applies).
 std::unique_ptr<KernelConfigProvider> createHeuristicProvider(const HeuristicOptions &options);
+
+/// The kernel's signature, the tuning database's key: the op, its operand
+/// and result types (weights marked as constants, their values left out),
+/// its attributes but the configuration (quantization parameters as their
+/// kind), the fused epilogue, and for a convolution that can run in bands
+/// with its producer, the producer's signature. Equal signatures run the
+/// same code at the same speed, whatever model they are in.
+std::string kernelSignature(Operation *op);
+
+/// The layer an op belongs to, for people: its module path
+/// ("layer1.0.conv1") or its source line ("model.py:17").
+std::string kernelLayerName(Operation *op);
+
+/// The configurations the tuner tries on `op`: validKernelChoices without
+/// the generic lowering (its time is not one call's).
+std::vector<KernelChoice> tunableChoices(Operation *op);
+
+/// Configurations from a tuning database, for the records of `device` and
+/// this compiler (tuning/TuningDatabase.h); the kernels it has no record
+/// for are left to the next provider (a remark lists them), records for
+/// another device or compiler version that match a kernel are ignored with
+/// a warning naming them.
+std::unique_ptr<KernelConfigProvider>
+createTuningDbProvider(std::shared_ptr<const ::cuvil::tuning::TuningDatabase> db, std::string dbName,
+                       std::string device);
 
 /// The kernel report: one entry per kernel op, in order (op, location,
 /// shapes, kernel, variant, source, reason, epilogue).

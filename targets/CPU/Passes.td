@@ -100,6 +100,10 @@ def ChooseCpuKernelsPass : Pass<"cuvil-choose-cpu-kernels", "::mlir::ModuleOp"> 
   let options = [
     Option<"provider", "provider", "std::string", /*default=*/"\"heuristics\"",
            "Where configurations come from: heuristics (built in)">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
+           "A tuning database (cuvil-autotune tune) whose records for `device` configure the kernels it has; the heuristics configure the rest">,
+    Option<"device", "device", "std::string", /*default=*/"",
+           "The device key of the records to use (target triple/CPU/feature digest; cuvil-export computes it)">,
     Option<"winograd", "winograd", "bool", /*default=*/"true",
            "Use Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions where it pays">,
     Option<"winograd2x2", "winograd-2x2", "bool", /*default=*/"true",

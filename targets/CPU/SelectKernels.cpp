@@ -241,6 +241,9 @@ private:
 /// an instrumented library's profile names it (cuvil-instrument-kernels).
 Location layerLocation(Operation *op) {
   Location found = op->getLoc();
+  // cuvil-autotune's builds tag each kernel op: the tag names the site.
+  if (auto n = llvm::dyn_cast<NameLoc>(found); n && n.getName().getValue().starts_with("cuvil.tune."))
+    return found;
   // The op's operands, and those of the ops in a fused group's body.
   op->walk([&](Operation *inner) {
     for (Value v : inner->getOperands())

@@ -1,0 +1,859 @@
+//===- Tuner.cpp - cuvil-autotune tune: measured kernel configurations ----===//
+#include "cuvil-autotune/Tuner.h"
+
+#include "cuvil-autotune/TuneReport.h"
+#include "driver/CompileDriver.h"
+#include "frontend/loader/ModelLoader.h"
+#include "passes/InitAll.h"
+#include "support/AtomicFile.h"
+#include "targets/CPU/KernelConfig.h"
+#include "targets/CPU/KernelSites.h"
+#include "targets/Targets.h"
+#include "tuning/DeviceProfiles.h"
+#include "tuning/TuningDatabase.h"
+
+#include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <map>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mc = mlir::cuvil;
+
+namespace cuvil::tuning {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// The site-name prefix that tags a kernel op in the tuning builds.
+constexpr const char *kSiteTag = "cuvil.tune.";
+
+//===-- Child processes ----------------------------------------------------===//
+
+struct ChildResult {
+  int exitCode = -1; ///< when it exited
+  int signal = 0;    ///< when a signal ended it
+  bool timedOut = false;
+  std::string output; ///< stdout and stderr
+  std::string failure() const {
+    if (timedOut)
+      return "timed out";
+    if (signal)
+      return "crashed: signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+    // A shell (a --runner's) reports its command's death by signal N as
+    // status 128 + N.
+    if (exitCode > 128 && exitCode < 128 + 65)
+      return "crashed: signal " + std::to_string(exitCode - 128) + " (" + strsignal(exitCode - 128) + ")";
+    if (exitCode != 0)
+      return "exited with status " + std::to_string(exitCode);
+    return "";
+  }
+};
+
+std::string shellQuote(const std::string &s) {
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Runs `argv` (through /bin/sh when `viaShell`: a runner command line) in a
+/// process group of its own, collecting its output; killed after `timeout`.
+ChildResult runChild(const std::vector<std::string> &argv, double timeout) {
+  ChildResult r;
+  int pipeFds[2];
+  if (pipe2(pipeFds, O_CLOEXEC) != 0) {
+    r.output = "cannot create a pipe";
+    return r;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pipeFds[0]);
+    close(pipeFds[1]);
+    r.output = "cannot fork";
+    return r;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(pipeFds[1], 1);
+    dup2(pipeFds[1], 2);
+    std::vector<char *> args;
+    for (const std::string &a : argv)
+      args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run '%s': %s\n", args[0], strerror(errno));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(pipeFds[1]);
+  auto start = Clock::now();
+  char buf[4096];
+  for (;;) {
+    double left = timeout - secondsSince(start);
+    if (left <= 0) {
+      r.timedOut = true;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd p{pipeFds[0], POLLIN, 0};
+    int n = poll(&p, 1, int(std::min(left, 1.0) * 1000) + 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n > 0) {
+      ssize_t got = read(pipeFds[0], buf, sizeof buf);
+      if (got <= 0)
+        break;
+      if (r.output.size() < (8u << 20))
+        r.output.append(buf, size_t(got));
+    }
+  }
+  close(pipeFds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!r.timedOut) {
+    if (WIFEXITED(status))
+      r.exitCode = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+      r.signal = WTERMSIG(status);
+  }
+  return r;
+}
+
+//===-- Statistics ---------------------------------------------------------===//
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  size_t lo = size_t(std::floor(pos)), hi = size_t(std::ceil(pos));
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+/// Samples without the outliers (beyond 1.5 interquartile ranges), from 5 on.
+std::vector<double> withoutOutliers(const std::vector<double> &v) {
+  if (v.size() < 5)
+    return v;
+  double q1 = quantile(v, 0.25), q3 = quantile(v, 0.75), iqr = q3 - q1;
+  std::vector<double> kept;
+  for (double x : v)
+    if (x >= q1 - 1.5 * iqr && x <= q3 + 1.5 * iqr)
+      kept.push_back(x);
+  return kept;
+}
+
+double median(const std::vector<double> &v) { return quantile(withoutOutliers(v), 0.5); }
+double spread(const std::vector<double> &v) {
+  std::vector<double> k = withoutOutliers(v);
+  double m = quantile(k, 0.5);
+  return k.size() < 2 || !(m > 0) ? 0 : (quantile(k, 0.75) - quantile(k, 0.25)) / m;
+}
+
+//===-- The model's kernels ------------------------------------------------===//
+
+std::string choiceName(const mc::cpu::KernelChoice &c) { return c.kernel + "/" + c.variant; }
+
+/// The kernels of one signature: tuned together, measured as the mean of
+/// their calls.
+struct Unit {
+  std::string signature, op, layer, shapes;
+  std::vector<size_t> ops; ///< indices into the module's kernel ops
+  mc::cpu::KernelChoice baseline;
+  std::vector<mc::cpu::KernelChoice> candidates; ///< baseline first
+  /// Per candidate: ms per call, one sample per repetition.
+  std::vector<std::vector<double>> samples;
+  std::vector<std::string> failures; ///< per candidate; "" = ran
+  const TuningRecord *known = nullptr;
+};
+
+std::string typeText(mlir::Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+std::string shapesOf(mlir::Operation *op) {
+  std::string s;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    s += (i ? ", " : "") + typeText(v.getType());
+  s += " -> " + typeText(op->getResult(0).getType());
+  return s;
+}
+
+/// Whether `op` takes part in a banded pair of the baseline (consumer or
+/// producer): those stay with the heuristics, as their time is one call's.
+bool inBandedPair(mlir::Operation *op, const llvm::DenseSet<mlir::Operation *> &producers) {
+  mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op);
+  return producers.contains(op) ||
+         (c && (c.getKernel() == mc::cpu::kernel::DepthwisePointwise ||
+                c.getKernel() == mc::cpu::kernel::PointwiseDepthwise));
+}
+
+//===-- Cost model ---------------------------------------------------------===//
+
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// Seconds `choice` would take for `op` on `profile` with `threads` cores:
+/// the products' multiply-adds over the lanes the kernel fills, plus the
+/// transforms Winograd and packing add (ranks candidates for a device at
+/// hand in no other way; the numbers are not predictions).
+double estimateSeconds(mlir::Operation *op, const mc::cpu::KernelChoice &c, const DeviceProfile &p,
+                       int threads) {
+  auto dims = [](mlir::Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape(); };
+  double fp32 = std::max(p.fp32_gflops_core(), 1.0) * 1e9 * threads;
+  double int8 = (p.int8_gops_core() > 0 ? p.int8_gops_core() : 4 * p.fp32_gflops_core()) * 1e9 * threads;
+  double bw = std::max(p.bandwidth_gbs(), 1.0) * 1e9;
+  if (op->getNumResults() == 0 || op->getNumOperands() < 2)
+    return 0;
+  if (llvm::isa<mc::Conv2DOp, mc::QuantConv2DOp>(op)) {
+    auto in = dims(op->getOperand(0)), w = dims(op->getOperand(1)), out = dims(op->getResult(0));
+    int64_t groups = std::max<int64_t>(in[1] / std::max<int64_t>(w[1], 1), 1);
+    int64_t pixels = out[0] * out[2] * out[3], cout = w[0] / groups, k = w[1] * w[2] * w[3];
+    double useful = double(pixels) * double(w[0]) * double(k);
+    double lanesCols = double(roundUp(out[2] * out[3], 32)) * roundUp(cout, 8) * out[0] * groups;
+    double lanesRows = double(roundUp(out[2] * out[3], 8)) * roundUp(cout, 32) * out[0] * groups;
+    double ideal = double(out[2] * out[3]) * cout * out[0] * groups;
+    double peak = llvm::isa<mc::QuantConv2DOp>(op) ? int8 : fp32;
+    double patchBytes = double(pixels) * k * (llvm::isa<mc::QuantConv2DOp>(op) ? 1 : 4);
+    if (c.variant == mc::cpu::variant::Im2col || c.variant == mc::cpu::variant::U8S8)
+      return 2 * useful / peak * (lanesCols / ideal) + patchBytes / bw;
+    if (c.variant == mc::cpu::variant::PixelRows || c.variant == mc::cpu::variant::U8S8PixelRows)
+      return 2 * useful / peak * (lanesRows / ideal) + 2 * patchBytes / bw;
+    if (c.variant == mc::cpu::variant::WinogradF4 || c.variant == mc::cpu::variant::WinogradF2) {
+      bool f4 = c.variant == mc::cpu::variant::WinogradF4;
+      double side = f4 ? 4 : 2, pos = f4 ? 36 : 16;
+      double tiles = double(out[0]) * std::ceil(out[2] / side) * std::ceil(out[3] / side);
+      double products = 2 * tiles * pos * double(w[0]) * double(w[1]);
+      double transforms = tiles * pos * double(w[0] + w[1]) * (f4 ? 12 : 6);
+      double weights = pos * double(w[0]) * double(w[1]) * 4;
+      return (products / 0.85 + transforms / 0.5) / fp32 + weights / bw;
+    }
+    if (c.variant == mc::cpu::variant::Direct)
+      return 2 * useful / (fp32 * 0.4);
+    return 2 * useful / fp32;
+  }
+  if (llvm::isa<mc::LinearOp, mc::QuantLinearOp>(op)) {
+    auto x = dims(op->getOperand(0)), w = dims(op->getOperand(1));
+    int64_t n = w[0], k = w[1], m = 1;
+    for (int64_t d : x)
+      m *= d;
+    m /= std::max<int64_t>(k, 1);
+    double useful = 2.0 * m * n * k;
+    double peak = llvm::isa<mc::QuantLinearOp>(op) ? int8 : fp32;
+    double lanes = c.variant == mc::cpu::variant::InputRows ? double(roundUp(m, 8)) * roundUp(n, 32)
+                                                             : double(roundUp(m, 32)) * roundUp(n, 8);
+    return useful / peak * lanes / double(m * n) + double(n) * k * 4 / bw;
+  }
+  return 0;
+}
+
+//===-- Profiles of measured runs ------------------------------------------===//
+
+/// Parses cuvil-run --profile's table: site name -> ms per run and calls.
+Result<std::map<std::string, std::pair<double, double>>> parseProfile(const std::string &out) {
+  std::map<std::string, std::pair<double, double>> sites;
+  size_t at = out.find("profile over ");
+  if (at == std::string::npos)
+    return inputError("the run printed no profile");
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(out).substr(at).split(lines, '\n');
+  for (size_t i = 2; i < lines.size(); ++i) {
+    llvm::StringRef l = lines[i].trim();
+    if (l.empty())
+      break;
+    llvm::StringRef ms, calls, share, name;
+    std::tie(ms, l) = l.split(' ');
+    l = l.ltrim();
+    std::tie(calls, l) = l.split(' ');
+    l = l.ltrim();
+    std::tie(share, name) = l.split(' ');
+    double msValue = 0, callsValue = 0;
+    if (ms.getAsDouble(msValue) || calls.getAsDouble(callsValue) || !share.ends_with("%") || name.trim().empty())
+      return inputError("the run's profile line '" + lines[i].trim().str() + "' is not 'ms calls share% name'");
+    sites[name.trim().str()] = {msValue, callsValue};
+  }
+  return sites;
+}
+
+//===-- The tuner ----------------------------------------------------------===//
+
+class Tuner {
+public:
+  explicit Tuner(const TuneOptions &o) : opt(o) {}
+  Result<TuneSummary> run();
+
+private:
+  Status setUp();
+  Status findUnits();
+  Result<std::string> buildRound(size_t round, const std::map<size_t, size_t> &assignment);
+  Status measure();
+  Status rankByCostModel();
+  std::string measureRound(size_t round, int benchmarkRuns);
+  Status writeOutputs();
+  void progress(const std::string &what);
+
+  const TuneOptions &opt;
+  TuneSummary summary;
+  Clock::time_point start = Clock::now();
+  std::unique_ptr<mlir::MLIRContext> ctx;
+  std::unique_ptr<llvm::SourceMgr> sourceMgr;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
+  mlir::OwningOpRef<mlir::ModuleOp> kernels; ///< after the kernel choice (the heuristics')
+  std::vector<mlir::Operation *> ops;        ///< its kernel ops
+  std::vector<Unit> units;
+  DeviceProfile profile;
+  std::string device, workDir, cuvilRun;
+  std::vector<std::string> inputSpecs;
+  TuningDatabase db;
+  int threads = 1;
+  /// Per round: unit -> candidate index (absent: the baseline) and its library.
+  std::vector<std::map<size_t, size_t>> rounds;
+  std::vector<std::string> libraries;
+  bool progressShown = false;
+};
+
+void Tuner::progress(const std::string &what) {
+  if (!isatty(2))
+    return;
+  std::fprintf(stderr, "\r\033[K%s", what.c_str());
+  std::fflush(stderr);
+  progressShown = true;
+}
+
+Status Tuner::setUp() {
+  if (!opt.deviceProfile.empty()) {
+    Result<DeviceProfile> p = loadDeviceProfile(opt.deviceProfile);
+    if (!p)
+      return p.error();
+    profile = *p;
+  } else if (!opt.device.empty() && opt.device != "host") {
+    Result<DeviceProfile> p = builtinProfile(opt.device);
+    if (!p)
+      return p.error();
+    profile = *p;
+  } else {
+    // This machine, by its nominal figures (no time spent on peaks here;
+    // `cuvil-autotune profile` measures them).
+    profile.set_version(kDeviceProfileVersion);
+    profile.set_name("host");
+    profile.set_target(opt.target);
+  }
+  if (!profile.target().empty() && profile.target() != opt.target)
+    return usageError("the device profile '" + profile.name() + "' is of a " + profile.target() +
+                      " device, not of --target " + opt.target);
+  mc::CompileOptions compile;
+  compile.target = opt.target;
+  if (!opt.deviceProfile.empty())
+    compile.deviceProfile = opt.deviceProfile;
+  else if (!opt.device.empty() && opt.device != "host")
+    compile.deviceProfile = opt.device;
+  Result<std::unique_ptr<mc::TargetBackend>> backend =
+      mc::createTargetBackend(opt.target, mc::targetOptionsOf(compile));
+  if (!backend)
+    return backend.error();
+  device = (*backend)->deviceKey();
+  if (profile.cpu().empty())
+    profile.set_cpu((*backend)->cpu());
+
+  // The database to extend: the output's records when it exists.
+  if (!opt.fresh && llvm::sys::fs::exists(opt.output)) {
+    Result<TuningDatabase> existing = readTuningDatabase(opt.output);
+    if (!existing)
+      return Error{existing.error().message + " (--fresh starts a new database instead)", existing.error().code};
+    db = std::move(*existing);
+  }
+  db.set_version(kTuningDatabaseVersion);
+  db.set_producer("cuvil-autotune (" + compilerVersion() + ")");
+
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  threads = opt.threads > 0 ? opt.threads : int(std::max(cores, 1L));
+
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  std::string binDir = llvm::sys::path::parent_path(exe).str();
+  cuvilRun = binDir + (opt.target == "aarch64" ? "/aarch64/cuvil-run" : "/cuvil-run");
+  return Status();
+}
+
+Status Tuner::findUnits() {
+  mlir::DialectRegistry registry;
+  mc::registerAllDialects(registry);
+  mc::registerTargetDialects(registry);
+  ctx = std::make_unique<mlir::MLIRContext>(registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx->loadAllAvailableDialects();
+  ctx->printOpOnDiagnostic(false);
+  sourceMgr = std::make_unique<llvm::SourceMgr>();
+  diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(*sourceMgr, ctx.get(), llvm::errs());
+  LoadOptions load;
+  load.inputShapes = opt.inputShapes;
+  Result<mlir::OwningOpRef<mlir::ModuleOp>> model = loadModel(*ctx, opt.model, load);
+  if (!model)
+    return model.error();
+  // The IR after the graph pipeline and the heuristics' kernel choice: each
+  // round edits its configurations and compiles it from there.
+  mc::CompileOptions compile;
+  compile.target = opt.target;
+  if (!opt.deviceProfile.empty())
+    compile.deviceProfile = opt.deviceProfile;
+  else if (!opt.device.empty() && opt.device != "host")
+    compile.deviceProfile = opt.device;
+  Result<std::unique_ptr<mc::TargetBackend>> backend =
+      mc::createTargetBackend(opt.target, mc::targetOptionsOf(compile));
+  if (!backend)
+    return backend.error();
+  kernels = std::move(*model);
+  mlir::PassManager pm(ctx.get());
+  mc::buildCompilePipeline(pm, **backend, mc::GraphPipelineOptions{}, mc::CompileStage::Kernels);
+  if (mlir::failed(pm.run(*kernels)))
+    return inputError("compiling '" + opt.model + "' to its kernels failed (see the diagnostics above)");
+  if (mlir::FailureOr<mlir::func::FuncOp> e = mc::entryFunction(*kernels); mlir::succeeded(e))
+    if (Status s = (*backend)->checkModel(*e); !s)
+      return s.error();
+  for (mlir::Operation *op : mc::cpu::kernelOps(*kernels))
+    ops.push_back(op);
+  summary.kernelOps = int(ops.size());
+
+  mlir::func::FuncOp entry;
+  if (mlir::FailureOr<mlir::func::FuncOp> e = mc::entryFunction(*kernels); mlir::succeeded(e))
+    entry = *e;
+  else
+    return inputError("the model has no entry function");
+  for (auto [i, t] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto rt = llvm::dyn_cast<mlir::RankedTensorType>(t);
+    if (!rt || !rt.hasStaticShape())
+      return inputError("input " + std::to_string(i) + " has no static shape: give --input-shape");
+    std::string spec = std::to_string(i) + "=";
+    for (int64_t d : rt.getShape())
+      spec += std::to_string(d) + "x";
+    spec += typeText(rt.getElementType());
+    inputSpecs.push_back(spec + ":random");
+  }
+
+  // Producers inside the baseline's banded pairs.
+  llvm::DenseSet<mlir::Operation *> producers;
+  for (mlir::Operation *op : ops)
+    if (mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op))
+      if (auto conv = llvm::dyn_cast<mc::Conv2DOp>(op))
+        if (c.getKernel() == mc::cpu::kernel::DepthwisePointwise || c.getKernel() == mc::cpu::kernel::PointwiseDepthwise) {
+          mc::cpu::KernelSite producer;
+          if (mc::cpu::checkBandedPair(conv, c.getKernel(), &producer).empty() && producer.op)
+            producers.insert(producer.op);
+        }
+
+  RecordIndex index = indexRecords(db, device);
+  std::map<std::string, size_t> bySignature;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    if (inBandedPair(op, producers))
+      continue;
+    std::vector<mc::cpu::KernelChoice> choices;
+    for (mc::cpu::KernelChoice &c : mc::cpu::tunableChoices(op))
+      if (c.kernel != mc::cpu::kernel::DepthwisePointwise && c.kernel != mc::cpu::kernel::PointwiseDepthwise)
+        choices.push_back(std::move(c));
+    if (choices.size() < 2)
+      continue;
+    std::string sig = mc::cpu::kernelSignature(op);
+    if (shardOf(sig, opt.shardCount) != opt.shardIndex)
+      continue;
+    auto [it, added] = bySignature.try_emplace(sig, units.size());
+    if (added) {
+      Unit u;
+      u.signature = sig;
+      u.op = op->getName().getStringRef().str();
+      u.layer = mc::cpu::kernelLayerName(op);
+      u.shapes = shapesOf(op);
+      mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op);
+      u.baseline = {c.getKernel().str(), c.getVariant().str(), c.getReason().str()};
+      u.candidates.push_back(u.baseline);
+      for (mc::cpu::KernelChoice &ch : choices)
+        if (choiceName(ch) != choiceName(u.baseline))
+          u.candidates.push_back(ch);
+      if (opt.trials > 0 && int(u.candidates.size()) > opt.trials)
+        u.candidates.resize(size_t(std::max(opt.trials, 1)));
+      u.samples.resize(u.candidates.size());
+      u.failures.resize(u.candidates.size());
+      if (auto k = index.bySignature.find(sig); k != index.bySignature.end())
+        u.known = k->second;
+      units.push_back(std::move(u));
+    }
+    units[it->second].ops.push_back(i);
+  }
+  summary.signatures = int(units.size());
+  for (const Unit &u : units)
+    summary.fromDatabase += u.known ? 1 : 0;
+  return Status();
+}
+
+Result<std::string> Tuner::buildRound(size_t round, const std::map<size_t, size_t> &assignment) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = kernels->clone();
+  std::vector<mlir::Operation *> copyOps;
+  for (mlir::Operation *op : mc::cpu::kernelOps(*copy))
+    copyOps.push_back(op);
+  if (copyOps.size() != ops.size())
+    return inputError("the kernel ops changed when the module was copied");
+  for (auto [u, unit] : llvm::enumerate(units)) {
+    if (unit.known)
+      continue;
+    auto a = assignment.find(u);
+    const mc::cpu::KernelChoice &c = unit.candidates[a == assignment.end() ? 0 : a->second];
+    for (size_t i : unit.ops) {
+      mlir::Operation *op = copyOps[i];
+      mc::cpu::setKernelConfig(op, c, "autotune-trial");
+      // The site's name in the profile: the unit and the op.
+      // (and its fusion group's, whose location the call may take).
+      auto tag = mlir::StringAttr::get(ctx.get(), kSiteTag + std::to_string(u) + "." + std::to_string(i));
+      op->setLoc(mlir::NameLoc::get(tag, op->getLoc()));
+      if (auto group = llvm::dyn_cast_or_null<mc::FusedGroupOp>(op->getParentOp()))
+        group->setLoc(mlir::NameLoc::get(tag, group->getLoc()));
+    }
+  }
+  mc::CompileOptions compile;
+  compile.model = "round" + std::to_string(round) + ".mlir";
+  compile.modelName = "tune_round" + std::to_string(round);
+  compile.target = opt.target;
+  compile.instrument = true;
+  if (!opt.deviceProfile.empty())
+    compile.deviceProfile = opt.deviceProfile;
+  else if (!opt.device.empty() && opt.device != "host")
+    compile.deviceProfile = opt.device;
+  std::string path = workDir + "/round" + std::to_string(round) + ".so";
+  Result<mc::CompileResult> r = mc::compileModule(*copy, compile, path);
+  if (!r)
+    return r.error();
+  if (std::error_code ec = llvm::sys::fs::rename(r->libraryTempPath, path))
+    return ioError("cannot move a tuning library into '" + workDir + "': " + ec.message());
+  ++summary.libraries;
+  return path;
+}
+
+/// One run of round `round`'s library: a sample per (unit, candidate) it
+/// holds; why it failed, or "".
+std::string Tuner::measureRound(size_t round, int benchmarkRuns) {
+  std::vector<std::string> args = {cuvilRun, libraries[round]};
+  for (const std::string &s : inputSpecs) {
+    args.push_back("--input");
+    args.push_back(s);
+  }
+  for (const std::string &a : {std::string("--warmup"), std::string("2"), std::string("--benchmark"),
+                               std::to_string(benchmarkRuns), std::string("--threads"), std::to_string(threads),
+                               std::string("--profile"), std::string("--output-dir"), workDir + "/outputs"})
+    args.push_back(a);
+  std::vector<std::string> argv = args;
+  if (!opt.runner.empty()) {
+    std::string line = opt.runner;
+    for (const std::string &a : args)
+      line += " " + shellQuote(a);
+    argv = {"/bin/sh", "-c", line};
+  }
+  ChildResult child = runChild(argv, opt.candidateTimeout);
+  ++summary.measurements;
+  const std::map<size_t, size_t> &assignment = rounds[round];
+  auto failAll = [&](const std::string &why) {
+    for (auto [u, c] : assignment)
+      if (units[u].failures[c].empty()) {
+        units[u].failures[c] = why;
+        ++summary.failedCandidates;
+      }
+  };
+  if (std::string f = child.failure(); !f.empty()) {
+    std::string tail = child.output.size() > 400 ? child.output.substr(child.output.size() - 400) : child.output;
+    spdlog::warn("round {} ({}) {}: {}", round, libraries[round], f, llvm::StringRef(tail).trim().str());
+    failAll(f);
+    return f;
+  }
+  Result<std::map<std::string, std::pair<double, double>>> sites = parseProfile(child.output);
+  if (!sites) {
+    spdlog::warn("round {}: {}", round, sites.error().message);
+    failAll("its run printed garbage: " + sites.error().message);
+    return "its run printed garbage: " + sites.error().message;
+  }
+  // Per unit: the mean time per call of its ops.
+  std::map<size_t, std::pair<double, double>> perUnit; // ms, calls
+  for (const auto &[name, figures] : *sites) {
+    if (name.rfind(kSiteTag, 0) != 0)
+      continue;
+    size_t unit = 0;
+    if (std::sscanf(name.c_str() + strlen(kSiteTag), "%zu", &unit) != 1 || unit >= units.size())
+      continue;
+    perUnit[unit].first += figures.first;
+    perUnit[unit].second += figures.second;
+  }
+  for (auto &[u, figures] : perUnit) {
+    auto a = assignment.find(u);
+    size_t c = a == assignment.end() ? 0 : a->second;
+    if (figures.second > 0 && units[u].failures[c].empty())
+      units[u].samples[c].push_back(figures.first / figures.second);
+  }
+  return "";
+}
+
+Status Tuner::measure() {
+  // Round k gives every unit its k-th candidate (0: the heuristics'): a
+  // kernel's configuration changes only its own call, so the units of one
+  // round do not disturb each other's measurements.
+  size_t most = 0;
+  for (const Unit &u : units)
+    if (!u.known)
+      most = std::max(most, u.candidates.size());
+  if (most == 0)
+    return Status();
+  for (size_t k = 0; k < most; ++k) {
+    std::map<size_t, size_t> a;
+    for (auto [u, unit] : llvm::enumerate(units))
+      if (!unit.known && k < unit.candidates.size() && k > 0)
+        a[u] = k;
+    rounds.push_back(std::move(a));
+  }
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    progress(llvm::formatv("cuvil-autotune: building candidate library {0}/{1} ({2} kernels)", r + 1,
+                           rounds.size(), summary.signatures - summary.fromDatabase));
+    Result<std::string> lib = buildRound(r, rounds[r]);
+    if (!lib) {
+      if (r == 0)
+        return Error{"building the model with the heuristics' configurations: " + lib.error().message,
+                     lib.error().code};
+      // A round that does not compile: each of its candidates alone.
+      spdlog::warn("candidate library {} does not build ({}); its candidates are recorded as failed", r,
+                   lib.error().message);
+      for (auto [u, c] : rounds[r]) {
+        units[u].failures[c] = "does not build: " + lib.error().message;
+        ++summary.failedCandidates;
+      }
+      libraries.push_back("");
+      continue;
+    }
+    libraries.push_back(*lib);
+  }
+  // How many runs a measurement takes: a quarter of a second or more.
+  int runs = 5;
+  {
+    auto t = Clock::now();
+    if (std::string f = measureRound(0, 3); !f.empty())
+      return inputError("the model with the heuristics' configurations does not run here (" + f +
+                        "): nothing can be tuned");
+    double perRun = secondsSince(t) / 5;
+    runs = int(std::clamp(0.25 / std::max(perRun, 1e-4), 3.0, 200.0));
+    for (Unit &u : units)
+      for (auto &s : u.samples)
+        s.clear();
+  }
+  // Repetitions, libraries in a rotating order (candidates and the baseline
+  // interleaved), until every unit's medians settle.
+  std::vector<double> last(units.size() * most, 0);
+  for (int rep = 0; rep < opt.maxRepetitions; ++rep) {
+    for (size_t i = 0; i < libraries.size(); ++i) {
+      size_t r = (i + size_t(rep)) % libraries.size();
+      if (libraries[r].empty())
+        continue;
+      double elapsed = secondsSince(start);
+      progress(llvm::formatv("cuvil-autotune: repetition {0}/{1}, library {2}/{3}, {4} runs measured, {5:F0} s",
+                             rep + 1, opt.maxRepetitions, i + 1, libraries.size(), summary.measurements, elapsed));
+      measureRound(r, runs);
+    }
+    bool settled = rep + 1 >= opt.minRepetitions;
+    for (auto [u, unit] : llvm::enumerate(units))
+      for (size_t c = 0; c < unit.samples.size(); ++c) {
+        double m = median(unit.samples[c]);
+        double &prev = last[u * most + c];
+        if (!(std::fabs(m - prev) <= 0.02 * std::max(m, 1e-9)) && unit.failures[c].empty() && !unit.known)
+          settled = false;
+        prev = m;
+      }
+    if (settled)
+      break;
+    if (opt.timeBudget > 0 && secondsSince(start) > opt.timeBudget) {
+      spdlog::warn("the time budget ({} s) is spent after {} repetition(s)", opt.timeBudget, rep + 1);
+      break;
+    }
+  }
+  return Status();
+}
+
+Status Tuner::rankByCostModel() {
+  // The profile's cores (one for a built-in profile, which has none), not
+  // this machine's: the same profile ranks the same everywhere.
+  threads = opt.threads > 0 ? opt.threads : int(std::max(profile.cores(), 1u));
+  for (Unit &u : units) {
+    if (u.known)
+      continue;
+    for (size_t c = 0; c < u.candidates.size(); ++c)
+      u.samples[c] = {1e3 * estimateSeconds(ops[u.ops.front()], u.candidates[c], profile, threads)};
+  }
+  return Status();
+}
+
+Result<TuneSummary> Tuner::run() {
+  if (Status s = setUp(); !s)
+    return s.error();
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("cuvil-autotune", dir))
+    return ioError("cannot create a work directory: " + ec.message());
+  workDir = dir.str().str();
+  llvm::sys::fs::create_directories(workDir + "/outputs");
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      if (!std::getenv("CUVIL_AUTOTUNE_KEEP_WORK_DIR"))
+        llvm::sys::fs::remove_directories(dir);
+    }
+  } cleanup{workDir};
+  if (Status s = findUnits(); !s)
+    return s.error();
+  spdlog::info("{} kernel op(s), {} tunable signature(s) in shard {}/{}, {} in the database already",
+               summary.kernelOps, summary.signatures, opt.shardIndex, opt.shardCount, summary.fromDatabase);
+  bool anyNew = std::any_of(units.begin(), units.end(), [](const Unit &u) { return !u.known; });
+  if (anyNew) {
+    bool crossTarget = opt.runner.empty() && (opt.target != "x86_64" || (!opt.device.empty() && opt.device != "host") ||
+                                              !opt.deviceProfile.empty());
+    if (opt.costModel || crossTarget) {
+      if (crossTarget && !opt.costModel)
+        spdlog::warn("no --runner for device '{}': candidates are ranked by the cost model of its "
+                     "profile, not measured",
+                     profile.name());
+      if (Status s = rankByCostModel(); !s)
+        return s.error();
+    } else if (Status s = measure(); !s) {
+      return s.error();
+    }
+  }
+  if (progressShown)
+    std::fprintf(stderr, "\r\033[K");
+  if (Status s = writeOutputs(); !s)
+    return s.error();
+  return summary;
+}
+
+Status Tuner::writeOutputs() {
+  bool measured = !(opt.costModel || (opt.runner.empty() && (opt.target != "x86_64" ||
+                                                              (!opt.device.empty() && opt.device != "host") ||
+                                                              !opt.deviceProfile.empty())));
+  TuneReportData report;
+  report.model = opt.model;
+  report.device = device + " (" + profile.name() + ")";
+  report.target = opt.target;
+  report.compilerVersion = compilerVersion();
+  report.threads = threads;
+  for (Unit &u : units) {
+    KernelTuneResult k;
+    k.layer = u.layer + (u.ops.size() > 1 ? llvm::formatv(" (+{0} alike)", u.ops.size() - 1).str() : "");
+    k.op = u.op;
+    k.signature = u.signature;
+    k.shapes = u.shapes;
+    k.baselineChoice = choiceName(u.baseline);
+    if (u.known) {
+      k.fromDatabase = true;
+      k.bestChoice = u.known->kernel() + "/" + u.known->variant();
+      k.bestMs = u.known->best_ms();
+      k.baselineMs = u.known->baseline_ms();
+      k.trials = int(u.known->trials());
+      k.note = "in the database";
+      report.kernels.push_back(std::move(k));
+      continue;
+    }
+    double baseMs = median(u.samples[0]);
+    if (!(baseMs > 0) && measured) {
+      spdlog::warn("kernel '{}' ({}) was not measured: no record", u.layer, u.op);
+      continue;
+    }
+    TuningRecord rec;
+    rec.set_signature(u.signature);
+    rec.set_device(device);
+    rec.set_compiler_version(compilerVersion());
+    rec.set_baseline_kernel(u.baseline.kernel);
+    rec.set_baseline_variant(u.baseline.variant);
+    rec.set_baseline_ms(baseMs);
+    rec.set_method(measured ? "measured" : "cost_model");
+    rec.set_threads(unsigned(threads));
+    rec.set_profile(profile.name());
+    rec.set_op(u.op);
+    rec.set_example_layer(u.layer);
+    size_t best = 0;
+    double bestMs = baseMs, bestSpread = spread(u.samples[0]);
+    double bestSoFar = baseMs;
+    k.bestSoFarMs.push_back(baseMs);
+    unsigned trials = 0;
+    for (size_t c = 0; c < u.candidates.size(); ++c) {
+      double m = median(u.samples[c]);
+      Candidate *cand = rec.add_candidates();
+      cand->set_kernel(u.candidates[c].kernel);
+      cand->set_variant(u.candidates[c].variant);
+      if (!u.failures[c].empty() || !(m > 0)) {
+        cand->set_median_ms(-1);
+        cand->set_failure(u.failures[c].empty() ? "not measured" : u.failures[c]);
+        k.candidates.push_back({choiceName(u.candidates[c]), -1});
+        if (!u.failures[c].empty())
+          k.note += (k.note.empty() ? "" : "; ") + choiceName(u.candidates[c]) + " " + u.failures[c];
+        continue;
+      }
+      ++trials;
+      cand->set_median_ms(m);
+      cand->set_spread(spread(u.samples[c]));
+      k.candidates.push_back({choiceName(u.candidates[c]), m});
+      // A candidate replaces the heuristics' only when it is faster by more
+      // than the noise of the two (and by 1% at least).
+      double noise = std::max(0.01, std::max(spread(u.samples[c]), spread(u.samples[0])) / 2);
+      if (c > 0 && m < bestMs && m < baseMs * (1 - noise)) {
+        best = c;
+        bestMs = m;
+        bestSpread = spread(u.samples[c]);
+      }
+      if (c > 0) {
+        bestSoFar = std::min(bestSoFar, m);
+        k.bestSoFarMs.push_back(bestSoFar);
+      }
+    }
+    rec.set_kernel(u.candidates[best].kernel);
+    rec.set_variant(u.candidates[best].variant);
+    rec.set_best_ms(bestMs);
+    rec.set_best_spread(bestSpread);
+    rec.set_trials(trials);
+    addRecord(db, rec);
+    ++summary.tuned;
+    if (best != 0)
+      ++summary.improved;
+    k.bestChoice = choiceName(u.candidates[best]);
+    k.baselineMs = baseMs;
+    k.bestMs = bestMs;
+    k.spreadPct = 100 * bestSpread;
+    k.trials = int(trials);
+    if (!measured)
+      k.note += (k.note.empty() ? "" : "; ") + std::string("ranked by the cost model");
+    report.kernels.push_back(std::move(k));
+  }
+  report.seconds = secondsSince(start);
+  report.measurements = summary.measurements;
+  if (Status s = writeTuningDatabase(opt.output, db); !s)
+    return s;
+  if (!opt.report.empty())
+    if (Status s = writeFileAtomically(opt.report, renderTuneReportHtml(report)); !s)
+      return s;
+  return Status();
+}
+
+} // namespace
+
+Result<TuneSummary> tune(const TuneOptions &options) { return Tuner(options).run(); }
+
+} // namespace cuvil::tuning
