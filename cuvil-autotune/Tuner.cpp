@@ -31,7 +31,9 @@
 #include <csignal>
 #include <cstdio>
 #include <fcntl.h>
+#include <limits>
 #include <map>
+#include <set>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -175,6 +177,19 @@ double spread(const std::vector<double> &v) {
 
 std::string choiceName(const mc::cpu::KernelChoice &c) { return c.kernel + "/" + c.variant; }
 
+bool sameChoices(const std::vector<mc::cpu::KernelChoice> &a, const std::vector<mc::cpu::KernelChoice> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (choiceName(a[i]) != choiceName(b[i]))
+      return false;
+  return true;
+}
+
+bool isBanded(const std::string &kernel) {
+  return kernel == mc::cpu::kernel::DepthwisePointwise || kernel == mc::cpu::kernel::PointwiseDepthwise;
+}
+
 /// The kernels of one signature: tuned together, measured as the mean of
 /// their calls.
 struct Unit {
@@ -201,15 +216,6 @@ std::string shapesOf(mlir::Operation *op) {
     s += (i ? ", " : "") + typeText(v.getType());
   s += " -> " + typeText(op->getResult(0).getType());
   return s;
-}
-
-/// Whether `op` takes part in a banded pair of the baseline (consumer or
-/// producer): those stay with the heuristics, as their time is one call's.
-bool inBandedPair(mlir::Operation *op, const llvm::DenseSet<mlir::Operation *> &producers) {
-  mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op);
-  return producers.contains(op) ||
-         (c && (c.getKernel() == mc::cpu::kernel::DepthwisePointwise ||
-                c.getKernel() == mc::cpu::kernel::PointwiseDepthwise));
 }
 
 //===-- Cost model ---------------------------------------------------------===//
@@ -308,7 +314,9 @@ public:
 private:
   Status setUp();
   Status findUnits();
-  Result<std::string> buildRound(size_t round, const std::map<size_t, size_t> &assignment);
+  Result<std::string> buildRound(size_t round);
+  std::vector<mc::cpu::KernelChoice> heuristicChoices(int64_t fuseDepthwiseMinBytes);
+  static size_t candidateIndex(Unit &u, const mc::cpu::KernelChoice &c);
   Status measure();
   Status rankByCostModel();
   std::string measureRound(size_t round, int benchmarkRuns);
@@ -329,8 +337,14 @@ private:
   std::vector<std::string> inputSpecs;
   TuningDatabase db;
   int threads = 1;
-  /// Per round: unit -> candidate index (absent: the baseline) and its library.
-  std::vector<std::map<size_t, size_t>> rounds;
+  /// Per op: its unit (or npos) and, for a consumer that can run in bands,
+  /// its producer's index (or npos).
+  std::vector<size_t> unitOf, producerOf;
+  /// The heuristics' configurations: as they are (round 0), with every pair
+  /// that can run in bands banded, with none.
+  std::vector<mc::cpu::KernelChoice> heuristics, allBanded, noneBanded;
+  /// Per round: every op's configuration, and its library.
+  std::vector<std::vector<mc::cpu::KernelChoice>> rounds;
   std::vector<std::string> libraries;
   bool progressShown = false;
 };
@@ -452,26 +466,29 @@ Status Tuner::findUnits() {
     inputSpecs.push_back(spec + ":random");
   }
 
-  // Producers inside the baseline's banded pairs.
-  llvm::DenseSet<mlir::Operation *> producers;
-  for (mlir::Operation *op : ops)
-    if (mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op))
-      if (auto conv = llvm::dyn_cast<mc::Conv2DOp>(op))
-        if (c.getKernel() == mc::cpu::kernel::DepthwisePointwise || c.getKernel() == mc::cpu::kernel::PointwiseDepthwise) {
-          mc::cpu::KernelSite producer;
-          if (mc::cpu::checkBandedPair(conv, c.getKernel(), &producer).empty() && producer.op)
-            producers.insert(producer.op);
-        }
+  // The heuristics' configurations with every possible pair banded and
+  // with none: the rounds that measure the banded pairs against their two
+  // kernels apart.
+  heuristics = heuristicChoices(-1);
+  allBanded = heuristicChoices(0);
+  noneBanded = heuristicChoices(std::numeric_limits<int64_t>::max());
+  std::map<mlir::Operation *, size_t> indexOf;
+  for (auto [i, op] : llvm::enumerate(ops))
+    indexOf[op] = i;
+  producerOf.assign(ops.size(), std::string::npos);
+  unitOf.assign(ops.size(), std::string::npos);
 
   RecordIndex index = indexRecords(db, device);
   std::map<std::string, size_t> bySignature;
   for (auto [i, op] : llvm::enumerate(ops)) {
-    if (inBandedPair(op, producers))
-      continue;
-    std::vector<mc::cpu::KernelChoice> choices;
-    for (mc::cpu::KernelChoice &c : mc::cpu::tunableChoices(op))
-      if (c.kernel != mc::cpu::kernel::DepthwisePointwise && c.kernel != mc::cpu::kernel::PointwiseDepthwise)
-        choices.push_back(std::move(c));
+    std::vector<mc::cpu::KernelChoice> choices = mc::cpu::tunableChoices(op);
+    for (const mc::cpu::KernelChoice &c : choices)
+      if (isBanded(c.kernel))
+        if (auto conv = llvm::dyn_cast<mc::Conv2DOp>(op)) {
+          mc::cpu::KernelSite producer;
+          if (mc::cpu::checkBandedPair(conv, c.kernel, &producer).empty() && indexOf.count(producer.op))
+            producerOf[i] = indexOf[producer.op];
+        }
     if (choices.size() < 2)
       continue;
     std::string sig = mc::cpu::kernelSignature(op);
@@ -484,12 +501,17 @@ Status Tuner::findUnits() {
       u.op = op->getName().getStringRef().str();
       u.layer = mc::cpu::kernelLayerName(op);
       u.shapes = shapesOf(op);
-      mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op);
-      u.baseline = {c.getKernel().str(), c.getVariant().str(), c.getReason().str()};
+      u.baseline = heuristics[i];
       u.candidates.push_back(u.baseline);
+      // The kernel's own configurations first (the heuristics' own choice
+      // among them), then running in bands with its producer.
+      candidateIndex(u, noneBanded[i]);
       for (mc::cpu::KernelChoice &ch : choices)
-        if (choiceName(ch) != choiceName(u.baseline))
-          u.candidates.push_back(ch);
+        if (!isBanded(ch.kernel))
+          candidateIndex(u, ch);
+      for (mc::cpu::KernelChoice &ch : choices)
+        if (isBanded(ch.kernel))
+          candidateIndex(u, ch);
       if (opt.trials > 0 && int(u.candidates.size()) > opt.trials)
         u.candidates.resize(size_t(std::max(opt.trials, 1)));
       u.samples.resize(u.candidates.size());
@@ -499,6 +521,7 @@ Status Tuner::findUnits() {
       units.push_back(std::move(u));
     }
     units[it->second].ops.push_back(i);
+    unitOf[i] = it->second;
   }
   summary.signatures = int(units.size());
   for (const Unit &u : units)
@@ -506,28 +529,49 @@ Status Tuner::findUnits() {
   return Status();
 }
 
-Result<std::string> Tuner::buildRound(size_t round, const std::map<size_t, size_t> &assignment) {
+std::vector<mc::cpu::KernelChoice> Tuner::heuristicChoices(int64_t fuseDepthwiseMinBytes) {
+  std::vector<mc::cpu::KernelChoice> out;
+  mlir::OwningOpRef<mlir::ModuleOp> copy = kernels->clone();
+  if (fuseDepthwiseMinBytes >= 0) {
+    for (mlir::Operation *op : mc::cpu::kernelOps(*copy))
+      op->removeAttr(mc::kKernelConfigAttrName);
+    mc::cpu::HeuristicOptions h;
+    h.fuseDepthwiseMinBytes = fuseDepthwiseMinBytes;
+    mc::cpu::createHeuristicProvider(h)->configure(*copy);
+  }
+  for (mlir::Operation *op : mc::cpu::kernelOps(*copy)) {
+    mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op);
+    out.push_back(c ? mc::cpu::KernelChoice{c.getKernel().str(), c.getVariant().str(), c.getReason().str()}
+                    : mc::cpu::KernelChoice{mc::cpu::kernel::Linalg.str(), "", ""});
+  }
+  return out;
+}
+
+size_t Tuner::candidateIndex(Unit &u, const mc::cpu::KernelChoice &c) {
+  for (size_t k = 0; k < u.candidates.size(); ++k)
+    if (choiceName(u.candidates[k]) == choiceName(c))
+      return k;
+  u.candidates.push_back(c);
+  u.samples.emplace_back();
+  u.failures.emplace_back();
+  return u.candidates.size() - 1;
+}
+
+Result<std::string> Tuner::buildRound(size_t round) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = kernels->clone();
   std::vector<mlir::Operation *> copyOps;
   for (mlir::Operation *op : mc::cpu::kernelOps(*copy))
     copyOps.push_back(op);
   if (copyOps.size() != ops.size())
     return inputError("the kernel ops changed when the module was copied");
-  for (auto [u, unit] : llvm::enumerate(units)) {
-    if (unit.known)
-      continue;
-    auto a = assignment.find(u);
-    const mc::cpu::KernelChoice &c = unit.candidates[a == assignment.end() ? 0 : a->second];
-    for (size_t i : unit.ops) {
-      mlir::Operation *op = copyOps[i];
-      mc::cpu::setKernelConfig(op, c, "autotune-trial");
-      // The site's name in the profile: the unit and the op.
-      // (and its fusion group's, whose location the call may take).
-      auto tag = mlir::StringAttr::get(ctx.get(), kSiteTag + std::to_string(u) + "." + std::to_string(i));
-      op->setLoc(mlir::NameLoc::get(tag, op->getLoc()));
-      if (auto group = llvm::dyn_cast_or_null<mc::FusedGroupOp>(op->getParentOp()))
-        group->setLoc(mlir::NameLoc::get(tag, group->getLoc()));
-    }
+  for (auto [i, op] : llvm::enumerate(copyOps)) {
+    mc::cpu::setKernelConfig(op, rounds[round][i], "autotune-trial");
+    // The site's name in the profile: the op (and its fusion group's, whose
+    // location the call may take).
+    auto tag = mlir::StringAttr::get(ctx.get(), kSiteTag + std::to_string(i));
+    op->setLoc(mlir::NameLoc::get(tag, op->getLoc()));
+    if (auto group = llvm::dyn_cast_or_null<mc::FusedGroupOp>(op->getParentOp()))
+      group->setLoc(mlir::NameLoc::get(tag, group->getLoc()));
   }
   mc::CompileOptions compile;
   compile.model = "round" + std::to_string(round) + ".mlir";
@@ -569,13 +613,19 @@ std::string Tuner::measureRound(size_t round, int benchmarkRuns) {
   }
   ChildResult child = runChild(argv, opt.candidateTimeout);
   ++summary.measurements;
-  const std::map<size_t, size_t> &assignment = rounds[round];
+  // A failed run: the candidates this round tries that no other round
+  // (the heuristics', round 0) has run.
   auto failAll = [&](const std::string &why) {
-    for (auto [u, c] : assignment)
-      if (units[u].failures[c].empty()) {
-        units[u].failures[c] = why;
+    for (auto [i, c] : llvm::enumerate(rounds[round])) {
+      if (unitOf[i] == std::string::npos || round == 0)
+        continue;
+      Unit &u = units[unitOf[i]];
+      size_t k = candidateIndex(u, c);
+      if (choiceName(c) != choiceName(rounds[0][i]) && u.failures[k].empty()) {
+        u.failures[k] = why;
         ++summary.failedCandidates;
       }
+    }
   };
   if (std::string f = child.failure(); !f.empty()) {
     std::string tail = child.output.size() > 400 ? child.output.substr(child.output.size() - 400) : child.output;
@@ -589,47 +639,123 @@ std::string Tuner::measureRound(size_t round, int benchmarkRuns) {
     failAll("its run printed garbage: " + sites.error().message);
     return "its run printed garbage: " + sites.error().message;
   }
-  // Per unit: the mean time per call of its ops.
-  std::map<size_t, std::pair<double, double>> perUnit; // ms, calls
+  // Each op's time per call.
+  std::vector<double> perOp(ops.size(), -1);
   for (const auto &[name, figures] : *sites) {
     if (name.rfind(kSiteTag, 0) != 0)
       continue;
-    size_t unit = 0;
-    if (std::sscanf(name.c_str() + strlen(kSiteTag), "%zu", &unit) != 1 || unit >= units.size())
+    size_t i = 0;
+    if (std::sscanf(name.c_str() + strlen(kSiteTag), "%zu", &i) != 1 || i >= ops.size() || figures.second <= 0)
       continue;
-    perUnit[unit].first += figures.first;
-    perUnit[unit].second += figures.second;
+    perOp[i] = figures.first / figures.second;
   }
-  for (auto &[u, figures] : perUnit) {
-    auto a = assignment.find(u);
-    size_t c = a == assignment.end() ? 0 : a->second;
-    if (figures.second > 0 && units[u].failures[c].empty())
-      units[u].samples[c].push_back(figures.first / figures.second);
+  // A sample per (unit, configuration): the mean of the unit's ops that
+  // ran it. A consumer that could run in bands with its producer but runs
+  // apart counts its producer's call too (what the band replaces); one
+  // whose producer runs in other bands is no sample.
+  std::map<std::pair<size_t, size_t>, std::pair<double, int>> sums;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (unitOf[i] == std::string::npos || perOp[i] < 0)
+      continue;
+    const mc::cpu::KernelChoice &c = rounds[round][i];
+    double t = perOp[i];
+    if (!isBanded(c.kernel) && producerOf[i] != std::string::npos) {
+      size_t p = producerOf[i];
+      if (perOp[p] < 0 || isBanded(rounds[round][p].kernel))
+        continue;
+      t += perOp[p];
+    }
+    Unit &u = units[unitOf[i]];
+    auto &acc = sums[{unitOf[i], candidateIndex(u, c)}];
+    acc.first += t;
+    acc.second += 1;
+  }
+  for (auto &[key, acc] : sums) {
+    Unit &u = units[key.first];
+    if (u.failures[key.second].empty() && !u.known)
+      u.samples[key.second].push_back(acc.first / acc.second);
   }
   return "";
 }
 
 Status Tuner::measure() {
-  // Round k gives every unit its k-th candidate (0: the heuristics'): a
-  // kernel's configuration changes only its own call, so the units of one
-  // round do not disturb each other's measurements.
-  size_t most = 0;
-  for (const Unit &u : units)
-    if (!u.known)
-      most = std::max(most, u.candidates.size());
-  if (most == 0)
+  // Round 0 is the heuristics'; then every pair that can run in bands
+  // banded, then none; then round k gives every unit its k-th own
+  // configuration, on the kernels apart (a kernel's configuration changes
+  // only its own call, so the units of one round do not disturb each
+  // other's measurements).
+  bool anyNew = std::any_of(units.begin(), units.end(), [](const Unit &u) { return !u.known; });
+  if (!anyNew)
     return Status();
-  for (size_t k = 0; k < most; ++k) {
-    std::map<size_t, size_t> a;
-    for (auto [u, unit] : llvm::enumerate(units))
-      if (!unit.known && k < unit.candidates.size() && k > 0)
-        a[u] = k;
-    rounds.push_back(std::move(a));
+  rounds.push_back(heuristics);
+  bool pairs = std::any_of(producerOf.begin(), producerOf.end(), [](size_t p) { return p != std::string::npos; });
+  if (pairs) {
+    for (const auto *r : {&allBanded, &noneBanded})
+      if (std::none_of(rounds.begin(), rounds.end(), [&](const auto &round) { return sameChoices(round, *r); }))
+        rounds.push_back(*r);
+  }
+  // Pairs the heuristics' order never bands (a kernel claimed by another
+  // pair first): rounds of their own, each kernel in one pair at most.
+  std::set<std::pair<size_t, std::string>> covered;
+  for (const auto &round : rounds)
+    for (auto [i, c] : llvm::enumerate(round))
+      if (isBanded(c.kernel))
+        covered.insert({i, c.kernel});
+  for (;;) {
+    std::vector<mc::cpu::KernelChoice> round = noneBanded;
+    std::vector<bool> claimed(ops.size(), false);
+    bool any = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      size_t p = producerOf[i];
+      if (unitOf[i] == std::string::npos || units[unitOf[i]].known || p == std::string::npos ||
+          claimed[i] || claimed[p])
+        continue;
+      for (const mc::cpu::KernelChoice &c : units[unitOf[i]].candidates)
+        if (isBanded(c.kernel) && !covered.count({i, c.kernel})) {
+          round[i] = c;
+          claimed[i] = claimed[p] = true;
+          covered.insert({i, c.kernel});
+          any = true;
+          break;
+        }
+    }
+    if (!any)
+      break;
+    rounds.push_back(std::move(round));
+  }
+  for (size_t k = 1;; ++k) {
+    std::vector<mc::cpu::KernelChoice> round = noneBanded;
+    bool any = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (unitOf[i] == std::string::npos || units[unitOf[i]].known)
+        continue;
+      // The unit's own configurations other than its heuristics-apart one.
+      std::vector<const mc::cpu::KernelChoice *> own;
+      for (const mc::cpu::KernelChoice &c : units[unitOf[i]].candidates)
+        if (!isBanded(c.kernel) && choiceName(c) != choiceName(noneBanded[i]))
+          own.push_back(&c);
+      if (k <= own.size()) {
+        round[i] = *own[k - 1];
+        any = true;
+      }
+    }
+    if (!any)
+      break;
+    rounds.push_back(std::move(round));
+  }
+  for (auto [r, round] : llvm::enumerate(rounds)) {
+    int banded = 0, changed = 0;
+    for (auto [i, c] : llvm::enumerate(round)) {
+      banded += isBanded(c.kernel);
+      changed += choiceName(c) != choiceName(rounds[0][i]);
+    }
+    spdlog::debug("candidate library {}: {} kernel(s) configured apart from the heuristics, {} in bands", r,
+                  changed, banded);
   }
   for (size_t r = 0; r < rounds.size(); ++r) {
     progress(llvm::formatv("cuvil-autotune: building candidate library {0}/{1} ({2} kernels)", r + 1,
                            rounds.size(), summary.signatures - summary.fromDatabase));
-    Result<std::string> lib = buildRound(r, rounds[r]);
+    Result<std::string> lib = buildRound(r);
     if (!lib) {
       if (r == 0)
         return Error{"building the model with the heuristics' configurations: " + lib.error().message,
@@ -637,10 +763,16 @@ Status Tuner::measure() {
       // A round that does not compile: each of its candidates alone.
       spdlog::warn("candidate library {} does not build ({}); its candidates are recorded as failed", r,
                    lib.error().message);
-      for (auto [u, c] : rounds[r]) {
-        units[u].failures[c] = "does not build: " + lib.error().message;
-        ++summary.failedCandidates;
-      }
+      std::string why = "does not build: " + lib.error().message;
+      for (auto [i, c] : llvm::enumerate(rounds[r]))
+        if (unitOf[i] != std::string::npos && choiceName(c) != choiceName(rounds[0][i])) {
+          Unit &u = units[unitOf[i]];
+          size_t k = candidateIndex(u, c);
+          if (u.failures[k].empty()) {
+            u.failures[k] = why;
+            ++summary.failedCandidates;
+          }
+        }
       libraries.push_back("");
       continue;
     }
@@ -661,7 +793,9 @@ Status Tuner::measure() {
   }
   // Repetitions, libraries in a rotating order (candidates and the baseline
   // interleaved), until every unit's medians settle.
-  std::vector<double> last(units.size() * most, 0);
+  std::vector<std::vector<double>> last(units.size());
+  for (auto [u, unit] : llvm::enumerate(units))
+    last[u].assign(unit.candidates.size(), 0);
   for (int rep = 0; rep < opt.maxRepetitions; ++rep) {
     for (size_t i = 0; i < libraries.size(); ++i) {
       size_t r = (i + size_t(rep)) % libraries.size();
@@ -676,7 +810,7 @@ Status Tuner::measure() {
     for (auto [u, unit] : llvm::enumerate(units))
       for (size_t c = 0; c < unit.samples.size(); ++c) {
         double m = median(unit.samples[c]);
-        double &prev = last[u * most + c];
+        double &prev = last[u][c];
         if (!(std::fabs(m - prev) <= 0.02 * std::max(m, 1e-9)) && unit.failures[c].empty() && !unit.known)
           settled = false;
         prev = m;
@@ -698,8 +832,23 @@ Status Tuner::rankByCostModel() {
   for (Unit &u : units) {
     if (u.known)
       continue;
-    for (size_t c = 0; c < u.candidates.size(); ++c)
-      u.samples[c] = {1e3 * estimateSeconds(ops[u.ops.front()], u.candidates[c], profile, threads)};
+    size_t i = u.ops.front(), p = producerOf[i];
+    for (size_t c = 0; c < u.candidates.size(); ++c) {
+      const mc::cpu::KernelChoice &ch = u.candidates[c];
+      double t;
+      if (isBanded(ch.kernel) && p != std::string::npos) {
+        // The two kernels, less the middle tensor's trip through memory.
+        mlir::Value mid = ops[i]->getOperand(0);
+        double bytes = 4.0 * double(llvm::cast<mlir::RankedTensorType>(mid.getType()).getNumElements());
+        t = estimateSeconds(ops[i], noneBanded[i], profile, threads) +
+            estimateSeconds(ops[p], noneBanded[p], profile, threads) -
+            2 * bytes / (std::max(profile.bandwidth_gbs(), 1.0) * 1e9);
+      } else {
+        t = estimateSeconds(ops[i], ch, profile, threads) +
+            (p != std::string::npos ? estimateSeconds(ops[p], noneBanded[p], profile, threads) : 0);
+      }
+      u.samples[c] = {1e3 * std::max(t, 1e-9)};
+    }
   }
   return Status();
 }

@@ -4,7 +4,8 @@
 A small CNN (3x3 convolutions Winograd can take, a strided one, 1x1 ones, a
 linear layer) is scripted with PyTorch. Then:
   * `tune` measures every tunable kernel (records with method "measured",
-    every candidate timed or its failure recorded), writes an HTML report
+    every candidate timed or its failure recorded; a convolution that can
+    run in bands with its producer measured both ways), writes an HTML report
     that renders in headless Chromium;
   * a second `tune` with the complete database measures nothing;
   * two shards tuned separately and merged hold the same keys as one run
@@ -57,10 +58,15 @@ class Net(nn.Module):
         self.c4 = nn.Conv2d(64, 64, 1)
         self.c5 = nn.Conv2d(64, 64, 3, padding=1)
         self.fc = nn.Linear(64, 10)
+        # An inverted residual block: pairs that can run in bands.
+        self.expand = nn.Conv2d(32, 64, 1)
+        self.dw = nn.Conv2d(64, 64, 3, padding=1, groups=64)
+        self.project = nn.Conv2d(64, 32, 1)
 
     def forward(self, x):
         x = torch.relu(self.c1(x))
         x = torch.relu(self.c2(x)) + x
+        x = self.project(torch.relu(self.dw(torch.relu(self.expand(x))))) + x
         x = torch.relu(self.c3(x))
         x = torch.relu(self.c4(x))
         x = torch.relu(self.c5(x))
@@ -122,6 +128,7 @@ def main():
     check(len(times) == records and all(t > 0 for t in times), "every record has a positive best time")
     cands = re.findall(r"^  trials: (\d+)$", text, re.M)
     check(all(int(c) >= 2 for c in cands), f"every record compares 2 or more candidates ({cands})")
+    check('variant: "banded"' in text, "pairs that can run in bands are measured banded too")
     check(os.path.exists(html) and "<svg" in open(html).read(), "HTML report written with charts")
 
     # A complete database measures nothing.
