@@ -17,9 +17,16 @@ peak is measured at the start and again around Cuvil's runs in each round;
 the fraction is the median over rounds of the fraction of that round's peak
 (the fraction of the start's peak is in the JSON too).
 
+With --autotune each case is also tuned for this machine (cuvil-autotune
+tune into one database for the whole run, or --tuning-db FILE, extended)
+and exported with --strategy autotune; the tuned library is timed in the
+same rounds, next to the heuristics' one: the report adds autotune /
+graph_fusion (above 1: tuning gained) and best-PyTorch / autotune, and the
+tuning's wall time per case.
+
     /usr/bin/python3 bench/perf_bench.py --bin build/bin [--json perf.json]
         [--cases resnet18_scripted,linear_1x1024] [--batches 1,8] [--threads 1,2]
-        [--rounds 5]
+        [--rounds 5] [--autotune [--tuning-db FILE]]
 """
 import argparse
 import functools
@@ -213,6 +220,10 @@ def main():
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--rounds", type=int, default=5,
                     help="alternations of Cuvil and PyTorch per case and thread count")
+    ap.add_argument("--autotune", action="store_true",
+                    help="also tune each case and time the --strategy autotune library")
+    ap.add_argument("--tuning-db", help="with --autotune: the database to extend (default: one in "
+                                        "the run's temporary directory)")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
@@ -229,6 +240,7 @@ def main():
           f"{bandwidth['1_thread']:.1f} GB/s (1 thread) / {bandwidth['all_cores']:.1f} GB/s (all)")
 
     with tempfile.TemporaryDirectory() as work:
+        tuning_db = args.tuning_db or os.path.join(work, "tuning.db")
         for name in args.cases.split(","):
             module, inputs0, how = build(name)
             fixed = name in FIXED_BATCH or name in LAYERS  # layers: shapes as specified
@@ -255,8 +267,32 @@ def main():
                         shapes += ["--input-shape", f"{i}={dims + 'x' if dims else ''}{DTYPES[x.dtype]}"]
                     lib = os.path.join(d, "lib.so")
                     subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", path,
-                                    "--target", "x86_64", "-o", lib] + shapes,
+                                    "--target", "x86_64", "-o", lib,
+                                    "--kernel-report", os.path.join(d, "kernels.json")] + shapes,
                                    check=True, capture_output=True, text=True)
+                    tuned_lib = None
+                    if args.autotune:
+                        start = time.perf_counter()
+                        out = subprocess.run([os.path.join(args.bin, "cuvil-autotune"), "tune", "--model",
+                                              path, "--output", tuning_db] + shapes,
+                                             check=True, capture_output=True, text=True).stdout
+                        entry["tune_seconds"] = time.perf_counter() - start
+                        entry["tune_summary"] = out.strip()
+                        tuned_lib = os.path.join(d, "tuned", "lib.so")
+                        os.makedirs(os.path.dirname(tuned_lib))
+                        subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", path,
+                                        "--target", "x86_64", "--strategy", "autotune", "--tuning-db",
+                                        tuning_db, "-o", tuned_lib, "--kernel-report",
+                                        os.path.join(d, "tuned", "kernels.json")] + shapes,
+                                       check=True, capture_output=True, text=True)
+                        # How many kernels the database configures otherwise
+                        # than the heuristics (none: the same code, and any
+                        # difference in time is the machine's noise).
+                        def configs(f):
+                            return [(k["kernel"], k["variant"]) for k in json.load(open(f))["kernels"]]
+                        entry["kernels_changed_by_tuning"] = sum(
+                            a != b for a, b in zip(configs(os.path.join(d, "kernels.json")),
+                                                   configs(os.path.join(d, "tuned", "kernels.json"))))
                 except subprocess.CalledProcessError as e:
                     entry["error"] = (e.stderr or str(e)).strip().splitlines()[-1]
                     print(f"  {key}: cannot export: {entry['error']}")
@@ -277,6 +313,8 @@ def main():
                 # fraction of the peak compares spells of the same speed.
                 for t in thread_counts:
                     rounds = {"cuvil": [], "torch_eager": [], "torch_frozen_optimized": []}
+                    if tuned_lib:
+                        rounds["cuvil_autotune"] = []
                     round_peaks, cpus_per_round = [], []
                     for r in range(max(1, args.rounds)):
                         cpus = round_cpus(t, r)
@@ -286,6 +324,9 @@ def main():
                         before = fma_ceiling(args.bin)
                         rounds["cuvil"].append(
                             time_cuvil(args.bin, lib, paths, t, os.path.join(d, "out")))
+                        if tuned_lib:
+                            rounds["cuvil_autotune"].append(
+                                time_cuvil(args.bin, tuned_lib, paths, t, os.path.join(d, "out")))
                         round_peaks.append((before + fma_ceiling(args.bin)) / 2)
                         rounds["torch_eager"].append(time_torch(module, inputs, t))
                         if optimized is not None:
@@ -302,6 +343,10 @@ def main():
                     best = min(v["median_ms"] for k, v in m.items() if k.startswith("torch"))
                     c = max(m["cuvil"]["median_ms"], 1e-6)
                     m["ratio"] = best / c
+                    if "cuvil_autotune" in m:
+                        a = max(m["cuvil_autotune"]["median_ms"], 1e-6)
+                        m["autotune_gain"] = c / a
+                        m["ratio_autotune"] = best / a
                     m["fma_peak_per_round"] = round_peaks
                     m["fraction_of_fma_peak"] = statistics.median(
                         entry["gflop"] / (r["median_ms"] * 1e-3) / (p * t)
@@ -330,10 +375,35 @@ def main():
             if ratios:
                 summary_lines[f"batch{batch}_{t}t"] = {"geomean": geomean(ratios), "min": min(ratios),
                                                        "models": len(ratios)}
+            gains = [e[f"{t}t"]["autotune_gain"] for e in results["cases"].values()
+                     if f"{t}t" in e and "autotune_gain" in e[f"{t}t"] and e["model"] not in LAYERS and
+                     (e["batch"] == batch if not e["fixed_batch"] else batch == batches[0])]
+            if gains:
+                tuned = [e[f"{t}t"]["ratio_autotune"] for e in results["cases"].values()
+                         if f"{t}t" in e and "ratio_autotune" in e[f"{t}t"] and e["model"] not in LAYERS and
+                         (e["batch"] == batch if not e["fixed_batch"] else batch == batches[0])]
+                summary_lines[f"batch{batch}_{t}t"].update(
+                    {"autotune_gain_geomean": geomean(gains), "autotune_gain_min": min(gains),
+                     "autotune_vs_torch_geomean": geomean(tuned), "autotune_vs_torch_min": min(tuned)})
     results["summary"] = summary_lines
     print("\nmodels, best-PyTorch / Cuvil median latency:")
     for k, v in summary_lines.items():
         print(f"  {k:12s} geomean {v['geomean']:.2f}x, lowest {v['min']:.2f}x over {v['models']} models")
+    if args.autotune:
+        print("\n--strategy autotune: graph_fusion / autotune latency (above 1: tuning gained), "
+              "best-PyTorch / autotune:")
+        for key, e in results["cases"].items():
+            for t in thread_counts:
+                m = e.get(f"{t}t")
+                if m and "autotune_gain" in m:
+                    print(f"  {key:40s} {t}t  gain {m['autotune_gain']:.3f}x  vs PyTorch "
+                          f"{m['ratio_autotune']:.2f}x  (tuned in {e['tune_seconds']:.1f} s; "
+                          f"{e['kernels_changed_by_tuning']} kernel(s) configured otherwise)")
+        for k, v in summary_lines.items():
+            if "autotune_gain_geomean" in v:
+                print(f"  {k:12s} gain geomean {v['autotune_gain_geomean']:.3f}x, lowest "
+                      f"{v['autotune_gain_min']:.3f}x; vs PyTorch geomean "
+                      f"{v['autotune_vs_torch_geomean']:.2f}x, lowest {v['autotune_vs_torch_min']:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -319,7 +319,11 @@ private:
   static size_t candidateIndex(Unit &u, const mc::cpu::KernelChoice &c);
   Status measure();
   Status rankByCostModel();
-  std::string measureRound(size_t round, int benchmarkRuns);
+  /// `check`: one run, its outputs compared with the heuristics' library's
+  /// (round 0, which writes them), no samples kept.
+  std::string measureRound(size_t round, int benchmarkRuns, bool check = false);
+  std::vector<mc::cpu::KernelChoice> isolated(size_t round, size_t unit);
+  void markFailed(size_t round, size_t unit, const std::string &why);
   Status writeOutputs();
   void progress(const std::string &what);
 
@@ -346,6 +350,7 @@ private:
   /// Per round: every op's configuration, and its library.
   std::vector<std::vector<mc::cpu::KernelChoice>> rounds;
   std::vector<std::string> libraries;
+  std::vector<std::string> referenceOutputs; ///< the heuristics' library's, output0.npy ...
   bool progressShown = false;
 };
 
@@ -394,9 +399,12 @@ Status Tuner::setUp() {
 
   // The database to extend: the output's records when it exists.
   if (!opt.fresh && llvm::sys::fs::exists(opt.output)) {
-    Result<TuningDatabase> existing = readTuningDatabase(opt.output);
+    LoadReport report;
+    Result<TuningDatabase> existing = readTuningDatabase(opt.output, &report);
     if (!existing)
       return Error{existing.error().message + " (--fresh starts a new database instead)", existing.error().code};
+    if (std::string w = report.summary(); !w.empty())
+      spdlog::warn("tuning database '{}': {}; the rest is extended", opt.output, w);
     db = std::move(*existing);
   }
   db.set_version(kTuningDatabaseVersion);
@@ -594,16 +602,27 @@ Result<std::string> Tuner::buildRound(size_t round) {
 
 /// One run of round `round`'s library: a sample per (unit, candidate) it
 /// holds; why it failed, or "".
-std::string Tuner::measureRound(size_t round, int benchmarkRuns) {
+std::string Tuner::measureRound(size_t round, int benchmarkRuns, bool check) {
   std::vector<std::string> args = {cuvilRun, libraries[round]};
   for (const std::string &s : inputSpecs) {
     args.push_back("--input");
     args.push_back(s);
   }
-  for (const std::string &a : {std::string("--warmup"), std::string("2"), std::string("--benchmark"),
+  // The same inputs every run (--seed): the outputs compare.
+  std::string outDir = workDir + (round == 0 ? "/reference" : "/outputs");
+  for (const std::string &a : {std::string("--seed"), std::string("1"), std::string("--warmup"),
+                               std::string(check ? "0" : "2"), std::string("--benchmark"),
                                std::to_string(benchmarkRuns), std::string("--threads"), std::to_string(threads),
-                               std::string("--profile"), std::string("--output-dir"), workDir + "/outputs"})
+                               std::string("--profile"), std::string("--output-dir"), outDir})
     args.push_back(a);
+  if (check)
+    for (const std::string &ref : referenceOutputs) {
+      args.push_back("--expected-output");
+      args.push_back(ref);
+    }
+  if (check)
+    for (const char *a : {"--rtol", "0.02", "--atol", "0.001"})
+      args.push_back(a);
   std::vector<std::string> argv = args;
   if (!opt.runner.empty()) {
     std::string line = opt.runner;
@@ -627,6 +646,17 @@ std::string Tuner::measureRound(size_t round, int benchmarkRuns) {
       }
     }
   };
+  if (check) {
+    if (child.failure().empty())
+      return "";
+    size_t at = child.output.find("differs from");
+    if (at != std::string::npos) {
+      size_t end = child.output.find('\n', at);
+      return "computes wrong results (outputs " + child.output.substr(at, end == std::string::npos ? 200 : end - at) +
+             ", against the heuristics' library)";
+    }
+    return child.failure();
+  }
   if (std::string f = child.failure(); !f.empty()) {
     std::string tail = child.output.size() > 400 ? child.output.substr(child.output.size() - 400) : child.output;
     spdlog::warn("round {} ({}) {}: {}", round, libraries[round], f, llvm::StringRef(tail).trim().str());
@@ -676,6 +706,43 @@ std::string Tuner::measureRound(size_t round, int benchmarkRuns) {
       u.samples[key.second].push_back(acc.first / acc.second);
   }
   return "";
+}
+
+/// Round 0 with only `unit`'s configurations of round `round`, and the
+/// pairs that would clash with them apart.
+std::vector<mc::cpu::KernelChoice> Tuner::isolated(size_t round, size_t unit) {
+  std::vector<mc::cpu::KernelChoice> r = rounds[0];
+  std::vector<bool> mine(ops.size(), false);
+  for (size_t i : units[unit].ops) {
+    r[i] = rounds[round][i];
+    mine[i] = true;
+  }
+  for (size_t j = 0; j < ops.size(); ++j) {
+    size_t p = producerOf[j];
+    if (!isBanded(r[j].kernel) || p == std::string::npos)
+      continue;
+    // A band whose producer is the unit's (it must run on its own), or
+    // whose producer runs in bands of its own.
+    bool clash = (!mine[j] && mine[p]) || isBanded(r[p].kernel);
+    for (size_t k = 0; k < ops.size() && !clash; ++k)
+      clash = k != j && producerOf[k] == p && isBanded(r[k].kernel) && mine[k];
+    if (clash && !mine[j])
+      r[j] = noneBanded[j];
+    else if (clash)
+      r[p] = noneBanded[p];
+  }
+  return r;
+}
+
+void Tuner::markFailed(size_t round, size_t unit, const std::string &why) {
+  Unit &u = units[unit];
+  for (size_t i : u.ops) {
+    size_t k = candidateIndex(u, rounds[round][i]);
+    if (choiceName(rounds[round][i]) != choiceName(rounds[0][i]) && u.failures[k].empty()) {
+      u.failures[k] = why;
+      ++summary.failedCandidates;
+    }
+  }
 }
 
 Status Tuner::measure() {
@@ -778,7 +845,8 @@ Status Tuner::measure() {
     }
     libraries.push_back(*lib);
   }
-  // How many runs a measurement takes: a quarter of a second or more.
+  // How many runs a measurement takes: a quarter of a second or more. The
+  // heuristics' library writes the reference outputs.
   int runs = 5;
   {
     auto t = Clock::now();
@@ -790,6 +858,48 @@ Status Tuner::measure() {
     for (Unit &u : units)
       for (auto &s : u.samples)
         s.clear();
+    for (int k = 0;; ++k) {
+      std::string path = workDir + "/reference/output" + std::to_string(k) + ".npy";
+      if (!llvm::sys::fs::exists(path))
+        break;
+      referenceOutputs.push_back(path);
+    }
+  }
+  // Every candidate library runs once first, its outputs checked against
+  // the heuristics'. One that crashes, hangs or computes wrong results is
+  // split into one library per kernel it changes, so that only the
+  // culprits are recorded as failed and the rest are measured.
+  for (size_t r = 1; r < rounds.size(); ++r) {
+    if (libraries[r].empty())
+      continue;
+    progress(llvm::formatv("cuvil-autotune: checking candidate library {0}/{1}", r + 1, rounds.size()));
+    std::string f = measureRound(r, 1, /*check=*/true);
+    if (f.empty())
+      continue;
+    spdlog::warn("candidate library {} {}; trying its kernels one by one", r, f);
+    libraries[r].clear();
+    std::set<size_t> changed;
+    for (auto [i, c] : llvm::enumerate(rounds[r]))
+      if (unitOf[i] != std::string::npos && choiceName(c) != choiceName(rounds[0][i]) && !units[unitOf[i]].known)
+        changed.insert(unitOf[i]);
+    for (size_t u : changed) {
+      rounds.push_back(isolated(r, u));
+      size_t alone = rounds.size() - 1;
+      Result<std::string> lib = buildRound(alone);
+      std::string why = !lib ? "does not build: " + lib.error().message : "";
+      if (lib) {
+        libraries.push_back(*lib);
+        why = measureRound(alone, 1, /*check=*/true);
+      } else {
+        libraries.push_back("");
+      }
+      if (!why.empty()) {
+        libraries.back().clear();
+        markFailed(r, u, why);
+        spdlog::warn("kernel '{}' ({}): {} {}", units[u].layer, units[u].op,
+                     choiceName(rounds[r][units[u].ops.front()]), why);
+      }
+    }
   }
   // Repetitions, libraries in a rotating order (candidates and the baseline
   // interleaved), until every unit's medians settle.

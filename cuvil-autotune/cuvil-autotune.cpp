@@ -96,9 +96,12 @@ int runMerge(const Options &opt) {
   TuningDatabase merged;
   size_t read = 0;
   for (const std::string &path : opt.mergeInputs) {
-    Result<TuningDatabase> db = readTuningDatabase(path);
+    LoadReport report;
+    Result<TuningDatabase> db = readTuningDatabase(path, &report);
     if (!db)
       return reportError(kTool, db.error());
+    if (std::string w = report.summary(); !w.empty())
+      spdlog::warn("tuning database '{}': {}", path, w);
     for (const TuningRecord &r : db->records())
       addRecord(merged, r);
     read += size_t(db->records_size());
@@ -112,9 +115,12 @@ int runMerge(const Options &opt) {
 }
 
 int runShow(const Options &opt) {
-  Result<TuningDatabase> db = readTuningDatabase(opt.showInput);
+  LoadReport report;
+  Result<TuningDatabase> db = readTuningDatabase(opt.showInput, &report);
   if (!db)
     return reportError(kTool, db.error());
+  if (std::string w = report.summary(); !w.empty())
+    spdlog::warn("tuning database '{}': {}", opt.showInput, w);
   std::printf("# %s: %d record(s), version %u, made by %s\n", opt.showInput.c_str(), db->records_size(),
               db->version(), db->producer().c_str());
   std::fputs(tuningDatabaseText(*db).c_str(), stdout);

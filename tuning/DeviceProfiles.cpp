@@ -168,24 +168,38 @@ Result<DeviceProfile> builtinProfile(const std::string &name) {
 }
 
 Status checkDeviceProfile(const DeviceProfile &p, const std::string &what) {
-  auto bad = [&](const std::string &why) { return inputError("device profile " + what + ": " + why); };
+  // Every issue at once: a profile written by hand gets fixed in one go.
+  std::vector<std::string> issues;
   if (p.version() != kDeviceProfileVersion)
-    return bad("version " + std::to_string(p.version()) + " is not supported (this compiler reads version " +
-               std::to_string(kDeviceProfileVersion) + ")");
+    issues.push_back("version " + std::to_string(p.version()) + " is not supported (this compiler reads version " +
+                     std::to_string(kDeviceProfileVersion) + ")");
   if (p.name().empty())
-    return bad("it has no name");
+    issues.push_back("it has no name");
   if (p.target().empty())
-    return bad("it names no target (x86_64, aarch64, ...)");
+    issues.push_back("it names no target (x86_64, aarch64, ...)");
   if (p.cpu().empty())
-    return bad("it names no cpu");
+    issues.push_back("it names no cpu");
   for (const std::string &f : p.features())
     if (f.empty() || f[0] == '+' || f[0] == '-' || f.find_first_of(", \t") != std::string::npos)
-      return bad("feature '" + f + "' is not an LLVM feature name (write them without a sign: avx512f)");
-  for (double v : {p.fp32_gflops_core(), p.int8_gops_core(), p.bf16_gflops_core(), p.bandwidth_gbs(),
-                   p.bandwidth_gbs_1thread()})
+      issues.push_back("feature '" + f + "' is not an LLVM feature name (write them without a sign: avx512f)");
+  const std::pair<const char *, double> peaks[] = {{"fp32_gflops_core", p.fp32_gflops_core()},
+                                                   {"int8_gops_core", p.int8_gops_core()},
+                                                   {"bf16_gflops_core", p.bf16_gflops_core()},
+                                                   {"bandwidth_gbs", p.bandwidth_gbs()},
+                                                   {"bandwidth_gbs_1thread", p.bandwidth_gbs_1thread()}};
+  for (auto [name, v] : peaks)
     if (!std::isfinite(v) || v < 0)
-      return bad("a peak figure is negative or not finite");
-  return Status();
+      issues.push_back(std::string(name) + " is negative or not finite");
+  for (const CacheLevel &c : p.caches())
+    if (c.level() < 1 || c.level() > 4 || c.size_bytes() == 0 || (c.line_bytes() & (c.line_bytes() - 1)) != 0)
+      issues.push_back("cache level " + std::to_string(c.level()) +
+                       " is impossible (levels 1-4, a size, a power-of-two line)");
+  if (issues.empty())
+    return Status();
+  std::string text;
+  for (size_t i = 0; i < issues.size(); ++i)
+    text += (i ? "; " : "") + issues[i];
+  return inputError("device profile " + what + ": " + text);
 }
 
 Result<DeviceProfile> loadDeviceProfile(const std::string &nameOrFile) {

@@ -7,7 +7,10 @@
 #include "runtime/include/cuvil/kernel_abi.h"
 #include "support/Tool/Version.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
@@ -32,24 +35,42 @@ struct FirstError : google::protobuf::io::ErrorCollector {
   }
 };
 
-Status checkDatabase(const std::string &path, const TuningDatabase &db) {
-  auto bad = [&](const std::string &why) { return inputError("tuning database '" + path + "': " + why); };
+constexpr char kMagic[] = "CUVILTDB";
+constexpr size_t kMagicSize = sizeof kMagic - 1;
+
+/// Why `r` cannot be used, or "".
+std::string badRecord(const TuningRecord &r) {
+  if (r.signature().empty() || r.device().empty() || r.compiler_version().empty())
+    return "it lacks its signature, device or compiler version";
+  if (r.kernel().empty())
+    return "it names no kernel";
+  if (!std::isfinite(r.best_ms()) || r.best_ms() < 0)
+    return "its time is negative or not finite";
+  if (r.method() != "measured" && r.method() != "cost_model")
+    return "its method is '" + r.method() + "' (measured or cost_model)";
+  return "";
+}
+
+Status checkVersion(const std::string &path, const TuningDatabase &db) {
   if (db.version() != kTuningDatabaseVersion)
-    return bad("version " + std::to_string(db.version()) + " is not supported (this compiler reads version " +
-               std::to_string(kTuningDatabaseVersion) + ")");
-  for (int i = 0; i < db.records_size(); ++i) {
-    const TuningRecord &r = db.records(i);
-    std::string which = "record " + std::to_string(i + 1);
-    if (r.signature().empty() || r.device().empty() || r.compiler_version().empty())
-      return bad(which + " lacks its signature, device or compiler version");
-    if (r.kernel().empty())
-      return bad(which + " (" + r.signature() + ") names no kernel");
-    if (!std::isfinite(r.best_ms()) || r.best_ms() < 0)
-      return bad(which + " (" + r.signature() + ") has a negative or non-finite time");
-    if (r.method() != "measured" && r.method() != "cost_model")
-      return bad(which + " has method '" + r.method() + "' (measured or cost_model)");
-  }
+    return inputError("tuning database '" + path + "': version " + std::to_string(db.version()) +
+                      " is not supported (this compiler reads version " +
+                      std::to_string(kTuningDatabaseVersion) + ")");
   return Status();
+}
+
+/// Adds the good records of `records` to `db`, counting the others.
+void addGood(TuningDatabase &db, const TuningRecord &r, int number, LoadReport &report) {
+  if (std::string why = badRecord(r); !why.empty()) {
+    ++report.skipped;
+    if (report.reasons.size() < 3)
+      report.reasons.push_back("record " + std::to_string(number) + ": " + why);
+    return;
+  }
+  int before = db.records_size();
+  addRecord(db, r);
+  if (db.records_size() == before)
+    ++report.merged;
 }
 
 } // namespace
@@ -66,24 +87,77 @@ std::string deviceKey(const std::string &triple, const std::string &cpu, const s
 
 RecordKey keyOf(const TuningRecord &r) { return {r.signature(), r.device(), r.compiler_version()}; }
 
-Result<TuningDatabase> readTuningDatabase(const std::string &path) {
+std::string LoadReport::summary() const {
+  if (!skipped && !truncated)
+    return "";
+  std::string t;
+  if (truncated)
+    t = "the file ends inside a record (truncated: the records before it are used)";
+  if (skipped)
+    t += (t.empty() ? "" : "; ") + std::to_string(skipped) + " bad record(s) skipped";
+  if (!reasons.empty()) {
+    t += " (";
+    for (size_t i = 0; i < reasons.size(); ++i)
+      t += (i ? "; " : "") + reasons[i];
+    t += skipped > int(reasons.size()) ? "; ...)" : ")";
+  }
+  return t;
+}
+
+Result<TuningDatabase> readTuningDatabase(const std::string &path, LoadReport *reportOut) {
   Result<std::string> bytes = readFile(path, uint64_t(1) << 30);
   if (!bytes)
     return bytes.error();
+  LoadReport local;
+  LoadReport &report = reportOut ? *reportOut : local;
   TuningDatabase db;
   if (isTextProtoPath(path)) {
+    TuningDatabase text;
     google::protobuf::TextFormat::Parser parser;
     FirstError errors;
     parser.RecordErrorsTo(&errors);
-    if (!parser.ParseFromString(*bytes, &db))
+    if (!parser.ParseFromString(*bytes, &text))
       return inputError("tuning database '" + path + "' is not a valid text TuningDatabase: " + errors.message);
-  } else if (bytes->empty() || !db.ParseFromString(*bytes)) {
-    return inputError("tuning database '" + path +
-                      "' is not a valid TuningDatabase (empty, truncated or corrupt; make it with "
-                      "`cuvil-autotune tune`)");
+    if (Status s = checkVersion(path, text); !s)
+      return s.error();
+    db.set_version(text.version());
+    db.set_producer(text.producer());
+    for (int i = 0; i < text.records_size(); ++i)
+      addGood(db, text.records(i), i + 1, report);
+    return db;
   }
-  if (Status s = checkDatabase(path, db); !s)
+  if (bytes->size() < kMagicSize || bytes->compare(0, kMagicSize, kMagic) != 0)
+    return inputError("tuning database '" + path +
+                      "' is not a tuning database (empty, or no CUVILTDB header; make it with "
+                      "`cuvil-autotune tune`, text databases end in .textproto)");
+  google::protobuf::io::ArrayInputStream input(bytes->data() + kMagicSize, int(bytes->size() - kMagicSize));
+  google::protobuf::io::CodedInputStream coded(&input);
+  bool clean = false;
+  if (!google::protobuf::util::ParseDelimitedFromCodedStream(&db, &coded, &clean))
+    return inputError("tuning database '" + path + "' has a damaged header (truncated or corrupt)");
+  if (Status s = checkVersion(path, db); !s)
     return s.error();
+  db.clear_records();
+  for (int number = 1;; ++number) {
+    // Each record is read from its own length prefix: a garbled one is
+    // skipped whole, a cut one ends the file.
+    uint32_t size = 0;
+    if (!coded.ReadVarint32(&size))
+      break;
+    std::string body;
+    if (!coded.ReadString(&body, int(size))) {
+      report.truncated = true;
+      break;
+    }
+    TuningRecord r;
+    if (!r.ParseFromString(body)) {
+      ++report.skipped;
+      if (report.reasons.size() < 3)
+        report.reasons.push_back("record " + std::to_string(number) + ": garbled");
+      continue;
+    }
+    addGood(db, r, number, report);
+  }
   return db;
 }
 
@@ -98,8 +172,20 @@ Status writeTuningDatabase(const std::string &path, TuningDatabase db) {
   std::string bytes;
   if (isTextProtoPath(path)) {
     bytes = "# cuvil tuning database (schema: tuning/TuningDatabase.proto)\n" + tuningDatabaseText(db);
-  } else if (!db.SerializeToString(&bytes)) {
-    return ioError("cannot serialize the tuning database for '" + path + "'");
+  } else {
+    bytes = kMagic;
+    TuningDatabase header = db;
+    header.clear_records();
+    bool ok;
+    {
+      // (The stream trims the string to what was written when it goes.)
+      google::protobuf::io::StringOutputStream out(&bytes);
+      ok = google::protobuf::util::SerializeDelimitedToZeroCopyStream(header, &out);
+      for (const TuningRecord &r : db.records())
+        ok = ok && google::protobuf::util::SerializeDelimitedToZeroCopyStream(r, &out);
+    }
+    if (!ok)
+      return ioError("cannot serialize the tuning database for '" + path + "'");
   }
   return writeFileAtomically(path, bytes);
 }

@@ -32,7 +32,23 @@ std::string deviceKey(const std::string &triple, const std::string &cpu, const s
 using RecordKey = std::tuple<std::string, std::string, std::string>;
 RecordKey keyOf(const TuningRecord &record);
 
-Result<TuningDatabase> readTuningDatabase(const std::string &path);
+/// What reading a database left out: bad records are skipped and counted,
+/// never the reason a load fails (a truncated last record, a garbled one, a
+/// record without its key or with an impossible time); records with one key
+/// are merged (the better kept).
+struct LoadReport {
+  int skipped = 0, merged = 0;
+  bool truncated = false;
+  std::vector<std::string> reasons; ///< the first few, for the warning
+  /// "3 record(s) skipped (record 7: ...; ...)", or "" when none was.
+  std::string summary() const;
+};
+
+/// The binary format: "CUVILTDB", then length-delimited Protobuf messages:
+/// a TuningDatabase header (version, producer; no records), then one
+/// TuningRecord each, so that a damaged record loses only itself. Text
+/// (.textproto/.pbtxt/.txtpb) is one TuningDatabase message.
+Result<TuningDatabase> readTuningDatabase(const std::string &path, LoadReport *report = nullptr);
 /// Binary unless `path` ends in .textproto/.pbtxt; records sorted by key,
 /// so that the same records give the same bytes.
 Status writeTuningDatabase(const std::string &path, TuningDatabase db);

@@ -37,11 +37,14 @@ struct ChooseCpuKernelsPass final
         module.emitError() << "cuvil-choose-cpu-kernels: tuning-db needs the device whose records to use";
         return signalPassFailure();
       }
-      ::cuvil::Result<::cuvil::tuning::TuningDatabase> db = ::cuvil::tuning::readTuningDatabase(tuningDb);
+      ::cuvil::tuning::LoadReport report;
+      ::cuvil::Result<::cuvil::tuning::TuningDatabase> db = ::cuvil::tuning::readTuningDatabase(tuningDb, &report);
       if (!db) {
         module.emitError() << db.error().message;
         return signalPassFailure();
       }
+      if (std::string w = report.summary(); !w.empty())
+        module.emitWarning() << "tuning database '" << tuningDb << "': " << w;
       createTuningDbProvider(std::make_shared<::cuvil::tuning::TuningDatabase>(std::move(*db)), tuningDb,
                              device)
           ->configure(module);

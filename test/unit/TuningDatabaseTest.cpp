@@ -76,42 +76,67 @@ TEST_CASE("tuning database: binary and text round trips, records sorted", "[tuni
   std::remove(p2.c_str());
 }
 
-TEST_CASE("tuning database: corrupt, truncated, empty and foreign files are refused", "[tuning]") {
+TEST_CASE("tuning database: damaged records cost only themselves, foreign files are refused", "[tuning]") {
   TuningDatabase db;
   for (int i = 0; i < 20; ++i)
     addRecord(db, record("signature number " + std::to_string(i), "im2col", 1.0 + i));
   std::string path = tempPath("c.db");
   REQUIRE(writeTuningDatabase(path, db));
   std::string bytes = *readFile(path, 1 << 20);
+  REQUIRE(bytes.compare(0, 8, "CUVILTDB") == 0);
 
+  // Cut inside a record: the records before it load, the report says so.
   writeBytes(path, bytes.substr(0, bytes.size() / 2));
-  Result<TuningDatabase> truncated = readTuningDatabase(path);
-  CHECK_FALSE(truncated);
-  if (!truncated)
-    CHECK(truncated.error().message.find(path) != std::string::npos);
+  LoadReport cut;
+  Result<TuningDatabase> truncated = readTuningDatabase(path, &cut);
+  REQUIRE(truncated);
+  CHECK(cut.truncated);
+  CHECK(truncated->records_size() > 0);
+  CHECK(truncated->records_size() < 20);
+  CHECK(cut.summary().find("truncated") != std::string::npos);
 
-  writeBytes(path, "");
-  CHECK_FALSE(readTuningDatabase(path));
-  writeBytes(path, std::string("\x89PNG\r\n\x1a\n garbage", 16));
-  CHECK_FALSE(readTuningDatabase(path));
+  // A record garbled in place (its length intact): skipped and counted.
+  std::string garbled = bytes;
+  size_t at = garbled.find("signature number 7");
+  REQUIRE(at != std::string::npos);
+  garbled[at - 2] = '\xff'; // the field's tag and length inside the record
+  garbled[at - 1] = '\xff';
+  writeBytes(path, garbled);
+  LoadReport g;
+  Result<TuningDatabase> some = readTuningDatabase(path, &g);
+  REQUIRE(some);
+  CHECK(g.skipped == 1);
+  CHECK(some->records_size() == 19);
 
-  TuningDatabase future = db;
-  future.set_version(99);
-  std::string fbytes;
-  future.SerializeToString(&fbytes);
-  writeBytes(path, fbytes);
-  Result<TuningDatabase> f = readTuningDatabase(path);
-  REQUIRE_FALSE(f);
-  CHECK(f.error().message.find("version 99") != std::string::npos);
+  for (const std::string &foreign : {std::string(), std::string("\x89PNG\r\n\x1a\n garbage", 16),
+                                     std::string("CUVILTDB\xff\xff\xff\xff\x0f")}) {
+    writeBytes(path, foreign);
+    CHECK_FALSE(readTuningDatabase(path));
+  }
 
   std::string text = tempPath("bad.textproto");
+  writeBytes(text, "version: 99\n");
+  Result<TuningDatabase> f = readTuningDatabase(text);
+  REQUIRE_FALSE(f);
+  CHECK(f.error().message.find("version 99") != std::string::npos);
+  // Bad records of a text database: skipped and counted, duplicates merged.
   writeBytes(text, "version: 1\nrecords { signature: \"x\" device: \"d\" compiler_version: \"v\" kernel: \"k\" "
-                   "best_ms: -1 method: \"measured\" }\n");
-  CHECK_FALSE(readTuningDatabase(text));
+                   "best_ms: -1 method: \"measured\" }\n"
+                   "records { signature: \"y\" device: \"d\" compiler_version: \"v\" kernel: \"k\" "
+                   "best_ms: 2 method: \"measured\" }\n"
+                   "records { signature: \"y\" device: \"d\" compiler_version: \"v\" kernel: \"k\" "
+                   "best_ms: 1 method: \"measured\" }\n");
+  LoadReport t;
+  Result<TuningDatabase> skipped = readTuningDatabase(text, &t);
+  REQUIRE(skipped);
+  CHECK(t.skipped == 1);
+  CHECK(t.merged == 1);
+  REQUIRE(skipped->records_size() == 1);
+  CHECK(skipped->records(0).best_ms() == 1);
   writeBytes(text, "version: 1\nrecords { nonsense: 3 }\n");
-  Result<TuningDatabase> t = readTuningDatabase(text);
-  REQUIRE_FALSE(t);
-  CHECK(t.error().message.find("line 2") != std::string::npos);
+  Result<TuningDatabase> syntax = readTuningDatabase(text);
+  REQUIRE_FALSE(syntax);
+  CHECK(syntax.error().message.find("line 2") != std::string::npos);
   CHECK_FALSE(readTuningDatabase(tempPath("missing.db")));
   std::remove(path.c_str());
   std::remove(text.c_str());

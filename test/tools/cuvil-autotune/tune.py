@@ -17,9 +17,10 @@ linear layer) is scripted with PyTorch. Then:
     as given) measures too;
   * runners that fail: one that exits non-zero, one that hangs (past
     --candidate-timeout), one that prints garbage: a clear message and
-    exit 1, no database written; a runner that crashes on one candidate
-    library: that round's candidates are recorded as failed and skipped,
-    the rest tuned.
+    exit 1, no database written; a runner under which the candidate
+    libraries crash, or compute other outputs than the heuristics' library:
+    each is tried kernel by kernel, the culprits recorded as failed and
+    skipped.
 
     /usr/bin/python3 test/tools/cuvil-autotune/tune.py --bin build/bin --work-dir /tmp/t
 Exit status: 0 pass, 1 a failure, 77 PyTorch is not importable.
@@ -70,7 +71,8 @@ class Net(nn.Module):
         x = torch.relu(self.c3(x))
         x = torch.relu(self.c4(x))
         x = torch.relu(self.c5(x))
-        return self.fc(x.mean(dim=(2, 3)))
+        # The feature map too: an output that any wrong kernel changes.
+        return self.fc(x.mean(dim=(2, 3))), x
 
 
 def run(cmd, **kw):
@@ -106,7 +108,8 @@ def main():
     torch.jit.script(net).save(model)
     np.save(os.path.join(work, "x.npy"), x.numpy())
     with torch.no_grad():
-        np.save(os.path.join(work, "y.npy"), net(x).numpy())
+        for i, y in enumerate(net(x)):
+            np.save(os.path.join(work, f"y{i}.npy"), y.numpy())
     shape = ["--input-shape", "0=1x3x32x32xf32"]
     common = [tool, "tune", "--model", model] + shape + ["--threads", "1", "--candidate-timeout", "60"]
 
@@ -164,8 +167,9 @@ def main():
     kernels = json.load(open(os.path.join(work, "a", "kernels.json")))["kernels"]
     tuned = [k for k in kernels if k["source"] == "tuning-db"]
     check(len(tuned) >= 4, f"{len(tuned)} of {len(kernels)} kernels configured by the database")
-    r = run([cuvil_run, libs[0], "--input", os.path.join(work, "x.npy"), "--expected-output",
-             os.path.join(work, "y.npy"), "--rtol", "1e-3", "--atol", "1e-4", "-o", work])
+    r = run([cuvil_run, libs[0], "--input", os.path.join(work, "x.npy"),
+             "--expected-output", os.path.join(work, "y0.npy"), "--expected-output", os.path.join(work, "y1.npy"),
+             "--rtol", "1e-3", "--atol", "1e-4", "-o", work])
     check(r.returncode == 0, f"the autotuned library matches PyTorch ({r.stdout.strip()[-200:]})")
 
     # A runner that runs the command as given measures the same way.
@@ -184,16 +188,35 @@ def main():
         check(r.returncode == 1 and message in r.stderr and not os.path.exists(out),
               f"a runner that {what}: exit 1 naming it, no database ({r.stderr.strip()[-200:]})")
 
-    # A runner that crashes on the second candidate library.
+    # A runner under which every candidate library crashes: each is tried
+    # kernel by kernel, every candidate recorded as crashed, the heuristics'
+    # configurations kept.
     script = os.path.join(work, "crashy.sh")
     with open(script, "w") as f:
-        f.write('#!/bin/sh\ncase "$2" in *round1.so) kill -SEGV $$ ;; esac\nexec "$@"\n')
+        f.write('#!/bin/sh\ncase "$2" in *round0.so) ;; *) kill -SEGV $$ ;; esac\nexec "$@"\n')
     os.chmod(script, os.stat(script).st_mode | stat.S_IEXEC)
     cdb = os.path.join(work, "crashy.db")
     r = run(common + ["--runner", script, "--output", cdb])
     ctext = show(args.bin, cdb)
-    check(r.returncode == 0 and "crashed: signal 11" in ctext and ctext.count("\nrecords {") == records,
-          f"a crashing candidate is recorded and skipped ({r.stdout.strip()[-200:]})")
+    kept = all(k == b for k, b in zip(re.findall(r'^  variant: "(.*)"$', ctext, re.M),
+                                       re.findall(r'^  baseline_variant: "(.*)"$', ctext, re.M)))
+    check(r.returncode == 0 and "crashed: signal 11" in ctext and ctext.count("\nrecords {") == records and kept,
+          f"crashing candidates are recorded and skipped ({r.stdout.strip()[-200:]})")
+
+    # A runner that changes the inputs of the candidate libraries: their
+    # outputs differ from the heuristics' library's, recorded as wrong.
+    script = os.path.join(work, "wrong.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\ncase "$2" in *round0.so) exec "$@" ;; esac\n'
+                'out=""; prev=""\n'
+                'for a in "$@"; do [ "$prev" = --seed ] && a=2; out="$out \'$a\'"; prev=$a; done\n'
+                'eval exec $out\n')
+    os.chmod(script, os.stat(script).st_mode | stat.S_IEXEC)
+    wdb = os.path.join(work, "wrong.db")
+    r = run(common + ["--runner", script, "--output", wdb])
+    wtext = show(args.bin, wdb)
+    check(r.returncode == 0 and "computes wrong results" in wtext,
+          f"candidates with wrong outputs are recorded and skipped ({r.stderr.strip()[-300:]})")
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
