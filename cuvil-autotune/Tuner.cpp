@@ -906,15 +906,40 @@ Status Tuner::measure() {
   std::vector<std::vector<double>> last(units.size());
   for (auto [u, unit] : llvm::enumerate(units))
     last[u].assign(unit.candidates.size(), 0);
+  size_t live = std::count_if(libraries.begin(), libraries.end(), [](const std::string &l) { return !l.empty(); });
+  auto repsStart = Clock::now();
+  int runsDone = 0;
   for (int rep = 0; rep < opt.maxRepetitions; ++rep) {
     for (size_t i = 0; i < libraries.size(); ++i) {
       size_t r = (i + size_t(rep)) % libraries.size();
       if (libraries[r].empty())
         continue;
-      double elapsed = secondsSince(start);
-      progress(llvm::formatv("cuvil-autotune: repetition {0}/{1}, library {2}/{3}, {4} runs measured, {5:F0} s",
-                             rep + 1, opt.maxRepetitions, i + 1, libraries.size(), summary.measurements, elapsed));
+      if (isatty(2)) {
+        // Kernels faster than the heuristics' so far, and the time left at
+        // most (every repetition run).
+        int faster = 0, open = 0;
+        for (const Unit &u : units) {
+          if (u.known)
+            continue;
+          ++open;
+          double base = median(u.samples[0]);
+          for (size_t c = 1; c < u.samples.size(); ++c)
+            if (base > 0 && median(u.samples[c]) < base * 0.99) {
+              ++faster;
+              break;
+            }
+        }
+        int total = opt.maxRepetitions * int(live);
+        double perRun = runsDone ? secondsSince(repsStart) / runsDone : 0;
+        int bar = total ? 20 * runsDone / total : 0;
+        progress(llvm::formatv("cuvil-autotune [{0}{1}] repetition {2}/{3}, library {4}/{5}: {6} of {7} kernel(s) "
+                               "faster than the heuristics so far, {8:F0} s left at most",
+                               std::string(size_t(bar), '#'), std::string(size_t(20 - bar), '.'), rep + 1,
+                               opt.maxRepetitions, i + 1, libraries.size(), faster, open,
+                               perRun * (total - runsDone)));
+      }
       measureRound(r, runs);
+      ++runsDone;
     }
     bool settled = rep + 1 >= opt.minRepetitions;
     for (auto [u, unit] : llvm::enumerate(units))

@@ -216,6 +216,10 @@ void onFatalError(void *, const char *reason, bool) {
     llvm::errs().flush();
     ::_exit(3);
   }
+  // LLVM's thread pool cannot start a thread (EAGAIN under ulimit -v or a
+  // process limit): a resource, not a bug.
+  if (llvm::StringRef(reason).starts_with("pthread_create failed"))
+    outOfMemory(reason);
   reportAndExit(reason);
 }
 

@@ -6,6 +6,8 @@
 #include "runtime/include/cuvil/kernel_abi.h"
 #include "tuning/TuningDatabase.h"
 
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -794,7 +796,20 @@ private:
 } // namespace
 
 std::string kernelLayerName(Operation *op) {
+  // A module path: the op's name location, else its weights' names
+  // ("layer1.0.conv1.weight": what scripted models' ops lack).
   std::string name, line;
+  std::optional<KernelSite> site = siteOf(op);
+  for (Value v : site ? site->operands : SmallVector<Value>(op->getOperands()))
+    if (auto c = v.getDefiningOp<ConstantOp>())
+      if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue())) {
+        StringRef key = r.getRawHandle().getKey();
+        size_t at = key.find(".weight");
+        if (at != StringRef::npos && at > 0 && name.empty())
+          name = key.take_front(at).str();
+      }
+  if (auto n = llvm::dyn_cast<NameLoc>(op->getLoc()))
+    name = n.getName().str();
   op->getLoc()->walk([&](Location l) {
     if (auto n = llvm::dyn_cast<NameLoc>(l); n && name.empty())
       name = n.getName().str();
