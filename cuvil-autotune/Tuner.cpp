@@ -175,7 +175,10 @@ double spread(const std::vector<double> &v) {
 
 //===-- The model's kernels ------------------------------------------------===//
 
-std::string choiceName(const mc::cpu::KernelChoice &c) { return c.kernel + "/" + c.variant; }
+/// "conv2d/im2col", "conv2d/pixel_rows@fine" (with its schedule).
+std::string choiceName(const mc::cpu::KernelChoice &c) {
+  return c.kernel + "/" + c.variant + (c.schedule.empty() ? "" : "@" + c.schedule);
+}
 
 bool sameChoices(const std::vector<mc::cpu::KernelChoice> &a, const std::vector<mc::cpu::KernelChoice> &b) {
   if (a.size() != b.size())
@@ -549,7 +552,8 @@ std::vector<mc::cpu::KernelChoice> Tuner::heuristicChoices(int64_t fuseDepthwise
   }
   for (mlir::Operation *op : mc::cpu::kernelOps(*copy)) {
     mc::KernelConfigAttr c = mc::cpu::kernelConfigOf(op);
-    out.push_back(c ? mc::cpu::KernelChoice{c.getKernel().str(), c.getVariant().str(), c.getReason().str()}
+    out.push_back(c ? mc::cpu::KernelChoice{c.getKernel().str(), c.getVariant().str(), c.getReason().str(),
+                                            c.getSchedule().str()}
                     : mc::cpu::KernelChoice{mc::cpu::kernel::Linalg.str(), "", ""});
   }
   return out;
@@ -967,6 +971,14 @@ Status Tuner::rankByCostModel() {
   for (Unit &u : units) {
     if (u.known)
       continue;
+    // The model has nothing to say about work splits: the schedules are
+    // left to measurement.
+    for (size_t c = u.candidates.size(); c-- > 1;)
+      if (!u.candidates[c].schedule.empty()) {
+        u.candidates.erase(u.candidates.begin() + long(c));
+        u.samples.erase(u.samples.begin() + long(c));
+        u.failures.erase(u.failures.begin() + long(c));
+      }
     size_t i = u.ops.front(), p = producerOf[i];
     for (size_t c = 0; c < u.candidates.size(); ++c) {
       const mc::cpu::KernelChoice &ch = u.candidates[c];
@@ -1048,7 +1060,8 @@ Status Tuner::writeOutputs() {
     k.baselineChoice = choiceName(u.baseline);
     if (u.known) {
       k.fromDatabase = true;
-      k.bestChoice = u.known->kernel() + "/" + u.known->variant();
+      k.bestChoice = u.known->kernel() + "/" + u.known->variant() +
+                     (u.known->schedule().empty() ? "" : "@" + u.known->schedule());
       k.bestMs = u.known->best_ms();
       k.baselineMs = u.known->baseline_ms();
       k.trials = int(u.known->trials());
@@ -1083,6 +1096,7 @@ Status Tuner::writeOutputs() {
       Candidate *cand = rec.add_candidates();
       cand->set_kernel(u.candidates[c].kernel);
       cand->set_variant(u.candidates[c].variant);
+      cand->set_schedule(u.candidates[c].schedule);
       if (!u.failures[c].empty() || !(m > 0)) {
         cand->set_median_ms(-1);
         cand->set_failure(u.failures[c].empty() ? "not measured" : u.failures[c]);
@@ -1110,6 +1124,7 @@ Status Tuner::writeOutputs() {
     }
     rec.set_kernel(u.candidates[best].kernel);
     rec.set_variant(u.candidates[best].variant);
+    rec.set_schedule(u.candidates[best].schedule);
     rec.set_best_ms(bestMs);
     rec.set_best_spread(bestSpread);
     rec.set_trials(trials);

@@ -232,7 +232,8 @@ static void conv2d_pixel_rows(const int64_t *q, const float *input, const float 
           .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
           .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
           .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
-          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI])};
+          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]),
+          .split = CUVIL_SPLIT_OF(flags)};
       cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
     }
 }
@@ -271,7 +272,8 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
           .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL,
           .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
           .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
-          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI])};
+          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]),
+          .split = CUVIL_SPLIT_OF(flags)};
       cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
     }
 }

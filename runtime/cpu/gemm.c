@@ -380,7 +380,8 @@ static void gemm_plan(gemm_job *job_out) {
   job.m_blocks = (job.m_panels + job.panels_per_block - 1) / job.panels_per_block;
   /* A packed once whole with B panels: tile by tile (gemm_tile_major) when
    * an item's panels fit the scratch whole. */
-  job.tile_major = p->a_pack_once && p->b_panels && !job.narrow && job.n_blocks == 1 && p->k > 0 &&
+  job.tile_major = p->split != CUVIL_SPLIT_STREAM && p->a_pack_once && p->b_panels && !job.narrow &&
+                   job.n_blocks == 1 && p->k > 0 &&
                    tile_major_fits(&job, (job.m_panels + job.m_blocks - 1) / job.m_blocks);
   if (job.tile_major) {
     /* Its own blocking, by the bytes each split would stream. */
@@ -391,7 +392,17 @@ static void gemm_plan(gemm_job *job_out) {
   /* A few more (smaller) column blocks (row blocks when A is packed once
    * per row block) where that makes the items a multiple of the thread
    * count: 784 columns are 7 blocks of 4 tiles, 4 and 3 per thread on two. */
-  if (exec && threads > 1) {
+  /* A tuned split: more, smaller items (the threads balance better, each
+   * packs more), or the blocks as planned. */
+  if (p->split == CUVIL_SPLIT_FINE && exec && threads > 1) {
+    if (p->a_pack_once)
+      while (job.m_blocks < job.m_panels && job.m_blocks * job.n_blocks < 8 * threads)
+        ++job.m_blocks;
+    else
+      while (job.n_blocks < n_tiles && job.m_blocks * job.n_blocks < 8 * threads)
+        ++job.n_blocks;
+  }
+  if (exec && threads > 1 && p->split != CUVIL_SPLIT_WHOLE) {
     if (p->a_pack_once)
       while (job.m_blocks < job.m_panels && (job.m_blocks * job.n_blocks) % threads != 0 &&
              job.m_blocks * job.n_blocks < 8 * threads)

@@ -56,6 +56,7 @@ typedef struct cuvil_gemm_problem {
   const float *residual;  /* added after the bias, same strides as c; or NULL */
   int clamp;              /* clamp to [lo, hi] last */
   float lo, hi;
+  int split;              /* CUVIL_SPLIT_* (kernel_abi.h): the work split; 0 = planned here */
 } cuvil_gemm_problem;
 
 /* Runs the problem on `kernels` with the calling model's threads (exec),

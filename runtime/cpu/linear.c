@@ -41,7 +41,8 @@ void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
         .bias = (flags & CUVIL_FLAG_BIAS) ? bias : NULL, .column_bias = 1,
         .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual : NULL,
         .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
-        .lo = cuvil_float_from_bits(q[CUVIL_LINEAR_LO]), .hi = cuvil_float_from_bits(q[CUVIL_LINEAR_HI])};
+        .lo = cuvil_float_from_bits(q[CUVIL_LINEAR_LO]), .hi = cuvil_float_from_bits(q[CUVIL_LINEAR_HI]),
+        .split = CUVIL_SPLIT_OF(flags)};
     cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
     return;
   }
@@ -54,6 +55,7 @@ void cuvil_rt_linear_f32(const int64_t *q, const float *x, const float *weights,
       .bias = (flags & CUVIL_FLAG_BIAS) ? bias : NULL,
       .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual : NULL,
       .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
-      .lo = cuvil_float_from_bits(q[CUVIL_LINEAR_LO]), .hi = cuvil_float_from_bits(q[CUVIL_LINEAR_HI])};
+      .lo = cuvil_float_from_bits(q[CUVIL_LINEAR_LO]), .hi = cuvil_float_from_bits(q[CUVIL_LINEAR_HI]),
+        .split = CUVIL_SPLIT_OF(flags)};
   cuvil_gemm_run(&p, cuvil_microkernels_best(), cuvil_rt_current_exec);
 }

@@ -562,8 +562,39 @@ KernelConfigAttr kernelConfigOf(Operation *op) {
 }
 
 void setKernelConfig(Operation *op, const KernelChoice &choice, StringRef source) {
-  op->setAttr(kKernelConfigAttrName, KernelConfigAttr::get(op->getContext(), choice.kernel,
-                                                           choice.variant, source, choice.reason));
+  op->setAttr(kKernelConfigAttrName, KernelConfigAttr::get(op->getContext(), choice.kernel, choice.variant,
+                                                           source, choice.reason, choice.schedule));
+}
+
+std::vector<std::string> schedulesOf(StringRef k, StringRef v) {
+  // The blocked GEMM's split: convolutions on im2col panels or pixel rows,
+  // linear layers. Tile-major (A packed whole) only serves the forms that
+  // pack A once: pixel rows and input rows.
+  if ((k == kernel::Conv2d && v == variant::Im2col) || (k == kernel::Linear && v == variant::WeightRows))
+    return {schedule::Fine.str(), schedule::Whole.str()};
+  if ((k == kernel::Conv2d && v == variant::PixelRows) || (k == kernel::Linear && v == variant::InputRows))
+    return {schedule::Fine.str(), schedule::Whole.str(), schedule::Stream.str()};
+  return {};
+}
+
+std::string checkSchedule(StringRef k, StringRef v, StringRef s) {
+  if (s.empty())
+    return "";
+  std::vector<std::string> valid = schedulesOf(k, v);
+  if (llvm::is_contained(valid, s.str()))
+    return "";
+  std::string name = v.empty() ? k.str() : (k + "/" + v).str();
+  if (valid.empty())
+    return "kernel '" + name + "' takes no schedule (it has '" + s.str() + "')";
+  return "kernel '" + name + "' has no schedule '" + s.str() + "' (it has: " + llvm::join(valid, ", ") + ")";
+}
+
+int64_t scheduleFlags(StringRef s) {
+  int split = s == schedule::Fine    ? CUVIL_SPLIT_FINE
+              : s == schedule::Whole ? CUVIL_SPLIT_WHOLE
+              : s == schedule::Stream ? CUVIL_SPLIT_STREAM
+                                      : CUVIL_SPLIT_AUTO;
+  return int64_t(split) << CUVIL_FLAG_SPLIT_SHIFT;
 }
 
 std::string checkKernelChoice(Operation *op, StringRef k, StringRef v) {
@@ -634,6 +665,7 @@ llvm::json::Array kernelReport(ModuleOp module) {
       entry["variant"] = c.getVariant();
       entry["source"] = c.getSource();
       entry["reason"] = c.getReason();
+      entry["schedule"] = c.getSchedule();
     } else {
       entry["kernel"] = kernel::Linalg;
       entry["variant"] = "";
@@ -735,6 +767,8 @@ public:
         why = !conv ? "it is not a convolution" : checkBandedPair(conv, r.kernel(), &producer);
       else
         why = checkKernelChoice(op, r.kernel(), r.variant());
+      if (why.empty())
+        why = checkSchedule(r.kernel(), r.variant(), r.schedule());
       if (!why.empty() || (isBandedKernel(r.kernel()) && kernelConfigOf(producer.op)))
       {
         rejected.push_back(kernelLayerName(op) + ": " + r.kernel() + "/" + r.variant() + " " +
@@ -756,7 +790,7 @@ public:
                                  r.best_ms(), r.baseline_kernel(), r.baseline_variant(), r.baseline_ms(),
                                  r.best_ms() > 0 ? r.baseline_ms() / r.best_ms() : 0.0, r.trials(), r.threads())
                        .str();
-      setKernelConfig(op, {r.kernel(), r.variant(), reason}, name());
+      setKernelConfig(op, {r.kernel(), r.variant(), reason, r.schedule()}, name());
     }
     auto list = [](std::vector<std::string> names) {
       std::vector<std::string> seen;
@@ -837,7 +871,12 @@ std::vector<KernelChoice> tunableChoices(Operation *op) {
     size_t slash = c.find('/');
     if (slash == std::string::npos)
       continue; // linalg
-    out.push_back({c.substr(0, slash), c.substr(slash + 1), "tuning trial"});
+    KernelChoice choice{c.substr(0, slash), c.substr(slash + 1), "tuning trial"};
+    out.push_back(choice);
+    for (const std::string &s : schedulesOf(choice.kernel, choice.variant)) {
+      choice.schedule = s;
+      out.push_back(choice);
+    }
   }
   return out;
 }

@@ -70,9 +70,18 @@ inline constexpr llvm::StringLiteral U8S8 = "u8s8";
 inline constexpr llvm::StringLiteral U8S8PixelRows = "u8s8_pixel_rows";
 } // namespace variant
 
-/// One choice: a kernel, its variant, and why.
+/// The GEMM kernels' schedules: the work split (kernel_abi.h's
+/// CUVIL_SPLIT_*); "" leaves it to the runtime's planner.
+namespace schedule {
+inline constexpr llvm::StringLiteral Fine = "fine";     // at least eight work items per thread
+inline constexpr llvm::StringLiteral Whole = "whole";   // the planned blocks, not rounded to the threads
+inline constexpr llvm::StringLiteral Stream = "stream"; // B streamed per K-block, not A packed whole
+} // namespace schedule
+
+/// One choice: a kernel, its variant, why, and its schedule.
 struct KernelChoice {
   std::string kernel, variant, reason;
+  std::string schedule = {};
 };
 
 /// The ops that take a configuration.
@@ -93,6 +102,13 @@ struct KernelSite;
 /// empty when it can run with its producer (then written to `producer`),
 /// else why not.
 std::string checkBandedPair(Conv2DOp consumer, StringRef kind, KernelSite *producer);
+
+/// Empty when `kernel`/`variant` takes `schedule` ("" always), else why not.
+std::string checkSchedule(StringRef kernel, StringRef variant, StringRef schedule);
+/// The schedules `kernel`/`variant` takes besides the runtime's own ("").
+std::vector<std::string> schedulesOf(StringRef kernel, StringRef variant);
+/// The FLAGS bits of a checked schedule (CUVIL_SPLIT_* << CUVIL_FLAG_SPLIT_SHIFT).
+int64_t scheduleFlags(StringRef schedule);
 
 /// The choices `op` can take ("conv2d/im2col", ...), for messages.
 std::vector<std::string> validKernelChoices(Operation *op);

@@ -342,6 +342,9 @@ struct SelectCpuKernelsPass final
                           << "' cannot run this op: " << why << " (it can take: "
                           << llvm::join(validKernelChoices(op), ", ") << ")";
           bad = true;
+        } else if (std::string why = checkSchedule(c.getKernel(), c.getVariant(), c.getSchedule()); !why.empty()) {
+          op->emitError() << "kernel configuration '" << configText(c) << "': " << why;
+          bad = true;
         }
     if (bad)
       return signalPassFailure();
@@ -360,7 +363,7 @@ struct SelectCpuKernelsPass final
         std::optional<KernelSite> site = siteOf(anchor);
         if (site && site->root == g.getOperation()) {
           OpBuilder b(g);
-          Value r = build(b, module, *site, c.getVariant());
+          Value r = build(b, module, *site, c.getVariant(), scheduleFlags(c.getSchedule()));
           g.getResult().replaceAllUsesWith(r);
           g.erase();
           continue;
@@ -384,15 +387,15 @@ struct SelectCpuKernelsPass final
       Value r = llvm::isa<MaxPool2DOp>(op) ? buildMaxPool(b, module, llvm::cast<MaxPool2DOp>(op))
                 : llvm::isa<QuantConv2DOp, QuantLinearOp>(op)
                     ? buildQuant(b, module, op, c.getVariant() == variant::U8S8PixelRows)
-                                                              : build(b, module, site, c.getVariant());
+                                                              : build(b, module, site, c.getVariant(), scheduleFlags(c.getSchedule()));
       op->getResult(0).replaceAllUsesWith(r);
       op->erase();
     }
   }
 
   static std::string configText(KernelConfigAttr c) {
-    return c.getVariant().empty() ? c.getKernel().str()
-                                  : (c.getKernel() + "/" + c.getVariant()).str();
+    std::string t = c.getVariant().empty() ? c.getKernel().str() : (c.getKernel() + "/" + c.getVariant()).str();
+    return c.getSchedule().empty() ? t : t + " (schedule " + c.getSchedule().str() + ")";
   }
 
   /// The banded pairs, in the order the choose pass decided them. A pair
@@ -444,11 +447,12 @@ struct SelectCpuKernelsPass final
   }
 
   /// The kernel call for a checked site.
-  Value build(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant) {
+  /// `split`: the schedule's FLAGS bits (scheduleFlags).
+  Value build(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant, int64_t split = 0) {
     if (site.conv())
-      return buildConv(b, module, site, variant);
+      return buildConv(b, module, site, variant, split);
     if (llvm::isa<LinearOp>(site.op))
-      return buildLinear(b, module, site, variant);
+      return buildLinear(b, module, site, variant, split);
     return buildMatmul(b, module, site);
   }
 
@@ -638,7 +642,7 @@ struct SelectCpuKernelsPass final
                    llvm::cast<RankedTensorType>(site.result().getType()));
   }
 
-  Value buildConv(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant) {
+  Value buildConv(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant, int64_t split) {
     Conv2DOp conv = site.conv();
     Value input = site.operands[0], weight = site.operands[1], bias = site.bias();
     const Epilogue &e = site.epilogue;
@@ -651,7 +655,7 @@ struct SelectCpuKernelsPass final
     bool pixelRows = variant == variant::PixelRows;
     int64_t flags = flagsOf(e, static_cast<bool>(bias)) |
                     (wino != Winograd::None ? kFlagWinograd : 0) |
-                    (wino == Winograd::F2 ? kFlagWinograd2 : 0) | (pixelRows ? kFlagPixelRows : 0);
+                    (wino == Winograd::F2 ? kFlagWinograd2 : 0) | (pixelRows ? kFlagPixelRows : 0) | split;
     SmallVector<int64_t> params = convParams(site, flags);
     KernelCallBuilder k(b, layerLocation(conv));
     SmallVector<Value> args{input};
@@ -676,7 +680,7 @@ struct SelectCpuKernelsPass final
     return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
   }
 
-  Value buildLinear(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant) {
+  Value buildLinear(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant, int64_t split) {
     Value input = site.operands[0], weight = site.operands[1], bias = site.bias();
     const Epilogue &e = site.epilogue;
     std::optional<::cuvil::Tensor> wt = constantF32(weight);
@@ -688,7 +692,7 @@ struct SelectCpuKernelsPass final
     params[CUVIL_LINEAR_M] = m;
     params[CUVIL_LINEAR_K] = kSize;
     params[CUVIL_LINEAR_N] = n;
-    params[CUVIL_LINEAR_FLAGS] = flagsOf(e, static_cast<bool>(bias)) | (rows ? kFlagPixelRows : 0);
+    params[CUVIL_LINEAR_FLAGS] = flagsOf(e, static_cast<bool>(bias)) | (rows ? kFlagPixelRows : 0) | split;
     params[CUVIL_LINEAR_LO] = floatBits(e.lo);
     params[CUVIL_LINEAR_HI] = floatBits(e.hi);
     params[CUVIL_LINEAR_MR] = kMR;

@@ -404,6 +404,19 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                         yp.data());
     for (size_t i = 0; i < yp.size(); ++i)
       REQUIRE(yp[i] == Approx(expected[i]).margin(1e-4));
+    // Every work split a tuned schedule can ask for, both forms.
+    for (int split : {CUVIL_SPLIT_FINE, CUVIL_SPLIT_WHOLE, CUVIL_SPLIT_STREAM})
+      for (const auto &[form, weights] : {std::pair{params, packed.data()},
+                                          std::pair{pixelRows, panels.data()}}) {
+        INFO("split " << split << ", pixel rows " << ((form[17] & 16) != 0));
+        int64_t q[std::size(params)];
+        std::copy(form, form + std::size(params), q);
+        q[17] |= int64_t(split) << CUVIL_FLAG_SPLIT_SHIFT;
+        std::vector<float> ys(want.size(), NAN);
+        cuvil_rt_conv2d_f32(q, x.data(), weights, bias.data(), residual.data(), ys.data());
+        for (size_t i = 0; i < ys.size(); ++i)
+          REQUIRE(ys[i] == Approx(expected[i]).margin(1e-4));
+      }
     // Both forms again on one thread (no pool): blocks are sized per
     // thread count, one thread's being the largest.
     cuvil_rt_current_exec = nullptr;
@@ -760,7 +773,12 @@ TEST_CASE("linear matches x . W^T + b for one row, a few and many", "[kernels]")
         std::vector<float> residual = randomVector(static_cast<size_t>(m * n), 17);
         // Bias only; then bias, residual and a clamp to [-1, 1]; each with the
         // weights as A (packed rows) and, flag 16, as B panels.
-        for (int64_t flags : {1, 7, 16 | 1, 16 | 7}) {
+        // Every work split a tuned schedule can ask for, too.
+        for (int64_t flags : {1, 7, 16 | 1, 16 | 7, 7 | (CUVIL_SPLIT_FINE << CUVIL_FLAG_SPLIT_SHIFT),
+                              16 | 7 | (CUVIL_SPLIT_FINE << CUVIL_FLAG_SPLIT_SHIFT),
+                              7 | (CUVIL_SPLIT_WHOLE << CUVIL_FLAG_SPLIT_SHIFT),
+                              16 | 7 | (CUVIL_SPLIT_WHOLE << CUVIL_FLAG_SPLIT_SHIFT),
+                              16 | 7 | (CUVIL_SPLIT_STREAM << CUVIL_FLAG_SPLIT_SHIFT)}) {
           INFO("flags " << flags);
           int64_t params[] = {1, m, k, n, flags, floatBits(-1.0f), floatBits(1.0f), CUVIL_MR};
           std::vector<float> y(static_cast<size_t>(m * n), NAN);

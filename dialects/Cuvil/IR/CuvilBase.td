@@ -167,13 +167,16 @@ def Cuvil_KernelConfigAttr : AttrDef<Cuvil_Dialect, "KernelConfig"> {
 
     `kernel` and `variant` are the target's names (targets/CPU/KernelConfig.h
     lists the CPU's; `kernel = "linalg"` keeps the generic lowering);
-    `source` says which provider chose, `reason` why (for reports).
+    `source` says which provider chose, `reason` why (for reports);
+    `schedule`, where the kernel takes one, fixes its work split (a tuned
+    choice; without it the runtime plans the split itself).
   }];
   let parameters = (ins
     StringRefParameter<"kernel family, e.g. conv2d, linear, matmul, linalg">:$kernel,
     StringRefParameter<"variant within the family, e.g. im2col, winograd_f4x4", [{""}]>:$variant,
     StringRefParameter<"the provider that chose it: heuristics, user, tuning-db", [{"user"}]>:$source,
-    StringRefParameter<"why it was chosen (reports)", [{""}]>:$reason);
+    StringRefParameter<"why it was chosen (reports)", [{""}]>:$reason,
+    StringRefParameter<"the kernel's schedule: its work split (fine, whole, stream; empty: the runtime's plan)", [{""}]>:$schedule);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -66,7 +66,7 @@ std::string mlir::cuvil::resourceKey(llvm::StringRef name) {
 
 LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                        StringRef kernel, StringRef variant, StringRef source,
-                                       StringRef reason) {
+                                       StringRef reason, StringRef schedule) {
   auto isName = [](StringRef s) {
     return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '-'; });
   };
@@ -74,8 +74,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     return emitError() << "#cuvil.kernel: 'kernel' must be a name such as conv2d, linear or "
                           "linalg, got '"
                        << kernel << "'";
-  if (!isName(variant) || !isName(source))
-    return emitError() << "#cuvil.kernel: 'variant' and 'source' must be names (letters, "
+  if (!isName(variant) || !isName(source) || !isName(schedule))
+    return emitError() << "#cuvil.kernel: 'variant', 'source' and 'schedule' must be names (letters, "
                           "digits, '_', '-')";
   return success();
 }

@@ -154,6 +154,21 @@ enum {
   CUVIL_FLAG_PIXEL_ROWS = 16,
   CUVIL_FLAG_WINOGRAD2 = 32
 };
+/* The GEMM's work split (a tuned schedule; the runtime's own plan without
+ * one), in the FLAGS entry at CUVIL_FLAG_SPLIT_SHIFT: FINE, at least eight
+ * work items per thread; WHOLE, the blocks as planned, not rounded to a
+ * multiple of the threads; STREAM, B streamed per K-block rather than A's
+ * panels packed whole tile by tile. FINE and WHOLE give the same bits as
+ * the plan; STREAM sums K in blocks (last-bit differences). */
+enum {
+  CUVIL_SPLIT_AUTO = 0,
+  CUVIL_SPLIT_FINE = 1,
+  CUVIL_SPLIT_WHOLE = 2,
+  CUVIL_SPLIT_STREAM = 3,
+  CUVIL_FLAG_SPLIT_SHIFT = 8,
+  CUVIL_FLAG_SPLIT_MASK = 3 << 8
+};
+#define CUVIL_SPLIT_OF(flags) ((int)(((flags) & CUVIL_FLAG_SPLIT_MASK) >> CUVIL_FLAG_SPLIT_SHIFT))
 
 /* cuvil_rt_dft(params, x, out, scratch): a complex DFT along rows (fft.h). */
 enum {

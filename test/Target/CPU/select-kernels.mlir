@@ -385,3 +385,19 @@ func.func @pointwise_two_uses(%x: tensor<1x4x32x32xf32>, %wd: tensor<32x1x3x3xf3
   %1 = cuvil.conv.conv2d %0, %wd stride [2, 2] padding [1, 1] dilation [1, 1] groups 32 : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32>
   return %1, %0 : tensor<1x32x16x16xf32>, tensor<1x32x32x32xf32>
 }
+
+// -----
+
+// A tuned schedule is the FLAGS entry's split bits (kernel_abi.h
+// CUVIL_SPLIT_*, at bit 8): fine (1 << 8) on im2col, whole (2 << 8) on a
+// linear layer's weight rows.
+// CHECK-LABEL: func.func @schedules
+//      CHECK:   arith.constant dense<[1, 1, 8, 16, 16, 8, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 256, {{[0-9]+}}, {{[0-9]+}}, 8]> : tensor<21xi64>
+//      CHECK:   arith.constant dense<[1, 4, 8, 3, 512, {{[0-9]+}}, {{[0-9]+}}, 8]> : tensor<8xi64>
+func.func @schedules(%x: tensor<1x8x16x16xf32>, %a: tensor<4x8xf32>) -> (tensor<1x8x16x16xf32>, tensor<4x3xf32>) {
+  %w = cuvil.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %0 = cuvil.conv.conv2d %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] {cuvil.kernel = #cuvil.kernel<kernel = "conv2d", variant = "im2col", schedule = "fine">} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %wl = cuvil.constant dense<0.5> : tensor<3x8xf32>
+  %1 = cuvil.gemm.linear %a, %wl {cuvil.kernel = #cuvil.kernel<kernel = "linear", variant = "weight_rows", schedule = "whole">} : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<4x3xf32>
+  return %0, %1 : tensor<1x8x16x16xf32>, tensor<4x3xf32>
+}
