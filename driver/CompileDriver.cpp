@@ -703,6 +703,9 @@ TargetOptions targetOptionsOf(const CompileOptions &options) {
     if (::cuvil::Result<::cuvil::tuning::DeviceProfile> p = ::cuvil::tuning::loadDeviceProfile(options.deviceProfile)) {
       t.cpu = p->cpu();
       t.features = ::cuvil::tuning::featureString(*p);
+      for (const ::cuvil::tuning::CacheLevel &c : p->caches())
+        if (c.level() == 2)
+          t.cacheBytes = c.size_bytes();
     }
   if (options.strategy == "autotune")
     t.tuningDb = options.tuningDb;

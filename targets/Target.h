@@ -38,6 +38,9 @@ struct TargetOptions {
   /// A tuning database whose records for this device configure the kernels
   /// (--strategy autotune), "" = none.
   std::string tuningDb = {};
+  /// The device profile's cache per core (L2 bytes; 0 = unknown): the
+  /// heuristics size what must stay in cache by it.
+  uint64_t cacheBytes = 0;
 };
 
 enum class CodeKind { Assembly, Object };

@@ -19,7 +19,8 @@ namespace {
 class CpuBackend final : public TargetBackend {
 public:
   CpuBackend(CpuTarget target, const TargetOptions &options)
-      : target_(std::move(target)), instrument_(options.instrument), tuningDb_(options.tuningDb) {}
+      : target_(std::move(target)), instrument_(options.instrument), tuningDb_(options.tuningDb),
+        cacheBytes_(options.cacheBytes) {}
 
   std::string name() const override { return target_.name; }
   std::string cpu() const override { return target_.cpu; }
@@ -28,7 +29,8 @@ public:
   }
   std::vector<std::string> requiredFeatures() const override { return cuvil::requiredFeatures(target_); }
   std::vector<std::string> cacheKeyParts() const override {
-    return {"target=" + target_.triple, "cpu=" + target_.cpu, "features=" + target_.features};
+    return {"target=" + target_.triple, "cpu=" + target_.cpu, "features=" + target_.features,
+            "cache-bytes=" + std::to_string(cacheBytes_)};
   }
   std::vector<std::string> cacheKeyFiles() const override {
     std::vector<std::string> files{target_.runtimeArchive};
@@ -69,7 +71,7 @@ public:
   }
 
   void buildKernelChoicePipeline(OpPassManager &pm) const override {
-    buildCpuKernelChoicePipeline(pm, tuningDb_, tuningDb_.empty() ? "" : deviceKey());
+    buildCpuKernelChoicePipeline(pm, tuningDb_, tuningDb_.empty() ? "" : deviceKey(), cacheBytes_);
   }
   llvm::json::Array kernelReport(ModuleOp module) const override {
     return cpu::kernelReport(module);
@@ -105,6 +107,7 @@ private:
   CpuTarget target_;
   bool instrument_;
   std::string tuningDb_;
+  uint64_t cacheBytes_;
 };
 
 } // namespace

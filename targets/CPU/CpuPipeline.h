@@ -20,8 +20,10 @@ namespace mlir::cuvil {
 /// Adds the kernel choice: a #cuvil.kernel on every kernel op without one,
 /// from the records of `device` in `tuningDb` (when given), then the
 /// built-in heuristics (cuvil-choose-cpu-kernels).
+/// `cacheBytes` (a device profile's L2; 0: the heuristics' default) sizes
+/// the tensors a banded pair keeps out of memory.
 void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb = "",
-                                  const std::string &device = "");
+                                  const std::string &device = "", uint64_t cacheBytes = 0);
 
 /// Adds the lowering from cuvil IR (after the graph pipeline and the kernel
 /// choice) to the LLVM dialect.

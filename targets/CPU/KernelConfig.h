@@ -24,6 +24,11 @@
 //   qlinear              u8s8    (cuvil.quant.linear)
 //   linalg               (no kernel: the generic lowering through linalg)
 //
+// Schedules (the attribute's `schedule`; empty: the runtime plans): the
+// GEMM's work split, on conv2d im2col / pixel_rows and linear
+// weight_rows / input_rows: fine | whole, and stream where A is packed
+// once (pixel_rows, input_rows). A tuning database chooses them.
+//
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_TARGETS_CPU_KERNELCONFIG_H
 #define CUVIL_TARGETS_CPU_KERNELCONFIG_H
