@@ -6,6 +6,7 @@
 #include "frontend/loader/ModelLoader.h"
 #include "passes/InitAll.h"
 #include "support/AtomicFile.h"
+#include "support/Staging.h"
 #include "targets/CPU/KernelConfig.h"
 #include "targets/CPU/KernelSites.h"
 #include "targets/Targets.h"
@@ -30,7 +31,11 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <atomic>
+#include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <limits>
 #include <map>
 #include <set>
@@ -48,6 +53,77 @@ double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 
 /// The site-name prefix that tags a kernel op in the tuning builds.
 constexpr const char *kSiteTag = "cuvil.tune.";
+
+//===-- Interruption -------------------------------------------------------===//
+
+// What an interrupted tune (SIGINT, SIGTERM, ...) leaves: nothing. The run
+// in progress is killed with its process group and the work directory
+// removed, from the staging cleanup (support/Staging.h: async-signal-safe
+// calls only).
+char gWorkDir[4096];
+std::atomic<pid_t> gChild{0};
+/// Set by the cleanup: the thread doing the work starts no run after it.
+std::atomic<bool> gInterrupted{false};
+
+void removeTree(const char *path, int depth) noexcept {
+  int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    ::unlink(path);
+    return;
+  }
+  alignas(8) char buf[4096];
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n <= 0)
+      break;
+    for (long off = 0; off < n;) {
+      struct Entry {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[1];
+      } *e = reinterpret_cast<Entry *>(buf + off);
+      off += e->reclen;
+      if (std::strcmp(e->name, ".") == 0 || std::strcmp(e->name, "..") == 0)
+        continue;
+      if (e->type == DT_DIR && depth > 0) {
+        char sub[4096];
+        size_t a = std::strlen(path), b = std::strlen(e->name);
+        if (a + b + 2 > sizeof sub)
+          continue;
+        std::memcpy(sub, path, a);
+        sub[a] = '/';
+        std::memcpy(sub + a + 1, e->name, b + 1);
+        removeTree(sub, depth - 1);
+      } else {
+        ::unlinkat(fd, e->name, 0);
+      }
+    }
+  }
+  ::close(fd);
+  ::rmdir(path);
+}
+
+void onInterrupt() noexcept {
+  gInterrupted.store(true);
+  // The run first, and gone before its files are (it may be writing them).
+  if (pid_t child = gChild.load()) {
+    ::kill(-child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+  }
+  // Libraries; outputs' subdirectories; a killed cuvil-run's staging
+  // directory in them. The thread doing the work may still be writing a
+  // library for a moment: again until the directory is gone (half a second
+  // at most).
+  for (int attempt = 0; gWorkDir[0] && attempt < 50; ++attempt) {
+    removeTree(gWorkDir, 3);
+    if (::access(gWorkDir, F_OK) != 0)
+      break;
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
 
 //===-- Child processes ----------------------------------------------------===//
 
@@ -87,6 +163,10 @@ ChildResult runChild(const std::vector<std::string> &argv, double timeout) {
     r.output = "cannot create a pipe";
     return r;
   }
+  if (gInterrupted.load()) {
+    r.output = "interrupted";
+    return r;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     close(pipeFds[0]);
@@ -107,6 +187,9 @@ ChildResult runChild(const std::vector<std::string> &argv, double timeout) {
     _exit(127);
   }
   setpgid(pid, pid);
+  gChild.store(pid);
+  if (gInterrupted.load()) // the cleanup ran meanwhile: this run too
+    ::kill(-pid, SIGKILL);
   close(pipeFds[1]);
   auto start = Clock::now();
   char buf[4096];
@@ -134,6 +217,7 @@ ChildResult runChild(const std::vector<std::string> &argv, double timeout) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  gChild.store(0);
   if (!r.timedOut) {
     if (WIFEXITED(status))
       r.exitCode = WEXITSTATUS(status);
@@ -1008,13 +1092,20 @@ Result<TuneSummary> Tuner::run() {
     return ioError("cannot create a work directory: " + ec.message());
   workDir = dir.str().str();
   llvm::sys::fs::create_directories(workDir + "/outputs");
+  bool keep = std::getenv("CUVIL_AUTOTUNE_KEEP_WORK_DIR") != nullptr;
+  if (!keep && workDir.size() < sizeof gWorkDir) {
+    std::memcpy(gWorkDir, workDir.c_str(), workDir.size() + 1);
+    ::cuvil::addInterruptCleanup(onInterrupt);
+  }
   struct Cleanup {
     std::string dir;
+    bool keep;
     ~Cleanup() {
-      if (!std::getenv("CUVIL_AUTOTUNE_KEEP_WORK_DIR"))
+      if (!keep)
         llvm::sys::fs::remove_directories(dir);
+      gWorkDir[0] = 0;
     }
-  } cleanup{workDir};
+  } cleanup{workDir, keep};
   if (Status s = findUnits(); !s)
     return s.error();
   spdlog::info("{} kernel op(s), {} tunable signature(s) in shard {}/{}, {} in the database already",

@@ -41,6 +41,10 @@ struct StagingDir {
 constexpr int kMaxDirs = 64;
 StagingDir gDirs[kMaxDirs];
 std::atomic<pid_t> gOwner{0};
+/// addInterruptCleanup's functions, and the process that registered them.
+using CleanupFn = void (*)() noexcept;
+std::atomic<CleanupFn> gCleanups[4];
+std::atomic<pid_t> gCleanupOwner{0};
 std::string gParents[kMaxDirs]; // the directory each one is in (guarded by gMutex)
 std::mutex gMutex;
 std::atomic<uint64_t> gCounter{0};
@@ -255,7 +259,23 @@ void releaseStaged(const std::string &staged) {
   }
 }
 
+void addInterruptCleanup(void (*fn)() noexcept) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  gCleanupOwner.store(::getpid());
+  for (std::atomic<CleanupFn> &slot : gCleanups) {
+    CleanupFn expected = nullptr;
+    if (slot.compare_exchange_strong(expected, fn))
+      break;
+  }
+  installHandlers();
+}
+
 void removeStagingDirectories() noexcept {
+  // Each cleanup once; not in a child that inherited them.
+  if (gCleanupOwner.load() == ::getpid())
+    for (std::atomic<CleanupFn> &slot : gCleanups)
+      if (CleanupFn fn = slot.exchange(nullptr))
+        fn();
   // Not in a child that inherited the registry (fork without exec).
   if (gOwner.load() != ::getpid())
     return;

@@ -50,6 +50,13 @@ void releaseStaged(const std::string &staged);
 /// Async-signal-safe: the signal, crash and out-of-memory handlers call it.
 void removeStagingDirectories() noexcept;
 
+/// Registers `fn` (async-signal-safe; at most 4) to run with the staging
+/// cleanup: at SIGINT/SIGTERM/SIGHUP/SIGQUIT (before the signal takes its
+/// course), in the crash and out-of-memory handlers, and at exit. For what
+/// a tool makes outside the staging area (a work directory, a child
+/// process).
+void addInterruptCleanup(void (*fn)() noexcept);
+
 /// Removes the staging directories that runs killed earlier left in `dir`
 /// (done by stagingPathFor for each directory it first stages into).
 void removeStaleStaging(const std::string &dir);

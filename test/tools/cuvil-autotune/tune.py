@@ -30,9 +30,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 
 try:
     import numpy as np
@@ -217,6 +219,26 @@ def main():
     wtext = show(args.bin, wdb)
     check(r.returncode == 0 and "computes wrong results" in wtext,
           f"candidates with wrong outputs are recorded and skipped ({r.stderr.strip()[-300:]})")
+
+    # SIGTERM at moments of a tune: exit 143, no database, no work directory
+    # or run left behind.
+    tmp = os.path.join(work, "tmp")
+    os.makedirs(tmp)
+    idb = os.path.join(work, "interrupted.db")
+    for delay in (0.3, 1.0, 2.0):
+        p = subprocess.Popen(common + ["--output", idb], env=dict(os.environ, TMPDIR=tmp),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=60)
+        left = os.listdir(tmp)
+        runs = subprocess.run(["pgrep", "-f", "cuvil-run " + tmp], capture_output=True, text=True).stdout.split()
+        # No database, or (the signal after it was published) a complete one.
+        whole = not os.path.exists(idb) or show(args.bin, idb).count("\nrecords {") == records
+        check(rc in (-signal.SIGTERM, 143, 0) and not left and not runs and whole,
+              f"SIGTERM after {delay} s: exit {rc}, left {left}, runs {runs}, database whole: {whole}")
+        if os.path.exists(idb):
+            os.remove(idb)
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
