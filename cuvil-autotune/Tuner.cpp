@@ -1,6 +1,8 @@
 //===- Tuner.cpp - cuvil-autotune tune: measured kernel configurations ----===//
 #include "cuvil-autotune/Tuner.h"
 
+#include "cuvil-autotune/CostModel.h"
+#include "cuvil-autotune/Measurement.h"
 #include "cuvil-autotune/TuneReport.h"
 #include "driver/CompileDriver.h"
 #include "frontend/loader/ModelLoader.h"
@@ -54,208 +56,8 @@ double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 /// The site-name prefix that tags a kernel op in the tuning builds.
 constexpr const char *kSiteTag = "cuvil.tune.";
 
-//===-- Interruption -------------------------------------------------------===//
 
-// What an interrupted tune (SIGINT, SIGTERM, ...) leaves: nothing. The run
-// in progress is killed with its process group and the work directory
-// removed, from the staging cleanup (support/Staging.h: async-signal-safe
-// calls only).
-char gWorkDir[4096];
-std::atomic<pid_t> gChild{0};
-/// Set by the cleanup: the thread doing the work starts no run after it.
-std::atomic<bool> gInterrupted{false};
 
-void removeTree(const char *path, int depth) noexcept {
-  int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    ::unlink(path);
-    return;
-  }
-  alignas(8) char buf[4096];
-  for (;;) {
-    long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-    if (n <= 0)
-      break;
-    for (long off = 0; off < n;) {
-      struct Entry {
-        uint64_t ino;
-        int64_t off;
-        unsigned short reclen;
-        unsigned char type;
-        char name[1];
-      } *e = reinterpret_cast<Entry *>(buf + off);
-      off += e->reclen;
-      if (std::strcmp(e->name, ".") == 0 || std::strcmp(e->name, "..") == 0)
-        continue;
-      if (e->type == DT_DIR && depth > 0) {
-        char sub[4096];
-        size_t a = std::strlen(path), b = std::strlen(e->name);
-        if (a + b + 2 > sizeof sub)
-          continue;
-        std::memcpy(sub, path, a);
-        sub[a] = '/';
-        std::memcpy(sub + a + 1, e->name, b + 1);
-        removeTree(sub, depth - 1);
-      } else {
-        ::unlinkat(fd, e->name, 0);
-      }
-    }
-  }
-  ::close(fd);
-  ::rmdir(path);
-}
-
-void onInterrupt() noexcept {
-  gInterrupted.store(true);
-  // The run first, and gone before its files are (it may be writing them).
-  if (pid_t child = gChild.load()) {
-    ::kill(-child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
-  }
-  // Libraries; outputs' subdirectories; a killed cuvil-run's staging
-  // directory in them. The thread doing the work may still be writing a
-  // library for a moment: again until the directory is gone (half a second
-  // at most).
-  for (int attempt = 0; gWorkDir[0] && attempt < 50; ++attempt) {
-    removeTree(gWorkDir, 3);
-    if (::access(gWorkDir, F_OK) != 0)
-      break;
-    struct timespec pause = {0, 10 * 1000 * 1000};
-    ::nanosleep(&pause, nullptr);
-  }
-}
-
-//===-- Child processes ----------------------------------------------------===//
-
-struct ChildResult {
-  int exitCode = -1; ///< when it exited
-  int signal = 0;    ///< when a signal ended it
-  bool timedOut = false;
-  std::string output; ///< stdout and stderr
-  std::string failure() const {
-    if (timedOut)
-      return "timed out";
-    if (signal)
-      return "crashed: signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
-    // A shell (a --runner's) reports its command's death by signal N as
-    // status 128 + N.
-    if (exitCode > 128 && exitCode < 128 + 65)
-      return "crashed: signal " + std::to_string(exitCode - 128) + " (" + strsignal(exitCode - 128) + ")";
-    if (exitCode != 0)
-      return "exited with status " + std::to_string(exitCode);
-    return "";
-  }
-};
-
-std::string shellQuote(const std::string &s) {
-  std::string q = "'";
-  for (char c : s)
-    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-/// Runs `argv` (through /bin/sh when `viaShell`: a runner command line) in a
-/// process group of its own, collecting its output; killed after `timeout`.
-ChildResult runChild(const std::vector<std::string> &argv, double timeout) {
-  ChildResult r;
-  int pipeFds[2];
-  if (pipe2(pipeFds, O_CLOEXEC) != 0) {
-    r.output = "cannot create a pipe";
-    return r;
-  }
-  if (gInterrupted.load()) {
-    r.output = "interrupted";
-    return r;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pipeFds[0]);
-    close(pipeFds[1]);
-    r.output = "cannot fork";
-    return r;
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(pipeFds[1], 1);
-    dup2(pipeFds[1], 2);
-    std::vector<char *> args;
-    for (const std::string &a : argv)
-      args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run '%s': %s\n", args[0], strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  gChild.store(pid);
-  if (gInterrupted.load()) // the cleanup ran meanwhile: this run too
-    ::kill(-pid, SIGKILL);
-  close(pipeFds[1]);
-  auto start = Clock::now();
-  char buf[4096];
-  for (;;) {
-    double left = timeout - secondsSince(start);
-    if (left <= 0) {
-      r.timedOut = true;
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{pipeFds[0], POLLIN, 0};
-    int n = poll(&p, 1, int(std::min(left, 1.0) * 1000) + 1);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n > 0) {
-      ssize_t got = read(pipeFds[0], buf, sizeof buf);
-      if (got <= 0)
-        break;
-      if (r.output.size() < (8u << 20))
-        r.output.append(buf, size_t(got));
-    }
-  }
-  close(pipeFds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  gChild.store(0);
-  if (!r.timedOut) {
-    if (WIFEXITED(status))
-      r.exitCode = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
-      r.signal = WTERMSIG(status);
-  }
-  return r;
-}
-
-//===-- Statistics ---------------------------------------------------------===//
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty())
-    return NAN;
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  size_t lo = size_t(std::floor(pos)), hi = size_t(std::ceil(pos));
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
-/// Samples without the outliers (beyond 1.5 interquartile ranges), from 5 on.
-std::vector<double> withoutOutliers(const std::vector<double> &v) {
-  if (v.size() < 5)
-    return v;
-  double q1 = quantile(v, 0.25), q3 = quantile(v, 0.75), iqr = q3 - q1;
-  std::vector<double> kept;
-  for (double x : v)
-    if (x >= q1 - 1.5 * iqr && x <= q3 + 1.5 * iqr)
-      kept.push_back(x);
-  return kept;
-}
-
-double median(const std::vector<double> &v) { return quantile(withoutOutliers(v), 0.5); }
-double spread(const std::vector<double> &v) {
-  std::vector<double> k = withoutOutliers(v);
-  double m = quantile(k, 0.5);
-  return k.size() < 2 || !(m > 0) ? 0 : (quantile(k, 0.75) - quantile(k, 0.25)) / m;
-}
 
 //===-- The model's kernels ------------------------------------------------===//
 
@@ -305,91 +107,7 @@ std::string shapesOf(mlir::Operation *op) {
   return s;
 }
 
-//===-- Cost model ---------------------------------------------------------===//
 
-int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-
-/// Seconds `choice` would take for `op` on `profile` with `threads` cores:
-/// the products' multiply-adds over the lanes the kernel fills, plus the
-/// transforms Winograd and packing add (ranks candidates for a device at
-/// hand in no other way; the numbers are not predictions).
-double estimateSeconds(mlir::Operation *op, const mc::cpu::KernelChoice &c, const DeviceProfile &p,
-                       int threads) {
-  auto dims = [](mlir::Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape(); };
-  double fp32 = std::max(p.fp32_gflops_core(), 1.0) * 1e9 * threads;
-  double int8 = (p.int8_gops_core() > 0 ? p.int8_gops_core() : 4 * p.fp32_gflops_core()) * 1e9 * threads;
-  double bw = std::max(p.bandwidth_gbs(), 1.0) * 1e9;
-  if (op->getNumResults() == 0 || op->getNumOperands() < 2)
-    return 0;
-  if (llvm::isa<mc::Conv2DOp, mc::QuantConv2DOp>(op)) {
-    auto in = dims(op->getOperand(0)), w = dims(op->getOperand(1)), out = dims(op->getResult(0));
-    int64_t groups = std::max<int64_t>(in[1] / std::max<int64_t>(w[1], 1), 1);
-    int64_t pixels = out[0] * out[2] * out[3], cout = w[0] / groups, k = w[1] * w[2] * w[3];
-    double useful = double(pixels) * double(w[0]) * double(k);
-    double lanesCols = double(roundUp(out[2] * out[3], 32)) * roundUp(cout, 8) * out[0] * groups;
-    double lanesRows = double(roundUp(out[2] * out[3], 8)) * roundUp(cout, 32) * out[0] * groups;
-    double ideal = double(out[2] * out[3]) * cout * out[0] * groups;
-    double peak = llvm::isa<mc::QuantConv2DOp>(op) ? int8 : fp32;
-    double patchBytes = double(pixels) * k * (llvm::isa<mc::QuantConv2DOp>(op) ? 1 : 4);
-    if (c.variant == mc::cpu::variant::Im2col || c.variant == mc::cpu::variant::U8S8)
-      return 2 * useful / peak * (lanesCols / ideal) + patchBytes / bw;
-    if (c.variant == mc::cpu::variant::PixelRows || c.variant == mc::cpu::variant::U8S8PixelRows)
-      return 2 * useful / peak * (lanesRows / ideal) + 2 * patchBytes / bw;
-    if (c.variant == mc::cpu::variant::WinogradF4 || c.variant == mc::cpu::variant::WinogradF2) {
-      bool f4 = c.variant == mc::cpu::variant::WinogradF4;
-      double side = f4 ? 4 : 2, pos = f4 ? 36 : 16;
-      double tiles = double(out[0]) * std::ceil(out[2] / side) * std::ceil(out[3] / side);
-      double products = 2 * tiles * pos * double(w[0]) * double(w[1]);
-      double transforms = tiles * pos * double(w[0] + w[1]) * (f4 ? 12 : 6);
-      double weights = pos * double(w[0]) * double(w[1]) * 4;
-      return (products / 0.85 + transforms / 0.5) / fp32 + weights / bw;
-    }
-    if (c.variant == mc::cpu::variant::Direct)
-      return 2 * useful / (fp32 * 0.4);
-    return 2 * useful / fp32;
-  }
-  if (llvm::isa<mc::LinearOp, mc::QuantLinearOp>(op)) {
-    auto x = dims(op->getOperand(0)), w = dims(op->getOperand(1));
-    int64_t n = w[0], k = w[1], m = 1;
-    for (int64_t d : x)
-      m *= d;
-    m /= std::max<int64_t>(k, 1);
-    double useful = 2.0 * m * n * k;
-    double peak = llvm::isa<mc::QuantLinearOp>(op) ? int8 : fp32;
-    double lanes = c.variant == mc::cpu::variant::InputRows ? double(roundUp(m, 8)) * roundUp(n, 32)
-                                                             : double(roundUp(m, 32)) * roundUp(n, 8);
-    return useful / peak * lanes / double(m * n) + double(n) * k * 4 / bw;
-  }
-  return 0;
-}
-
-//===-- Profiles of measured runs ------------------------------------------===//
-
-/// Parses cuvil-run --profile's table: site name -> ms per run and calls.
-Result<std::map<std::string, std::pair<double, double>>> parseProfile(const std::string &out) {
-  std::map<std::string, std::pair<double, double>> sites;
-  size_t at = out.find("profile over ");
-  if (at == std::string::npos)
-    return inputError("the run printed no profile");
-  llvm::SmallVector<llvm::StringRef> lines;
-  llvm::StringRef(out).substr(at).split(lines, '\n');
-  for (size_t i = 2; i < lines.size(); ++i) {
-    llvm::StringRef l = lines[i].trim();
-    if (l.empty())
-      break;
-    llvm::StringRef ms, calls, share, name;
-    std::tie(ms, l) = l.split(' ');
-    l = l.ltrim();
-    std::tie(calls, l) = l.split(' ');
-    l = l.ltrim();
-    std::tie(share, name) = l.split(' ');
-    double msValue = 0, callsValue = 0;
-    if (ms.getAsDouble(msValue) || calls.getAsDouble(callsValue) || !share.ends_with("%") || name.trim().empty())
-      return inputError("the run's profile line '" + lines[i].trim().str() + "' is not 'ms calls share% name'");
-    sites[name.trim().str()] = {msValue, callsValue};
-  }
-  return sites;
-}
 
 //===-- The tuner ----------------------------------------------------------===//
 
@@ -1093,17 +811,15 @@ Result<TuneSummary> Tuner::run() {
   workDir = dir.str().str();
   llvm::sys::fs::create_directories(workDir + "/outputs");
   bool keep = std::getenv("CUVIL_AUTOTUNE_KEEP_WORK_DIR") != nullptr;
-  if (!keep && workDir.size() < sizeof gWorkDir) {
-    std::memcpy(gWorkDir, workDir.c_str(), workDir.size() + 1);
-    ::cuvil::addInterruptCleanup(onInterrupt);
-  }
+  if (!keep)
+    guardWorkDirectory(workDir);
   struct Cleanup {
     std::string dir;
     bool keep;
     ~Cleanup() {
       if (!keep)
         llvm::sys::fs::remove_directories(dir);
-      gWorkDir[0] = 0;
+      releaseWorkDirectory();
     }
   } cleanup{workDir, keep};
   if (Status s = findUnits(); !s)
