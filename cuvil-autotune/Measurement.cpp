@@ -224,6 +224,8 @@ void guardWorkDirectory(const std::string &dir) {
 
 void releaseWorkDirectory() { gWorkDir[0] = 0; }
 
+bool interrupted() { return gInterrupted.load(); }
+
 double median(const std::vector<double> &v) { return quantile(withoutOutliers(v), 0.5); }
 double spread(const std::vector<double> &v) {
   std::vector<double> k = withoutOutliers(v);

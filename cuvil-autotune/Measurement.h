@@ -43,6 +43,8 @@ std::string shellQuote(const std::string &s);
 /// removes `dir` with what it holds.
 void guardWorkDirectory(const std::string &dir);
 void releaseWorkDirectory();
+/// Whether the cleanup ran: the tune must stop and publish nothing.
+bool interrupted();
 
 /// The median and the spread (interquartile range / median) of samples,
 /// those beyond 1.5 interquartile ranges left out (from 5 samples on); NaN

@@ -746,6 +746,8 @@ Status Tuner::measure() {
       }
       measureRound(r, runs);
       ++runsDone;
+      if (interrupted())
+        return ioError("interrupted");
     }
     bool settled = rep + 1 >= opt.minRepetitions;
     for (auto [u, unit] : llvm::enumerate(units))
@@ -950,6 +952,9 @@ Status Tuner::writeOutputs() {
   }
   report.seconds = secondsSince(start);
   report.measurements = summary.measurements;
+  // Interrupted, a tune publishes nothing (its measurements are cut short).
+  if (interrupted())
+    return ioError("interrupted");
   if (Status s = writeTuningDatabase(opt.output, db); !s)
     return s;
   if (!opt.report.empty())
