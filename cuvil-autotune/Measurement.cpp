@@ -13,10 +13,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,46 +34,6 @@ std::atomic<pid_t> gChild{0};
 /// Set by the cleanup: the thread doing the work starts no run after it.
 std::atomic<bool> gInterrupted{false};
 
-void removeTree(const char *path, int depth) noexcept {
-  int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    ::unlink(path);
-    return;
-  }
-  alignas(8) char buf[4096];
-  for (;;) {
-    long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-    if (n <= 0)
-      break;
-    for (long off = 0; off < n;) {
-      struct Entry {
-        uint64_t ino;
-        int64_t off;
-        unsigned short reclen;
-        unsigned char type;
-        char name[1];
-      } *e = reinterpret_cast<Entry *>(buf + off);
-      off += e->reclen;
-      if (std::strcmp(e->name, ".") == 0 || std::strcmp(e->name, "..") == 0)
-        continue;
-      if (e->type == DT_DIR && depth > 0) {
-        char sub[4096];
-        size_t a = std::strlen(path), b = std::strlen(e->name);
-        if (a + b + 2 > sizeof sub)
-          continue;
-        std::memcpy(sub, path, a);
-        sub[a] = '/';
-        std::memcpy(sub + a + 1, e->name, b + 1);
-        removeTree(sub, depth - 1);
-      } else {
-        ::unlinkat(fd, e->name, 0);
-      }
-    }
-  }
-  ::close(fd);
-  ::rmdir(path);
-}
-
 void onInterrupt() noexcept {
   gInterrupted.store(true);
   // The run first, and gone before its files are (it may be writing them).
@@ -88,7 +46,7 @@ void onInterrupt() noexcept {
   // library for a moment: again until the directory is gone (half a second
   // at most).
   for (int attempt = 0; gWorkDir[0] && attempt < 50; ++attempt) {
-    removeTree(gWorkDir, 3);
+    ::cuvil::removeTree(gWorkDir, 3);
     if (::access(gWorkDir, F_OK) != 0)
       break;
     struct timespec pause = {0, 10 * 1000 * 1000};

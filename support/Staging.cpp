@@ -52,9 +52,9 @@ std::atomic<uint64_t> gCounter{0};
 const int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 struct sigaction gPrevious[sizeof kSignals / sizeof kSignals[0]];
 
-/// Unlinks every entry of the directory open as `fd` (one level: staging
-/// directories hold files only), then the directory. Async-signal-safe.
-void removeDirectory(int fd, const char *path) noexcept {
+/// Unlinks every entry of the directory open as `fd`, directories `depth`
+/// levels down too, then the directory at `path`. Async-signal-safe.
+void removeOpenTree(int fd, const char *path, int depth) noexcept {
   struct Dirent64 {
     uint64_t ino;
     int64_t off;
@@ -71,12 +71,27 @@ void removeDirectory(int fd, const char *path) noexcept {
     for (long off = 0; off < n;) {
       auto *e = reinterpret_cast<Dirent64 *>(buf + off);
       off += e->reclen;
-      if (std::strcmp(e->name, ".") != 0 && std::strcmp(e->name, "..") != 0)
+      if (std::strcmp(e->name, ".") == 0 || std::strcmp(e->name, "..") == 0)
+        continue;
+      if (e->type == DT_DIR && depth > 0) {
+        char sub[4096];
+        size_t a = std::strlen(path), b = std::strlen(e->name);
+        if (a + b + 2 > sizeof sub)
+          continue;
+        std::memcpy(sub, path, a);
+        sub[a] = '/';
+        std::memcpy(sub + a + 1, e->name, b + 1);
+        removeTree(sub, depth - 1);
+      } else {
         ::unlinkat(fd, e->name, 0);
+      }
     }
   }
   ::rmdir(path);
 }
+
+/// One level: staging directories hold files only.
+void removeDirectory(int fd, const char *path) noexcept { removeOpenTree(fd, path, 0); }
 
 void onSignal(int sig) {
   removeStagingDirectories();
@@ -257,6 +272,16 @@ void releaseStaged(const std::string &staged) {
     ::close(d.lockFd);
     return;
   }
+}
+
+void removeTree(const char *path, int depth) noexcept {
+  int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    ::unlink(path);
+    return;
+  }
+  removeOpenTree(fd, path, depth);
+  ::close(fd);
 }
 
 void addInterruptCleanup(void (*fn)() noexcept) {

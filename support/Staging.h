@@ -50,6 +50,10 @@ void releaseStaged(const std::string &staged);
 /// Async-signal-safe: the signal, crash and out-of-memory handlers call it.
 void removeStagingDirectories() noexcept;
 
+/// Removes `path` (a file, or a directory with what it holds, directories
+/// `depth` levels down included; links are not followed). Async-signal-safe.
+void removeTree(const char *path, int depth) noexcept;
+
 /// Registers `fn` (async-signal-safe; at most 4) to run with the staging
 /// cleanup: at SIGINT/SIGTERM/SIGHUP/SIGQUIT (before the signal takes its
 /// course), in the crash and out-of-memory handlers, and at exit. For what
