@@ -2,7 +2,7 @@
 //
 // cuvil-export --model MODEL --target x86_64|aarch64 --output libinference.so
 //              [--cpu NAME | --device-profile NAME|FILE] [--input-shape SPEC]...
-//              [--strategy graph_fusion|autotune] [--tuning-db FILE]
+//              [--strategy graph_fusion|autotune|hybrid] [--tuning-db FILE]
 //              [--disable-optimization NAME[,NAME...]] [--emit mlir|llvm|asm|obj|so]
 //              [--emit-header FILE] [--depfile FILE] [--kernel-report FILE.json]
 //              [--cache-dir DIR] [--remote-cache redis://HOST:PORT] [--cache-max-size SIZE]
@@ -101,8 +101,11 @@ int main(int argc, char **argv) {
                  "`cuvil-autotune profile` (its CPU and features; instead of --cpu)");
   app.add_option("--strategy", opt.compile.strategy,
                  "Compilation strategy: graph_fusion (default: graph fusion, built-in kernel "
-                 "heuristics) or autotune (kernel configurations from --tuning-db, the heuristics "
-                 "for the kernels it lacks)");
+                 "heuristics), autotune (kernel configurations from --tuning-db, the heuristics "
+                 "for the kernels it lacks) or hybrid (dimensions given as '?', SYMBOL or "
+                 "SYMBOL:MIN..MAX in --input-shape are run-time sizes, checked against their "
+                 "bounds at every call; the static parts compile as with graph_fusion, the arena "
+                 "is planned at the maxima)");
   app.add_option("--tuning-db", opt.compile.tuningDb,
                  "With --strategy autotune: the tuning database (cuvil-autotune tune) whose records "
                  "for this target, CPU and compiler configure the kernels; --kernel-report says "

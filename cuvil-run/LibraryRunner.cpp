@@ -5,6 +5,7 @@
 #include "support/ElfCheck.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -70,7 +71,12 @@ struct LibraryRunner::Impl {
   int32_t (*profileCount)(const cuvil_model *) = nullptr;
   cuvil_status (*profileEntry)(const cuvil_model *, int32_t, const char **, int64_t *, double *) = nullptr;
   void (*profileReset)(cuvil_model *) = nullptr;
+  cuvil_status (*outputBounds)(const cuvil_model *, int32_t, int64_t *, int64_t *) = nullptr;
   std::vector<cuvil_tensor_info> inputs, outputs;
+  /// Dynamic outputs: the buffer at the largest shape each run fills the
+  /// start of (empty for static outputs, which are written in place).
+  std::vector<std::vector<int64_t>> capacityShapes;
+  std::vector<Tensor> capacityBuffers;
 
   ~Impl() {
     if (model && destroy)
@@ -145,6 +151,7 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
   sym(impl->profileCount, "cuvil_model_profile_count");
   sym(impl->profileEntry, "cuvil_model_profile_entry");
   sym(impl->profileReset, "cuvil_model_profile_reset");
+  sym(impl->outputBounds, "cuvil_model_output_bounds");
   cuvil_options options;
   impl->optionsInit(&options);
   options.num_threads = threads;
@@ -161,7 +168,18 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
     if (impl->outputInfo(impl->model, i, &info) != CUVIL_OK)
       return inputError("'" + path + "': " + impl->error());
     impl->outputs.push_back(info);
+    std::vector<int64_t> capacity;
+    if (std::find(info.shape, info.shape + info.rank, -1) != info.shape + info.rank) {
+      capacity.assign(info.rank, -1);
+      if (impl->outputBounds)
+        (void)impl->outputBounds(impl->model, i, nullptr, capacity.data());
+      if (std::find(capacity.begin(), capacity.end(), -1) != capacity.end())
+        return inputError("'" + path + "': output '" + info.name +
+                          "' has a dynamic shape without bounds, which cuvil-run cannot allocate");
+    }
+    impl->capacityShapes.push_back(std::move(capacity));
   }
+  impl->capacityBuffers.resize(impl->outputs.size());
   return LibraryRunner(std::move(impl));
 }
 
@@ -210,24 +228,23 @@ Status LibraryRunner::run(const std::vector<Tensor> &inputs, std::vector<Tensor>
   std::vector<std::vector<int64_t>> outShapes(impl_->outputs.size());
   for (size_t i = 0; i < impl_->outputs.size(); ++i) {
     const cuvil_tensor_info &info = impl_->outputs[i];
-    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
-    for (int64_t d : shape)
-      if (d < 0)
-        return inputError("output '" + std::string(info.name) +
-                          "' has a dynamic shape, which cuvil-run cannot allocate yet");
+    const std::vector<int64_t> &capacity = impl_->capacityShapes[i];
+    bool dynamic = !capacity.empty();
+    std::vector<int64_t> shape = dynamic ? capacity : std::vector<int64_t>(info.shape, info.shape + info.rank);
     std::optional<DType> dtype = fromC(info.dtype);
     if (!dtype)
       return inputError("output '" + std::string(info.name) + "' has an unknown dtype");
-    if (outputs[i].dtype() != *dtype || outputs[i].shape() != shape ||
-        outputs[i].byteSize() == 0) {
+    Tensor &buffer = dynamic ? impl_->capacityBuffers[i] : outputs[i];
+    if (buffer.dtype() != *dtype || buffer.shape() != shape || buffer.byteSize() == 0) {
       Result<Tensor> t = Tensor::create(*dtype, shape);
       if (!t)
         return t.error();
-      outputs[i] = std::move(*t);
+      buffer = std::move(*t);
     }
-    outShapes[i].assign(shape.size(), 0);
-    out[i].data = outputs[i].data();
-    out[i].byte_size = outputs[i].byteSize();
+    // A dynamic dimension's entry is the buffer's capacity along it.
+    outShapes[i] = dynamic ? capacity : std::vector<int64_t>(shape.size(), 0);
+    out[i].data = buffer.data();
+    out[i].byte_size = buffer.byteSize();
     out[i].dtype = info.dtype;
     out[i].rank = info.rank;
     out[i].shape = outShapes[i].data();
@@ -235,6 +252,22 @@ Status LibraryRunner::run(const std::vector<Tensor> &inputs, std::vector<Tensor>
   if (impl_->run(impl_->model, in.data(), static_cast<int32_t>(in.size()), out.data(),
                  static_cast<int32_t>(out.size())) != CUVIL_OK)
     return inputError("'" + impl_->path + "': " + impl_->error());
+  // Dynamic outputs: the run's shape, densely at the buffer's start.
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) {
+    if (impl_->capacityShapes[i].empty())
+      continue;
+    const Tensor &buffer = impl_->capacityBuffers[i];
+    if (outputs[i].dtype() != buffer.dtype() || outputs[i].shape() != outShapes[i]) {
+      Result<Tensor> t = Tensor::create(buffer.dtype(), outShapes[i]);
+      if (!t)
+        return t.error();
+      outputs[i] = std::move(*t);
+    }
+    if (outputs[i].byteSize() > buffer.byteSize())
+      return inputError("'" + impl_->path + "': output '" + impl_->outputs[i].name +
+                        "' reports a shape larger than its buffer");
+    std::memcpy(outputs[i].data(), buffer.data(), outputs[i].byteSize());
+  }
   return Status::ok();
 }
 

@@ -475,6 +475,18 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   std::string entryName = entry->getSymName().str();
   std::string modelName = modelNameOf(options);
   PhaseClock clock(options.debug.progress);
+  // Run-time sizes are the hybrid strategy's: the others compile one shape.
+  if (options.strategy != "hybrid")
+    for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes()))
+      if (auto t = llvm::dyn_cast<RankedTensorType>(type); t && !t.hasStaticShape()) {
+        std::string shape;
+        llvm::raw_string_ostream os(shape);
+        os << t;
+        return ::cuvil::usageError(
+            "input " + std::to_string(i) + " has a dynamic shape (" + shape + "): --strategy " +
+            options.strategy + " compiles one shape; give every dimension with --input-shape, or "
+            "compile the run-time sizes with --strategy hybrid (bounds as in 0=batch:1..64x16xf32)");
+      }
 
   // The graph pipeline, unless the IR is past it (an --emit mlir output).
   auto stage = module->getAttrOfType<StringAttr>(kCompileStageAttrName);
@@ -530,6 +542,22 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     if (auto messages = f->getAttrOfType<ArrayAttr>("cuvil.failure_messages"))
       for (auto m : messages.getAsValueRange<StringAttr>())
         interface->failureMessages.push_back(m.str());
+    // Dynamic outputs' largest sizes (cuvil-run-time-shape-arguments), in
+    // order: the capacity a caller's buffer needs.
+    if (auto maxima = f->getAttrOfType<ArrayAttr>("cuvil.output_max_shapes")) {
+      size_t next = 0;
+      for (TensorSignature &o : interface->outputs) {
+        if (!o.isDynamic() || next >= maxima.size())
+          continue;
+        auto shape = llvm::dyn_cast<DenseI64ArrayAttr>(maxima[next++]);
+        if (!shape || size_t(shape.size()) < o.shape.size() || llvm::is_contained(shape.asArrayRef(), -1))
+          continue; // no bound: the caller gives its capacity
+        o.maxShape.assign(shape.asArrayRef().begin(), shape.asArrayRef().begin() + o.shape.size());
+        o.minShape.clear();
+        for (int64_t d : o.shape)
+          o.minShape.push_back(d < 0 ? 0 : d);
+      }
+    }
   }
   dropCuvilAttributes(module);
   // Objects and libraries take the weights as an object of their own: the
@@ -707,7 +735,7 @@ TargetOptions targetOptionsOf(const CompileOptions &options) {
         if (c.level() == 2)
           t.cacheBytes = c.size_bytes();
     }
-  if (options.strategy == "autotune")
+  if (options.strategy != "graph_fusion")
     t.tuningDb = options.tuningDb;
   return t;
 }
@@ -716,18 +744,16 @@ Status checkCompileOptions(const CompileOptions &options) {
   if (!lookupTarget(options.target))
     return ::cuvil::usageError("--target: unknown target '" + options.target + "' (registered: " +
                                targetNameList() + "; see --list-targets)");
-  if (options.strategy == "hybrid")
-    return ::cuvil::usageError("--strategy " + options.strategy +
-                               " is not available yet (graph_fusion and autotune are)");
-  if (options.strategy != "graph_fusion" && options.strategy != "autotune")
+  if (options.strategy != "graph_fusion" && options.strategy != "autotune" &&
+      options.strategy != "hybrid")
     return ::cuvil::usageError("--strategy: unknown strategy '" + options.strategy +
                                "' (the strategies: graph_fusion, autotune, hybrid)");
   if (options.strategy == "autotune" && options.tuningDb.empty())
     return ::cuvil::usageError("--strategy autotune takes its kernel configurations from a tuning "
                                "database: give one with --tuning-db FILE (made by cuvil-autotune tune)");
-  if (options.strategy != "autotune" && !options.tuningDb.empty())
-    return ::cuvil::usageError("--tuning-db is read by --strategy autotune (this build's strategy is " +
-                               options.strategy + ")");
+  if (options.strategy == "graph_fusion" && !options.tuningDb.empty())
+    return ::cuvil::usageError("--tuning-db is read by --strategy autotune and hybrid (this build's "
+                               "strategy is " + options.strategy + ")");
   if (!options.tuningDb.empty())
     if (::cuvil::Result<::cuvil::tuning::TuningDatabase> db = ::cuvil::tuning::readTuningDatabase(options.tuningDb); !db)
       return db.error();

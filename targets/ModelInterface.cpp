@@ -73,6 +73,17 @@ FailureOr<ModelInterface> readModelInterface(func::FuncOp func, llvm::StringRef 
     }
     for (int64_t d : shape)
       s.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    // Bounds of an input's dynamic dimensions (the complex pair's dropped).
+    auto bounds = attrs ? attrs.getAs<DenseI64ArrayAttr>(kDimBoundsAttrName) : DenseI64ArrayAttr();
+    auto symbols = attrs ? attrs.getAs<ArrayAttr>(kDimSymbolsAttrName) : ArrayAttr();
+    if (s.isDynamic() && bounds && symbols && bounds.size() >= int64_t(2 * shape.size()) &&
+        symbols.size() >= shape.size())
+      for (size_t d = 0; d < shape.size(); ++d) {
+        s.minShape.push_back(s.shape[d] >= 0 ? s.shape[d] : bounds[2 * d]);
+        s.maxShape.push_back(s.shape[d] >= 0 ? s.shape[d] : bounds[2 * d + 1]);
+        auto symbol = llvm::dyn_cast<StringAttr>(symbols[d]);
+        s.symbols.push_back(s.shape[d] >= 0 || !symbol ? "" : symbol.str());
+      }
     into.push_back(std::move(s));
     return success();
   };
@@ -92,11 +103,26 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
                                  std::string &error) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Function *model = module.getFunction(function);
-  size_t expected = interface.inputs.size() + interface.outputs.size() + 1;
+  // The dynamic dimensions, in the order of the model's size array.
+  struct Slot {
+    bool output;
+    size_t tensor, dim;
+  };
+  std::vector<Slot> slots;
+  for (bool output : {false, true}) {
+    const std::vector<TensorSignature> &list = output ? interface.outputs : interface.inputs;
+    for (size_t t = 0; t < list.size(); ++t)
+      for (size_t d = 0; d < list[t].shape.size(); ++d)
+        if (list[t].shape[d] < 0)
+          slots.push_back({output, t, d});
+  }
+  size_t expected = interface.inputs.size() + interface.outputs.size() + 1 + (slots.empty() ? 0 : 1);
   if (!model || model->arg_size() != expected) {
     error = "the lowered model function '" + function.str() + "' " +
             (model ? "takes " + std::to_string(model->arg_size()) + " arguments, expected " +
-                         std::to_string(expected) + " (inputs, outputs, arena)"
+                         std::to_string(expected) +
+                         (slots.empty() ? " (inputs, outputs, arena)"
+                                        : " (inputs, outputs, arena, run-time sizes)")
                    : "is missing");
     return failure();
   }
@@ -122,11 +148,15 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
     return privateGlobal(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, ptrs.size()), ptrs),
                          "strs");
   };
-  // struct cuvil_rt_tensor_desc { const char *name; int32_t dtype; int32_t rank; const int64_t *shape; }
-  llvm::StructType *tensorDesc = llvm::StructType::get(ctx, {ptr, i32, i32, ptr});
+  // struct cuvil_rt_tensor_desc { const char *name; int32_t dtype; int32_t rank;
+  //   const int64_t *shape, *min_shape, *max_shape; const char *const *symbols; }
+  llvm::StructType *tensorDesc = llvm::StructType::get(ctx, {ptr, i32, i32, ptr, ptr, ptr, ptr});
   if (!matchesCLayout(tensorDesc, sizeof(cuvil_rt_tensor_desc),
                       {offsetof(cuvil_rt_tensor_desc, name), offsetof(cuvil_rt_tensor_desc, dtype),
-                       offsetof(cuvil_rt_tensor_desc, rank), offsetof(cuvil_rt_tensor_desc, shape)})) {
+                       offsetof(cuvil_rt_tensor_desc, rank), offsetof(cuvil_rt_tensor_desc, shape),
+                       offsetof(cuvil_rt_tensor_desc, min_shape),
+                       offsetof(cuvil_rt_tensor_desc, max_shape),
+                       offsetof(cuvil_rt_tensor_desc, symbols)})) {
     error = "the tensor descriptor's LLVM type does not match cuvil_rt_tensor_desc (model_abi.h)";
     return failure();
   }
@@ -134,18 +164,25 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
     if (items.empty())
       return llvm::ConstantPointerNull::get(ptr);
     std::vector<llvm::Constant *> descs;
+    auto sizes = [&](const std::vector<int64_t> &v) -> llvm::Constant * {
+      if (v.empty())
+        return llvm::ConstantPointerNull::get(ptr);
+      return privateGlobal(
+          llvm::ConstantDataArray::get(
+              ctx, llvm::ArrayRef<uint64_t>(reinterpret_cast<const uint64_t *>(v.data()), v.size())),
+          "shape");
+    };
     for (const TensorSignature &t : items) {
-      llvm::Constant *shape =
-          t.shape.empty()
-              ? static_cast<llvm::Constant *>(llvm::ConstantPointerNull::get(ptr))
-              : privateGlobal(llvm::ConstantDataArray::get(
-                                  ctx, llvm::ArrayRef<uint64_t>(
-                                           reinterpret_cast<const uint64_t *>(t.shape.data()),
-                                           t.shape.size())),
-                              "shape");
+      bool bounded = t.minShape.size() == t.shape.size() && t.maxShape.size() == t.shape.size() &&
+                     !t.shape.empty();
       descs.push_back(llvm::ConstantStruct::get(
-          tensorDesc, {string(t.name), llvm::ConstantInt::get(i32, t.dtype),
-                       llvm::ConstantInt::get(i32, t.shape.size()), shape}));
+          tensorDesc,
+          {string(t.name), llvm::ConstantInt::get(i32, t.dtype),
+           llvm::ConstantInt::get(i32, t.shape.size()), sizes(t.shape),
+           bounded ? sizes(t.minShape) : llvm::ConstantPointerNull::get(ptr),
+           bounded ? sizes(t.maxShape) : llvm::ConstantPointerNull::get(ptr),
+           t.symbols.size() == t.shape.size() && !t.shape.empty() ? stringArray(t.symbols)
+                                                                  : llvm::ConstantPointerNull::get(ptr)}));
     }
     return privateGlobal(llvm::ConstantArray::get(llvm::ArrayType::get(tensorDesc, descs.size()), descs),
                          "tensors");
@@ -169,7 +206,28 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
     unpack(entry->getArg(0), interface.inputs.size());
     unpack(entry->getArg(2), interface.outputs.size());
     args.push_back(entry->getArg(4));
+    // Run-time sizes: the inputs' (checked by the runtime against their
+    // bounds and symbols) and the outputs' capacities, in one array.
+    llvm::Value *sizes = nullptr;
+    auto slotAddress = [&](const Slot &s) {
+      llvm::Value *shapes = entry->getArg(s.output ? 3 : 1);
+      llvm::Value *shape = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, shapes, s.tensor));
+      return b.CreateConstInBoundsGEP1_64(i64, shape, s.dim);
+    };
+    if (!slots.empty()) {
+      sizes = b.CreateAlloca(i64, llvm::ConstantInt::get(i64, slots.size()), "sizes");
+      for (size_t k = 0; k < slots.size(); ++k)
+        b.CreateStore(b.CreateLoad(i64, slotAddress(slots[k])),
+                      b.CreateConstInBoundsGEP1_64(i64, sizes, k));
+      args.push_back(sizes);
+    }
     llvm::CallInst *call = b.CreateCall(model, args);
+    // The outputs' sizes back into the runtime's shape entries (its own
+    // array: writable whatever the parameter's const).
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].output)
+        b.CreateStore(b.CreateLoad(i64, b.CreateConstInBoundsGEP1_64(i64, sizes, k)),
+                      slotAddress(slots[k]));
     bool hasStatus = model->getReturnType()->isIntegerTy(32);
     if (hasStatus != !interface.failureMessages.empty()) {
       error = "the lowered model function's status result and its failure messages disagree";

@@ -10,6 +10,7 @@
 #define CUVIL_TARGETS_MODELINTERFACE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/IR/Module.h"
 
 #include <string>
@@ -21,6 +22,11 @@ struct TensorSignature {
   std::string name;
   int32_t dtype = 0; ///< a cuvil_dtype
   std::vector<int64_t> shape; ///< -1: dynamic
+  /// Empty, or per dimension: its bounds (a static one's: its size).
+  std::vector<int64_t> minShape, maxShape;
+  /// Empty, or per dimension: a dynamic one's symbol ("" for static ones).
+  std::vector<std::string> symbols;
+  bool isDynamic() const { return llvm::is_contained(shape, -1); }
 };
 
 struct ModelInterface {
@@ -46,8 +52,10 @@ struct DescriptorInfo {
 /// CUVIL_RT_MODEL_ABI_VERSION) and the entry `cuvil_rt_entry(inputs,
 /// input_shapes, outputs, output_shapes, arena, exec)` that unpacks the
 /// pointer arrays and calls `function` (the lowered model: inputs...,
-/// outputs..., arena as bare pointers; static shapes, so the run's shapes
-/// are not passed on). Fails when `function` is missing or takes another
+/// outputs..., arena as bare pointers; with dynamic dimensions, then an
+/// i64 array of their sizes, the inputs' then the outputs' capacities,
+/// which the model overwrites with the outputs' sizes: written back to the
+/// output shapes). Fails when `function` is missing or takes another
 /// number of arguments.
 LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
                                  const ModelInterface &interface, const DescriptorInfo &info,

@@ -58,10 +58,31 @@ Result<InputSpec> parseInputShape(const std::string &spec) {
       rest = rest.substr(0, rest.size() - tail.size()) + "c";
     }
   }
+  // Dimensions are separated by 'x'; a symbol with bounds ("seq:1..512")
+  // ends at its bounds, so only a symbol without them must avoid 'x'.
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
     size_t x = rest.find('x', start);
+    size_t colon = rest.find(':', start);
+    // "seq:1..512", or "max_len:1..64" whose name holds an 'x'.
+    bool boundedSymbol = false;
+    if (colon != std::string::npos && !std::isdigit(static_cast<unsigned char>(rest[start]))) {
+      boundedSymbol = x == std::string::npos || colon < x;
+      if (!boundedSymbol) {
+        boundedSymbol = true;
+        for (size_t i = start; i < colon; ++i)
+          boundedSymbol &= std::isalnum(static_cast<unsigned char>(rest[i])) || rest[i] == '_';
+      }
+    }
+    if (boundedSymbol) {
+      size_t end = colon + 1;
+      while (end < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.'))
+        ++end;
+      x = end < rest.size() && rest[end] == 'x' ? end : std::string::npos;
+      if (x == std::string::npos && end < rest.size())
+        return bad("the bounds of '" + rest.substr(start) + "' are not MIN..MAX");
+    }
     parts.push_back(rest.substr(start, x == std::string::npos ? std::string::npos : x - start));
     if (x == std::string::npos)
       break;
@@ -73,23 +94,70 @@ Result<InputSpec> parseInputShape(const std::string &spec) {
                "' (use f32 f64 f16 bf16 i1 i8 ui8 i16 i32 i64 complex64 complex128)");
   out.dtype = *dtype;
   parts.pop_back();
+  // 2^40 per dimension, as for tensors of the archive.
+  constexpr int64_t kMaxDim = int64_t(1) << 40;
+  auto number = [&](const std::string &p, const std::string &what) -> Result<int64_t> {
+    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos)
+      return bad(what + " '" + p + "' is not a non-negative integer");
+    if (p.size() > 13 || std::stoll(p) >= kMaxDim)
+      return bad(what + " " + p + " is too large (at most " + std::to_string(kMaxDim - 1) + ")");
+    return std::stoll(p);
+  };
+  auto isIdentifier = [](const std::string &p) {
+    if (p.empty() || !(std::isalpha(static_cast<unsigned char>(p[0])) || p[0] == '_'))
+      return false;
+    for (char c : p)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+        return false;
+    return true;
+  };
   for (const std::string &p : parts) {
-    if (p == "?") {
+    size_t d = out.shape.size();
+    if (p == "?" || isIdentifier(p)) {
       out.shape.push_back(-1);
+      out.symbols.push_back(p == "?" ? out.key + "." + std::to_string(d) : p);
+      out.minSize.push_back(1);
+      out.maxSize.push_back(kDefaultDynamicMax);
+      out.explicitBounds.push_back(false);
       continue;
     }
-    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos)
-      return bad("dimension '" + p + "' is not a non-negative integer or '?'");
-    // 2^40 per dimension, as for tensors of the archive.
-    constexpr int64_t kMaxDim = int64_t(1) << 40;
-    if (p.size() > 13 || std::stoll(p) >= kMaxDim)
-      return bad("dimension " + p + " is too large (at most " + std::to_string(kMaxDim - 1) + ")");
-    out.shape.push_back(std::stoll(p));
+    if (size_t colon = p.find(':'); colon != std::string::npos) {
+      std::string name = p.substr(0, colon), range = p.substr(colon + 1);
+      size_t dots = range.find("..");
+      if (!isIdentifier(name) || dots == std::string::npos)
+        return bad("dimension '" + p + "' is not SYMBOL:MIN..MAX (e.g. seq:1..512)");
+      Result<int64_t> lo = number(range.substr(0, dots), "the minimum of '" + name + "'");
+      if (!lo)
+        return lo.error();
+      Result<int64_t> hi = number(range.substr(dots + 2), "the maximum of '" + name + "'");
+      if (!hi)
+        return hi.error();
+      if (*lo > *hi)
+        return bad("the bounds of '" + name + "' are empty (" + std::to_string(*lo) + " > " +
+                   std::to_string(*hi) + ")");
+      out.shape.push_back(-1);
+      out.symbols.push_back(name);
+      out.minSize.push_back(*lo);
+      out.maxSize.push_back(*hi);
+      out.explicitBounds.push_back(true);
+      continue;
+    }
+    Result<int64_t> size = number(p, "dimension");
+    if (!size && !p.empty() && p.find_first_not_of("0123456789") == std::string::npos)
+      return size.error(); // digits, but too many
+    if (!size)
+      return bad("dimension '" + p + "' is not a non-negative integer, '?', a symbol (seq) or "
+                 "a symbol with bounds (seq:1..512)");
+    out.shape.push_back(*size);
+    out.symbols.push_back("");
+    out.minSize.push_back(*size);
+    out.maxSize.push_back(*size);
+    out.explicitBounds.push_back(true);
   }
   if (out.shape.size() > 16)
     return bad("rank above 16");
   int64_t elements = 1;
-  for (int64_t d : out.shape)
+  for (int64_t d : out.maxSize)
     if (d > 0 && __builtin_mul_overflow(elements, d, &elements))
       return bad("the shape is too large (its element count overflows 64 bits)");
   return out;
@@ -108,6 +176,30 @@ Result<std::vector<InputSpec>> parseInputShapes(const std::vector<std::string> &
                         "' and '" + spec + "'); give each input once");
     out.push_back(std::move(*parsed));
   }
+  // A symbol shared by several inputs has one set of bounds: those given
+  // (the same wherever they are given), else the default.
+  struct Bounds {
+    int64_t lo, hi;
+    std::string where;
+  };
+  std::map<std::string, Bounds> given;
+  for (const InputSpec &s : out)
+    for (size_t d = 0; d < s.shape.size(); ++d)
+      if (s.shape[d] < 0 && s.explicitBounds[d]) {
+        auto [it, inserted] = given.emplace(s.symbols[d], Bounds{s.minSize[d], s.maxSize[d], s.key});
+        if (!inserted && (it->second.lo != s.minSize[d] || it->second.hi != s.maxSize[d]))
+          return usageError("--input-shape: symbol '" + s.symbols[d] + "' has bounds " +
+                            std::to_string(it->second.lo) + ".." + std::to_string(it->second.hi) +
+                            " in input '" + it->second.where + "' and " + std::to_string(s.minSize[d]) +
+                            ".." + std::to_string(s.maxSize[d]) + " in input '" + s.key +
+                            "'; give a shared symbol one set of bounds");
+      }
+  for (InputSpec &s : out)
+    for (size_t d = 0; d < s.shape.size(); ++d)
+      if (auto it = given.find(s.symbols[d]); s.shape[d] < 0 && it != given.end()) {
+        s.minSize[d] = it->second.lo;
+        s.maxSize[d] = it->second.hi;
+      }
   return out;
 }
 
@@ -313,6 +405,33 @@ Result<ImportResult> importTorchScript(mlir::MLIRContext &context, const std::st
       func.setArgAttr(argOfParam[k], "cuvil.name", b.getStringAttr(params[k]->name));
   for (size_t i : complexArgs)
     func.setArgAttr(i, cir::kComplexAttrName, b.getUnitAttr());
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (argOfParam[k] < 0)
+      continue;
+    const InputSpec *spec = nullptr;
+    for (const InputSpec &s : options.inputs)
+      if (s.key == std::to_string(k) || s.key == params[k]->name)
+        spec = &s;
+    if (!llvm::is_contained(spec->shape, -1))
+      continue;
+    llvm::SmallVector<mlir::Attribute> symbols;
+    llvm::SmallVector<int64_t> bounds;
+    for (size_t d = 0; d < spec->shape.size(); ++d) {
+      // An anonymous '?' is named by the parameter, not the index given.
+      std::string symbol = spec->symbols[d];
+      if (spec->shape[d] < 0 && symbol == spec->key + "." + std::to_string(d))
+        symbol = params[k]->name + "." + std::to_string(d);
+      symbols.push_back(b.getStringAttr(symbol));
+      bounds.push_back(spec->minSize[d]);
+      bounds.push_back(spec->maxSize[d]);
+    }
+    if (isComplex(spec->dtype)) { // the pair dimension
+      symbols.push_back(b.getStringAttr(""));
+      bounds.append({2, 2});
+    }
+    func.setArgAttr(argOfParam[k], cir::kDimSymbolsAttrName, b.getArrayAttr(symbols));
+    func.setArgAttr(argOfParam[k], cir::kDimBoundsAttrName, b.getDenseI64ArrayAttr(bounds));
+  }
 
   ImportResult result;
   Interpreter in(archive, context, func);

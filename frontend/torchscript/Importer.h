@@ -26,7 +26,17 @@ struct InputSpec {
   std::string key;             ///< argument index ("0") or name ("x")
   std::vector<int64_t> shape;  ///< -1 for a dynamic dimension
   DType dtype = DType::Float32;
+  /// Per dimension: "" for a static one, else its symbol ("seq"; an
+  /// anonymous '?' gets one of its own, "<key>.<dim>").
+  std::vector<std::string> symbols;
+  /// Per dimension: the sizes a run may give (a static one: its size).
+  std::vector<int64_t> minSize, maxSize;
+  /// Per dimension: whether its bounds were given (or it is static).
+  std::vector<bool> explicitBounds;
 };
+/// The bounds of a '?' or a symbol given without any: the arena is planned
+/// at the maximum, so it is modest; give bounds (seq:1..512) for more.
+inline constexpr int64_t kDefaultDynamicMax = 4096;
 Result<InputSpec> parseInputShape(const std::string &spec);
 /// Every --input-shape of a command line; an input given twice is an error.
 Result<std::vector<InputSpec>> parseInputShapes(const std::vector<std::string> &specs);

@@ -37,8 +37,12 @@ int64_t intArg(const BoundArgs &b, const char *name) { return b.get(name).i; }
 Value attention(Interpreter &in, Value q, Value k, Value v, int64_t embed, int64_t heads,
                 Value qkvWeight, Value qkvBias, Value projWeight, Value projBias) {
   auto &b = in.builder();
-  if (typeOf(q).getRank() != 3 || !typeOf(q).hasStaticShape() || !typeOf(k).hasStaticShape())
-    in.fail("CUVIL-E-IMPORT-SHAPE", "fused attention needs static [batch, seq, embed] inputs");
+  // One run-time size (the sequence, or the batch) is a reshape's -1.
+  auto dynamicDims = [](Value x) { return typeOf(x).getNumDynamicDims(); };
+  if (typeOf(q).getRank() != 3 || typeOf(q).isDynamicDim(2) || dynamicDims(q) > 1 ||
+      dynamicDims(k) > 1 || typeOf(k).isDynamicDim(2))
+    in.fail("CUVIL-E-IMPORT-SHAPE", "fused attention needs [batch, seq, embed] inputs with at "
+                                    "most one run-time size (batch or seq)");
   if (heads <= 0 || embed % heads != 0)
     in.fail("CUVIL-E-IMPORT-RAISE", "embed_dim must be divisible by num_heads");
   int64_t headDim = embed / heads;
@@ -48,7 +52,8 @@ Value attention(Interpreter &in, Value q, Value k, Value v, int64_t embed, int64
   };
   // [B, S, E] -> [B, H, S, D]
   auto heads4 = [&](Value x) {
-    int64_t batch = typeOf(x).getDimSize(0), seq = typeOf(x).getDimSize(1);
+    auto sizeOr = [](int64_t d) { return mlir::ShapedType::isDynamic(d) ? int64_t(-1) : d; };
+    int64_t batch = sizeOr(typeOf(x).getDimSize(0)), seq = sizeOr(typeOf(x).getDimSize(1));
     Value r = in.build<cir::ReshapeOp>(x, b.getDenseI64ArrayAttr({batch, seq, heads, headDim}));
     return in.build<cir::PermuteOp>(r, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
   };
@@ -67,7 +72,8 @@ Value attention(Interpreter &in, Value q, Value k, Value v, int64_t embed, int64
   Value probs = in.build<cir::SoftmaxOp>(scores, b.getI64IntegerAttr(3));
   Value ctx = in.build<cir::MatmulOp>(probs, vh);
   Value merged = in.build<cir::PermuteOp>(ctx, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
-  int64_t batch = typeOf(q).getDimSize(0), seq = typeOf(q).getDimSize(1);
+  auto sizeOr = [](int64_t d) { return mlir::ShapedType::isDynamic(d) ? int64_t(-1) : d; };
+  int64_t batch = sizeOr(typeOf(q).getDimSize(0)), seq = sizeOr(typeOf(q).getDimSize(1));
   Value flat = in.build<cir::ReshapeOp>(merged, b.getDenseI64ArrayAttr({batch, seq, embed}));
   return in.build<cir::LinearOp>(flat, projWeight, projBias);
 }

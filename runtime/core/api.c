@@ -243,7 +243,16 @@ static cuvil_status check_tensor_descs(const cuvil_rt_model_desc *desc, const ch
                     model_name(desc), role, tensor->name, (int)d,
                     (long long)tensor->shape[d]);
       static_sizes[d] = tensor->shape[d] < 0 ? 1 : tensor->shape[d];
+      if (tensor->min_shape && tensor->max_shape) {
+        int64_t lo = tensor->min_shape[d], hi = tensor->max_shape[d];
+        if (lo < 0 || lo > hi || (tensor->shape[d] >= 0 && (lo != tensor->shape[d] || hi != lo)))
+          return fail(CUVIL_ERR_ABI, "model '%s': %s '%s' dim %d has bounds %lld..%lld",
+                      model_name(desc), role, tensor->name, (int)d, (long long)lo, (long long)hi);
+      }
     }
+    if ((tensor->min_shape == NULL) != (tensor->max_shape == NULL))
+      return fail(CUVIL_ERR_ABI, "model '%s': %s '%s' has one of its bounds only", model_name(desc),
+                  role, tensor->name);
     uint64_t bytes;
     if (!shape_bytes(tensor->dtype, static_sizes, tensor->rank, &bytes))
       return fail(CUVIL_ERR_ABI, "model '%s': %s '%s' is larger than the address space",
@@ -463,6 +472,37 @@ static cuvil_status tensor_info(const cuvil_model *model, const char *role, int3
   return succeed();
 }
 
+static cuvil_status tensor_bounds(const cuvil_model *model, const char *role, int32_t index,
+                                  bool is_output, int64_t *min_shape, int64_t *max_shape) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  const cuvil_rt_model_desc *desc = model->desc;
+  int32_t count = is_output ? desc->num_outputs : desc->num_inputs;
+  if (index < 0 || index >= count)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s index %d is out of range: the model has %d %s%s",
+                role, (int)index, (int)count, role, count == 1 ? "" : "s");
+  const cuvil_rt_tensor_desc *tensor = is_output ? &desc->outputs[index] : &desc->inputs[index];
+  for (int32_t d = 0; d < tensor->rank; ++d) {
+    bool fixed = tensor->shape[d] >= 0;
+    if (min_shape)
+      min_shape[d] = fixed ? tensor->shape[d] : tensor->min_shape ? tensor->min_shape[d] : 0;
+    if (max_shape)
+      max_shape[d] = fixed ? tensor->shape[d] : tensor->max_shape ? tensor->max_shape[d] : -1;
+  }
+  return succeed();
+}
+
+cuvil_status cuvil_model_input_bounds(const cuvil_model *model, int32_t index, int64_t *min_shape,
+                                      int64_t *max_shape) {
+  return tensor_bounds(model, "input", index, false, min_shape, max_shape);
+}
+
+cuvil_status cuvil_model_output_bounds(const cuvil_model *model, int32_t index, int64_t *min_shape,
+                                       int64_t *max_shape) {
+  return tensor_bounds(model, "output", index, true, min_shape, max_shape);
+}
+
 cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index,
                                     cuvil_tensor_info *info) {
   return tensor_info(model, "input", index, info, false);
@@ -626,6 +666,17 @@ static cuvil_status check_tensor(const char *role, const cuvil_tensor *tensor,
                               "capacity along it (>= 0), got %lld"
                             : "%s '%s' dim %d is dynamic: expected a size >= 0, got %lld",
                   role, name, (int)d, (long long)got);
+    /* The compiled code is planned for the bounds: a size outside them is
+     * refused before it could run past the arena. */
+    if (!is_output && want < 0 && expected->min_shape &&
+        (got < expected->min_shape[d] || got > expected->max_shape[d])) {
+      const char *symbol = expected->symbols && expected->symbols[d] ? expected->symbols[d] : "";
+      return fail(CUVIL_ERR_SHAPE,
+                  "%s '%s' dim %d%s%s%s is %lld, outside the bounds %lld..%lld it was compiled for",
+                  role, name, (int)d, *symbol ? " (" : "", symbol, *symbol ? ")" : "",
+                  (long long)got, (long long)expected->min_shape[d],
+                  (long long)expected->max_shape[d]);
+    }
     shape[d] = got;
   }
   if (!shape_bytes(expected->dtype, shape, expected->rank, bytes))
@@ -692,6 +743,28 @@ static cuvil_status prepare_run(cuvil_model *model, const cuvil_tensor *inputs,
     model->input_shapes[i] = desc->inputs[i].rank > 0 ? storage : NULL;
     storage += desc->inputs[i].rank;
   }
+  /* Inputs that share a symbol: equal sizes (the code reads one of them). */
+  for (int32_t i = 0; i < desc->num_inputs; ++i)
+    for (int32_t d = 0; d < desc->inputs[i].rank && desc->inputs[i].symbols; ++d) {
+      const char *symbol = desc->inputs[i].symbols[d];
+      if (!symbol || !*symbol || desc->inputs[i].shape[d] >= 0)
+        continue;
+      for (int32_t j = 0; j <= i; ++j)
+        for (int32_t e = 0; e < desc->inputs[j].rank && desc->inputs[j].symbols; ++e) {
+          if (j == i && e >= d)
+            break;
+          const char *other = desc->inputs[j].symbols[e];
+          if (!other || strcmp(other, symbol) != 0 || desc->inputs[j].shape[e] >= 0)
+            continue;
+          int64_t a = model->input_shapes[i][d], b = model->input_shapes[j][e];
+          if (a != b)
+            return fail(CUVIL_ERR_SHAPE,
+                        "input '%s' dim %d is %lld but input '%s' dim %d is %lld: both are "
+                        "symbol '%s', which takes one size per run",
+                        desc->inputs[i].name, (int)d, (long long)a, desc->inputs[j].name, (int)e,
+                        (long long)b, symbol);
+        }
+    }
   for (int32_t i = 0; i < desc->num_outputs; ++i) {
     if ((status = check_tensor("output", &outputs[i], &desc->outputs[i], true, storage,
                                &model->output_bytes[i])) != CUVIL_OK)

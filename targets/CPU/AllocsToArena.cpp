@@ -2,6 +2,7 @@
 #include "targets/CPU/Passes.h"
 
 #include "support/ArenaPlacement.h"
+#include "targets/CPU/SizeBounds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,12 @@ using namespace mlir;
 namespace {
 
 constexpr int64_t kAlignment = 64;
+/// Past this, an arena is a mistake in the bounds (and offsets would
+/// overflow in the arithmetic the views lower to).
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 48;
+/// A whole arena past this (64 GiB) would not be allocated at run time on
+/// the machines Cuvil serves: refused when compiling, naming the bounds.
+constexpr int64_t kMaxTotalArenaBytes = int64_t(64) << 30;
 
 struct Buffer {
   memref::AllocOp alloc;
@@ -27,9 +34,18 @@ struct Buffer {
   int64_t offset = 0;
 };
 
-int64_t bytesOf(MemRefType t) {
+/// The bytes of `alloc`'s buffer at its largest: a run-time size at its
+/// bound (SizeBounds.h), or nullopt when it has none or it overflows.
+std::optional<int64_t> maxBytesOf(memref::AllocOp alloc) {
+  MemRefType t = alloc.getType();
   int64_t bits = t.getElementType().isIntOrFloat() ? t.getElementType().getIntOrFloatBitWidth() : 0;
-  return t.getNumElements() * std::max<int64_t>(bits / 8, 1);
+  int64_t bytes = std::max<int64_t>(bits / 8, 1);
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    std::optional<int64_t> size = mlir::cuvil::cpu::dimUpperBound(alloc.getResult(), d);
+    if (!size || __builtin_mul_overflow(bytes, *size, &bytes))
+      return std::nullopt;
+  }
+  return bytes;
 }
 
 /// Position of the top-level (function body) ancestor of `op`.
@@ -54,14 +70,18 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
 
     SmallVector<Buffer> buffers;
     WalkResult walk = func.walk([&](memref::AllocOp alloc) -> WalkResult {
-      MemRefType type = alloc.getType();
-      if (!type.hasStaticShape()) {
-        alloc.emitError() << "a buffer of dynamic size cannot be placed in the arena";
+      std::optional<int64_t> bytes = maxBytesOf(alloc);
+      if (!bytes || *bytes > kMaxArenaBytes) {
+        alloc.emitError() << "a buffer of type " << alloc.getType()
+                          << (bytes ? " would take more than 2^48 bytes at its inputs' bounds"
+                                    : " has a run-time size that cannot be bounded")
+                          << ": it cannot be placed in the arena (give the dynamic dimensions "
+                             "tighter bounds in --input-shape)";
         return WalkResult::interrupt();
       }
       Buffer b;
       b.alloc = alloc;
-      b.bytes = (bytesOf(type) + kAlignment - 1) / kAlignment * kAlignment;
+      b.bytes = (*bytes + kAlignment - 1) / kAlignment * kAlignment;
       b.start = positionIn(body, alloc, pos);
       b.end = b.start;
       // Every use through view-like ops keeps the buffer alive.
@@ -100,6 +120,13 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
     for (size_t i = 0; i < buffers.size(); ++i)
       buffers[i].offset = placement.offsets[i];
     int64_t arena = placement.arenaBytes;
+    if (arena > kMaxTotalArenaBytes) {
+      func.emitError() << "the intermediate buffers need an arena of " << arena
+                       << " bytes at the inputs' bounds, more than the limit of "
+                       << kMaxTotalArenaBytes
+                       << " bytes: give the dynamic dimensions tighter bounds in --input-shape";
+      return failure();
+    }
 
     // The arena argument, then each alloc as a view of it.
     MLIRContext *ctx = func.getContext();
@@ -111,8 +138,9 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
     for (Buffer &b : buffers) {
       OpBuilder builder(b.alloc);
       Value offset = builder.create<arith::ConstantIndexOp>(b.alloc.getLoc(), b.offset);
+      // Run-time sizes: the view takes them, its room is the bound's.
       Value view = builder.create<memref::ViewOp>(b.alloc.getLoc(), b.alloc.getType(), arenaArg,
-                                                  offset, ValueRange{});
+                                                  offset, b.alloc.getDynamicSizes());
       b.alloc.getResult().replaceAllUsesWith(view);
       // Deallocations (if any pass added them) go with the alloc.
       for (Operation *user : llvm::make_early_inc_range(view.getUsers()))

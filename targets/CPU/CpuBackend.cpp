@@ -2,6 +2,8 @@
 #include "targets/CPU/CpuBackend.h"
 
 #include "targets/CPU/CpuPipeline.h"
+
+#include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "targets/CPU/KernelConfig.h"
 #include "targets/CPU/Weights.h"
 #include "tuning/TuningDatabase.h"
@@ -39,19 +41,30 @@ public:
     return files;
   }
 
-  // The CPU code generator compiles static shapes: say so, with the input
-  // or op concerned, rather than failing somewhere in the lowering.
+  // Dynamic dimensions need bounds (the arena is planned at them); a shape
+  // that depends on tensor values has none: say so, with the input or op
+  // concerned, rather than failing somewhere in the lowering.
   ::cuvil::Status checkModel(func::FuncOp entry) const override {
+    bool dynamicInputs = false;
     for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes()))
       if (auto t = llvm::dyn_cast<RankedTensorType>(type); t && !t.hasStaticShape()) {
-        std::string shape;
-        llvm::raw_string_ostream os(shape);
-        os << t;
-        return ::cuvil::inputError(
-            "input " + std::to_string(i) + " has a dynamic shape (" + shape +
-            "): the CPU code generator compiles static shapes only; give every dimension with "
-            "--input-shape, e.g. " + std::to_string(i) + "=1x3x224x224xf32");
+        dynamicInputs = true;
+        auto bounds = entry.getArgAttrOfType<DenseI64ArrayAttr>(i, kDimBoundsAttrName);
+        auto symbols = entry.getArgAttrOfType<ArrayAttr>(i, kDimSymbolsAttrName);
+        if (!bounds || !symbols || bounds.size() != 2 * t.getRank() ||
+            symbols.size() != size_t(t.getRank())) {
+          std::string shape;
+          llvm::raw_string_ostream os(shape);
+          os << t;
+          return ::cuvil::inputError(
+              "input " + std::to_string(i) + " has a dynamic shape (" + shape +
+              ") without bounds: import the model with bounds in --input-shape "
+              "(e.g. " + std::to_string(i) + "=batch:1..64x16xf32), or give the argument " +
+              kDimSymbolsAttrName.str() + " and " + kDimBoundsAttrName.str() + " attributes");
+        }
       }
+    if (dynamicInputs)
+      return ::cuvil::Status(); // dynamic results follow from the inputs'
     Operation *dynamic = nullptr;
     entry.walk([&](Operation *op) {
       for (Type t : op->getResultTypes())
@@ -64,7 +77,7 @@ public:
     if (dynamic) {
       dynamic->emitError() << "'" << dynamic->getName()
                            << "' has a result whose shape depends on tensor values; the CPU code "
-                              "generator compiles static shapes only";
+                              "generator compiles shapes that follow from the inputs' only";
       return ::cuvil::inputError("checking shapes failed (see the diagnostics above)");
     }
     return ::cuvil::Status();

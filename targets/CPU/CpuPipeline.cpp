@@ -102,6 +102,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAllocsToArenaPass());
   pm.addPass(createEmptyBufferArgumentsPass());
+  pm.addPass(createRunTimeShapeArgumentsPass());
 
   // Loops (the outer parallel ones on the thread pool), then the LLVM
   // dialect.

@@ -259,8 +259,15 @@ std::string checkLinear(LinearOp linear, StringRef k, StringRef v) {
   if (!s)
     return "it is not the first product of its fusion group";
   Value input = s->operands[0], weight = s->operands[1], bias = s->bias();
-  if (!isStaticF32(input) || !isStaticF32(s->result()) || (bias && !isStaticF32(bias)))
-    return "its operands are not static f32 tensors";
+  // Rows may be a run-time size (the kernel takes M as it runs); the
+  // features, K and N, are the weights'.
+  auto rowsOnlyDynamic = [](Value v) {
+    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getElementType().isF32() && t.getRank() >= 1 && !t.isDynamicDim(t.getRank() - 1);
+  };
+  if (!rowsOnlyDynamic(input) || !rowsOnlyDynamic(s->result()) || (bias && !isStaticF32(bias)) ||
+      (s->epilogue.residual && !rowsOnlyDynamic(s->epilogue.residual)))
+    return "its operands are not f32 tensors with a static last dimension";
   if (!isConstantF32(weight) || shapeOf(weight).size() != 2)
     return "its weights are not a constant matrix";
   ArrayRef<int64_t> in = shapeOf(input);
@@ -279,8 +286,15 @@ std::string checkMatmul(Operation *op, StringRef k, StringRef v) {
   if (!s)
     return "it is not the first product of its fusion group";
   Value lhs = s->operands[0], rhs = s->operands[1], result = s->result();
-  if (!isStaticF32(lhs) || !isStaticF32(rhs) || !isStaticF32(result))
-    return "its operands are not static f32 tensors";
+  // Sizes may be run-time ones (the kernel reads them from its parameters);
+  // dynamic sizes that the types pair up are the same run-time size (shape
+  // propagation gives them one symbol).
+  auto rankedF32 = [](Value v) {
+    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getElementType().isF32();
+  };
+  if (!rankedF32(lhs) || !rankedF32(rhs) || !rankedF32(result))
+    return "its operands are not f32 tensors";
   ArrayRef<int64_t> a = shapeOf(lhs), w = shapeOf(rhs), out = shapeOf(result);
   size_t ra = a.size(), rb = w.size();
   if (ra < 2 || rb < 2 || out.size() != ra)
@@ -442,6 +456,9 @@ private:
       for (int64_t d : shapeOf(s->operands[0]))
         m *= d;
       m /= std::max<int64_t>(k, 1);
+      if (!llvm::cast<RankedTensorType>(s->operands[0].getType()).hasStaticShape())
+        return {kernel::Linear.str(), variant::InputRows.str(),
+                "rows known at run time: the input's rows as GEMM rows, weights as B panels"};
       if (linearRowsPay(m, n))
         return {kernel::Linear.str(), variant::InputRows.str(),
                 llvm::formatv("{0} rows: the input's rows as GEMM rows, weights as B panels", m)};

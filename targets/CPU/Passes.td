@@ -22,6 +22,24 @@ def AllocsToArenaPass : Pass<"cuvil-allocs-to-arena", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def RunTimeShapeArgumentsPass : Pass<"cuvil-run-time-shape-arguments", "::mlir::ModuleOp"> {
+  let summary = "Passes buffers of dynamic shape as bare pointers plus one array of run-time sizes.";
+  let description = [{
+    The bare-pointer calling convention takes static shapes only. Each
+    dynamic argument of a bufferized function becomes memref<1xT> (its data
+    pointer) and a trailing memref<Nxi64> holds the run's sizes: the
+    inputs' dynamic dimensions (arguments with cuvil.dim_bounds), then the
+    outputs' capacities. Inputs are rebuilt inside with
+    memref.reinterpret_cast; the copy of a result into an output writes the
+    result's sizes into the output's slots and runs only when they fit the
+    capacity, else the function returns a status whose message (appended to
+    cuvil.failure_messages) says so. The outputs' largest sizes, at the
+    inputs' bounds, are recorded as cuvil.output_max_shapes.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def EmptyBufferArgumentsPass : Pass<"cuvil-empty-buffer-arguments", "::mlir::ModuleOp"> {
   let summary = "Passes buffers with no elements as memref<0xT>.";
   let description = [{

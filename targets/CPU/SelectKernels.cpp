@@ -33,6 +33,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -187,7 +188,36 @@ public:
   /// own, placed in the arena like the output and live for the call only.
   Value call(ModuleOp module, StringRef callee, ArrayRef<int64_t> params,
              ArrayRef<Value> operands, RankedTensorType resultType, int64_t workspaceBytes = 0) {
-    SmallVector<Value> args{bufferOf(constant(params))};
+    return call(module, callee, constant(params), operands, resultType, {}, workspaceBytes);
+  }
+
+  /// The parameter array `params` with the run-time values `dynamic`
+  /// (position, i64 value) in place of their entries.
+  Value params(ArrayRef<int64_t> params, ArrayRef<std::pair<int64_t, Value>> dynamic) {
+    if (dynamic.empty())
+      return constant(params);
+    SmallVector<Value> elements;
+    for (int64_t p : params)
+      elements.push_back(b.create<arith::ConstantIntOp>(loc, p, 64));
+    for (auto [at, v] : dynamic)
+      elements[at] = v;
+    return b.create<tensor::FromElementsOp>(loc, elements);
+  }
+
+  /// The size of `t`'s dimension `d` as an i64 value.
+  Value dimOf(Value t, int64_t d) {
+    auto type = llvm::cast<RankedTensorType>(t.getType());
+    if (!type.isDynamicDim(d))
+      return b.create<arith::ConstantIntOp>(loc, type.getDimSize(d), 64);
+    Value size = b.create<tensor::DimOp>(loc, t, d);
+    return b.create<arith::IndexCastOp>(loc, b.getI64Type(), size);
+  }
+
+  /// The call with a parameter tensor; `resultSizes`: the result's dynamic
+  /// sizes (index values), in order.
+  Value call(ModuleOp module, StringRef callee, Value paramTensor, ArrayRef<Value> operands,
+             RankedTensorType resultType, ValueRange resultSizes, int64_t workspaceBytes = 0) {
+    SmallVector<Value> args{bufferOf(paramTensor)};
     for (Value v : operands)
       args.push_back(bufferOf(v));
     if (workspaceBytes > 0) {
@@ -195,7 +225,7 @@ public:
       args.push_back(pointerView(b.create<memref::AllocOp>(loc, type, b.getI64IntegerAttr(64))));
     }
     auto outType = MemRefType::get(resultType.getShape(), resultType.getElementType());
-    Value out = b.create<memref::AllocOp>(loc, outType, b.getI64IntegerAttr(64));
+    Value out = b.create<memref::AllocOp>(loc, outType, resultSizes, b.getI64IntegerAttr(64));
     args.push_back(pointerView(out));
     declare(module, callee, ValueRange(args).getTypes());
     b.create<func::CallOp>(loc, callee, TypeRange{}, args);
@@ -624,10 +654,12 @@ struct SelectCpuKernelsPass final
     Value lhs = site.operands[0], rhs = site.operands[1];
     ArrayRef<int64_t> a = shapeOf(lhs), w = shapeOf(rhs);
     int64_t ra = a.size(), rb = w.size();
-    int64_t m = a[ra - 2], k = a[ra - 1], n = w[rb - 1];
+    // Run-time sizes count 0 here: their entries are replaced below.
+    auto size = [](int64_t d) { return ShapedType::isDynamic(d) ? int64_t(0) : d; };
+    int64_t m = size(a[ra - 2]), k = size(a[ra - 1]), n = size(w[rb - 1]);
     int64_t batch = 1;
     for (int64_t d : a.drop_back(2))
-      batch *= d;
+      batch *= size(d);
     SmallVector<int64_t> params(CUVIL_MATMUL_NUM_PARAMS);
     params[CUVIL_MATMUL_VERSION] = kParamsVersion;
     params[CUVIL_MATMUL_BATCH] = batch;
@@ -638,8 +670,31 @@ struct SelectCpuKernelsPass final
     params[CUVIL_MATMUL_B_BATCH_STRIDE] = rb == 2 ? 0 : k * n;
     params[CUVIL_MATMUL_MR] = kMR;
     KernelCallBuilder kb(b, site.op->getLoc());
-    return kb.call(module, "cuvil_rt_matmul_f32", params, {lhs, rhs},
-                   llvm::cast<RankedTensorType>(site.result().getType()));
+    auto resultType = llvm::cast<RankedTensorType>(site.result().getType());
+    if (resultType.hasStaticShape() && llvm::cast<RankedTensorType>(lhs.getType()).hasStaticShape() &&
+        llvm::cast<RankedTensorType>(rhs.getType()).hasStaticShape())
+      return kb.call(module, "cuvil_rt_matmul_f32", params, {lhs, rhs}, resultType);
+    // Run-time sizes: every size parameter computed as the call runs.
+    Location loc = site.op->getLoc();
+    Value batchValue = b.create<arith::ConstantIntOp>(loc, 1, 64);
+    for (int64_t d = 0; d + 2 < ra; ++d)
+      batchValue = b.create<arith::MulIOp>(loc, batchValue, kb.dimOf(lhs, d));
+    Value mv = kb.dimOf(lhs, ra - 2), kv = kb.dimOf(lhs, ra - 1), nv = kb.dimOf(rhs, rb - 1);
+    Value aStride = b.create<arith::MulIOp>(loc, mv, kv);
+    Value bStride = rb == 2 ? b.create<arith::ConstantIntOp>(loc, 0, 64).getResult()
+                            : b.create<arith::MulIOp>(loc, kv, nv).getResult();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < resultType.getRank(); ++d)
+      if (resultType.isDynamicDim(d))
+        sizes.push_back(d == ra - 1 ? b.create<tensor::DimOp>(loc, rhs, rb - 1).getResult()
+                                    : b.create<tensor::DimOp>(loc, lhs, d).getResult());
+    Value p = kb.params(params, {{CUVIL_MATMUL_BATCH, batchValue},
+                                 {CUVIL_MATMUL_M, mv},
+                                 {CUVIL_MATMUL_K, kv},
+                                 {CUVIL_MATMUL_N, nv},
+                                 {CUVIL_MATMUL_A_BATCH_STRIDE, aStride},
+                                 {CUVIL_MATMUL_B_BATCH_STRIDE, bStride}});
+    return kb.call(module, "cuvil_rt_matmul_f32", p, {lhs, rhs}, resultType, sizes);
   }
 
   Value buildConv(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant, int64_t split) {
@@ -685,7 +740,9 @@ struct SelectCpuKernelsPass final
     const Epilogue &e = site.epilogue;
     std::optional<::cuvil::Tensor> wt = constantF32(weight);
     int64_t n = wt->dim(0), kSize = wt->dim(1);
-    int64_t m = llvm::cast<RankedTensorType>(input.getType()).getNumElements() / kSize;
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    bool dynamicRows = !inputType.hasStaticShape();
+    int64_t m = dynamicRows ? 0 : inputType.getNumElements() / kSize;
     bool rows = variant == variant::InputRows;
     SmallVector<int64_t> params(CUVIL_LINEAR_NUM_PARAMS);
     params[CUVIL_LINEAR_VERSION] = kParamsVersion;
@@ -703,8 +760,20 @@ struct SelectCpuKernelsPass final
                                         : k.constant(packPanels(w, 1, n, kSize, kMR),
                                                      resourceName(weight, "packed"))};
     optionalOperands(k, bias, e, args);
-    return k.call(module, "cuvil_rt_linear_f32", params, args,
-                  llvm::cast<RankedTensorType>(site.result().getType()));
+    auto resultType = llvm::cast<RankedTensorType>(site.result().getType());
+    if (!dynamicRows)
+      return k.call(module, "cuvil_rt_linear_f32", params, args, resultType);
+    // Run-time rows: M is the product of the input's leading sizes, the
+    // result's dynamic sizes are the input's.
+    Value rowsValue = b.create<arith::ConstantIntOp>(site.op->getLoc(), 1, 64);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d + 1 < inputType.getRank(); ++d) {
+      rowsValue = b.create<arith::MulIOp>(site.op->getLoc(), rowsValue, k.dimOf(input, d));
+      if (resultType.isDynamicDim(d))
+        sizes.push_back(b.create<tensor::DimOp>(site.op->getLoc(), input, d));
+    }
+    return k.call(module, "cuvil_rt_linear_f32", k.params(params, {{CUVIL_LINEAR_M, rowsValue}}),
+                  args, resultType, sizes);
   }
 };
 

@@ -191,7 +191,7 @@ std::vector<std::string> commandLines(const std::string &command) {
 TEST_CASE("version_and_tensor_info", "[api]") {
   Library lib("fake_model_a");
   STATIC_REQUIRE(CUVIL_ABI_VERSION == 2);
-  STATIC_REQUIRE(CUVIL_MODEL_ABI_VERSION == 2);
+  STATIC_REQUIRE(CUVIL_MODEL_ABI_VERSION == 3);
   CHECK(lib.abiVersion() == CUVIL_ABI_VERSION);
   CHECK(lib.modelAbiVersion() == CUVIL_MODEL_ABI_VERSION);
   cuvil_model *model = lib.make();
@@ -809,7 +809,7 @@ TEST_CASE("I11_options_struct_size_and_model_abi", "[I11]") {
   CHECK(bad.create(nullptr, &model) == CUVIL_ERR_ABI);
   CHECK(model == nullptr);
   CHECK(bad.error() == "model 'fake_bad_abi' was generated for runtime model ABI 99 but this "
-                       "runtime implements 2; re-export it with a matching cuvil-export");
+                       "runtime implements 3; re-export it with a matching cuvil-export");
   cuvil_options defaults;
   bad.optionsInit(&defaults);
   CHECK(bad.create(&defaults, &model) == CUVIL_ERR_ABI);
@@ -904,7 +904,7 @@ TEST_CASE("libraries_export_only_the_c_api", "[symbols]") {
       "cuvil_model_num_outputs", "cuvil_model_input_info", "cuvil_model_output_info",
       "cuvil_model_run",        "cuvil_model_input_index", "cuvil_model_output_index",
       "cuvil_tensor_byte_size", "cuvil_model_profile_count", "cuvil_model_profile_entry",
-      "cuvil_model_profile_reset"};
+      "cuvil_model_profile_reset", "cuvil_model_input_bounds", "cuvil_model_output_bounds"};
   const std::set<std::string> allowedNeeded = {"libc.so.6", "libm.so.6", "libpthread.so.0",
                                                "ld-linux-x86-64.so.2"};
   for (const char *name :

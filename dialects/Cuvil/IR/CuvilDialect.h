@@ -44,6 +44,15 @@ std::string resourceKey(llvm::StringRef name);
 /// inside, ops work on the pairs.
 inline constexpr llvm::StringLiteral kComplexAttrName = "cuvil.complex";
 
+/// On a model function's argument with dynamic dimensions (--input-shape
+/// 0=1xseq:1..512xf32): per dimension its symbol ("" for a static one;
+/// inputs sharing a symbol have equal sizes in every run) and its bounds,
+/// [min0, max0, min1, max1, ...] (a static dimension's are its size). The
+/// code generator plans the arena at the maxima; the library's entry checks
+/// every run's sizes against both.
+inline constexpr llvm::StringLiteral kDimSymbolsAttrName = "cuvil.dim_symbols";
+inline constexpr llvm::StringLiteral kDimBoundsAttrName = "cuvil.dim_bounds";
+
 /// On a kernel op: its KernelConfigAttr (the choose pass writes it, the
 /// target's code generation reads it).
 inline constexpr llvm::StringLiteral kKernelConfigAttrName = "cuvil.kernel";

@@ -59,7 +59,16 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bo
       outExprs.push_back(getAffineConstantExpr(0, ctx));
   }
   ScalarType to = scalarTypeOf(resultType.getElementType());
-  Value empty = emptyTensor(b, loc, resultType, {});
+  // The result's run-time sizes are those of the input's kept dimensions.
+  SmallVector<Value> sizes;
+  for (int64_t d = 0, out = 0; d < rank; ++d) {
+    if (reduced.contains(d) && !keepdim)
+      continue;
+    if (resultType.isDynamicDim(out))
+      sizes.push_back(b.create<tensor::DimOp>(loc, input, d));
+    ++out;
+  }
+  Value empty = b.create<tensor::EmptyOp>(loc, resultType.getShape(), resultType.getElementType(), sizes);
   Value init = b.create<linalg::FillOp>(loc, identityConstant(b, loc, to, identity), empty).getResult(0);
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
                                  AffineMap::get(rank, 0, outExprs, ctx)};
@@ -72,12 +81,29 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, bo
   return generic.getResult(0);
 }
 
-/// Number of elements reduced (static shapes), as a scalar of `t`.
-double reducedCount(RankedTensorType in, ArrayRef<int64_t> dims) {
+/// The number of elements reduced, less `minus`, as a scalar of `st`: a
+/// constant for static dimensions, computed from the run's sizes else.
+Value reducedCount(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, ScalarType st,
+                   double minus = 0) {
+  RankedTensorType in = typeOf(input);
   double n = 1;
-  for (int64_t d : dims)
-    n *= in.getDimSize(d);
-  return n;
+  Value dynamic;
+  for (int64_t d : dims) {
+    if (!in.isDynamicDim(d)) {
+      n *= in.getDimSize(d);
+      continue;
+    }
+    Value size = b.create<tensor::DimOp>(loc, input, d);
+    dynamic = dynamic ? b.create<arith::MulIOp>(loc, dynamic, size).getResult() : size;
+  }
+  if (!dynamic)
+    return scalarConstant(b, loc, st, n - minus);
+  Value count = b.create<arith::UIToFPOp>(
+      loc, st.type, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), dynamic));
+  count = b.create<arith::MulFOp>(loc, count, scalarConstant(b, loc, st, n));
+  if (minus != 0)
+    count = b.create<arith::SubFOp>(loc, count, scalarConstant(b, loc, st, minus));
+  return count;
 }
 
 /// The same dims with keepdim: the shape mean and max broadcast from.
@@ -130,10 +156,10 @@ Value meanKept(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, 
   RankedTensorType in = typeOf(input);
   RankedTensorType kept = keptType(in, dims, element);
   Value sum = sumOver(b, loc, input, dims, true, kept, from);
-  double n = reducedCount(in, dims);
   ScalarType st = scalarTypeOf(element);
+  Value n = reducedCount(b, loc, input, dims, st);
   return elementwiseGeneric(b, loc, kept, sum, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-    return nb.create<arith::DivFOp>(l, a[0], scalarConstant(nb, l, st, n));
+    return nb.create<arith::DivFOp>(l, a[0], n);
   });
 }
 
@@ -151,9 +177,9 @@ Value varianceKept(OpBuilder &b, Location loc, Value input, Value meanK, ArrayRe
                                 });
   RankedTensorType kept = keptType(in, dims, element);
   Value sum = sumOver(b, loc, sq, dims, true, kept, st);
-  double n = reducedCount(in, dims) - double(correction);
+  Value n = reducedCount(b, loc, input, dims, st, double(correction));
   return elementwiseGeneric(b, loc, kept, sum, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-    return nb.create<arith::DivFOp>(l, a[0], scalarConstant(nb, l, st, n));
+    return nb.create<arith::DivFOp>(l, a[0], n);
   });
 }
 
@@ -183,17 +209,11 @@ Value dropKept(OpBuilder &b, Location loc, Value v, RankedTensorType resultType)
   return b.create<tensor::CollapseShapeOp>(loc, resultType, v, groups);
 }
 
-template <typename OpTy> bool staticInput(OpTy op) {
-  return typeOf(op->getOperand(0)).hasStaticShape();
-}
-
 template <typename OpTy>
 struct ReduceLowering final : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (!staticInput(op))
-      return rewriter.notifyMatchFailure(op, "dynamic reduction");
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     // A 0-d input reduced "over dim 0" is the one element itself.
@@ -255,8 +275,6 @@ struct SoftmaxLowering final : OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     RankedTensorType t = typeOf(x);
-    if (!t.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic softmax");
     if (t.getRank() == 0) { // softmax of a scalar is 1 (log: 0)
       ScalarType st = scalarTypeOf(t.getElementType());
       rewriter.replaceOp(op, elementwiseGeneric(rewriter, loc, t, x,
@@ -318,8 +336,6 @@ struct LayerNormLowering final : OpConversionPattern<LayerNormOp> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     RankedTensorType t = typeOf(x);
-    if (!t.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic layer_norm");
     int64_t count = static_cast<int64_t>(op.getNormalizedShape().size());
     SmallVector<int64_t> dims;
     for (int64_t d = t.getRank() - count; d < t.getRank(); ++d)

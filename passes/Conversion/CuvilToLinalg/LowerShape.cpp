@@ -55,19 +55,91 @@ Value staticReshape(OpBuilder &b, Location loc, Value src, RankedTensorType type
   return b.create<tensor::ExpandShapeOp>(loc, type, flat, all);
 }
 
-/// Any cuvil view whose result type says everything (static shapes).
+/// Reshapes `src` to `type` with run-time sizes, through 1-D. The result's
+/// dynamic sizes: one alone is what the static ones leave of the element
+/// count; several take the input's dynamic sizes in order (a view keeps a
+/// run-time dimension where it was, as for batch and sequence lengths).
+/// Null when neither applies.
+Value dynamicReshape(OpBuilder &b, Location loc, Value src, RankedTensorType type) {
+  RankedTensorType in = typeOf(src);
+  SmallVector<Value> inputSizes;
+  Value total = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    Value size = in.isDynamicDim(d) ? b.create<tensor::DimOp>(loc, src, d).getResult()
+                                    : b.create<arith::ConstantIndexOp>(loc, in.getDimSize(d)).getResult();
+    if (in.isDynamicDim(d))
+      inputSizes.push_back(size);
+    total = b.create<arith::MulIOp>(loc, total, size);
+  }
+  int64_t staticProduct = 1;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!type.isDynamicDim(d))
+      staticProduct *= type.getDimSize(d);
+  int64_t dynamicCount = type.getNumDynamicDims();
+  if (dynamicCount > 1 && dynamicCount != int64_t(inputSizes.size()))
+    return {};
+  SmallVector<OpFoldResult> outputShape;
+  size_t next = 0;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d)) {
+      outputShape.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    outputShape.push_back(dynamicCount == 1
+                              ? b.create<arith::DivUIOp>(
+                                     loc, total, b.create<arith::ConstantIndexOp>(loc, std::max<int64_t>(staticProduct, 1)))
+                                    .getResult()
+                              : inputSizes[next++]);
+  }
+  Value flat = src;
+  auto flatType = RankedTensorType::get({ShapedType::kDynamic}, in.getElementType());
+  if (in.getRank() == 0)
+    return {};
+  if (in.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      all[0].push_back(d);
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, src, all);
+  }
+  if (type.getRank() == 0)
+    return {};
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all[0].push_back(d);
+  if (type.getRank() == 1)
+    return b.create<tensor::CastOp>(loc, type, flat);
+  return b.create<tensor::ExpandShapeOp>(loc, type, flat, all, outputShape);
+}
+
+/// Any cuvil view whose result type says everything (static shapes), or
+/// whose run-time sizes follow the input's (dynamicReshape).
 template <typename OpTy> struct ReshapeLikeLowering final : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getResult().getType()));
     Value input = adaptor.getOperands()[0];
-    if (!type.hasStaticShape() || !typeOf(input).hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic reshape");
+    if (!type.hasStaticShape() || !typeOf(input).hasStaticShape()) {
+      Value r = dynamicReshape(rewriter, op.getLoc(), input, type);
+      if (!r)
+        return rewriter.notifyMatchFailure(op, "dynamic reshape whose sizes do not follow the input's");
+      rewriter.replaceOp(op, r);
+      return success();
+    }
     rewriter.replaceOp(op, staticReshape(rewriter, op.getLoc(), input, type));
     return success();
   }
 };
+
+/// The init of a transpose of `input` by `perm` into `type`.
+Value transposedEmpty(OpBuilder &b, Location loc, Value input, RankedTensorType type,
+                      ArrayRef<int64_t> perm) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(b.create<tensor::DimOp>(loc, input, perm[d]));
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), sizes);
+}
 
 /// A 0-d resource constant as a plain dense one: MLIR lowers a 0-d global
 /// to a scalar through its value, which a resource cannot give (and a
@@ -118,9 +190,7 @@ struct PermuteLowering final : OpConversionPattern<PermuteOp> {
   LogicalResult matchAndRewrite(PermuteOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    Value init = emptyTensor(rewriter, op.getLoc(), type, {});
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic permute");
+    Value init = transposedEmpty(rewriter, op.getLoc(), adaptor.getInput(), type, op.getDims());
     auto t = rewriter.create<linalg::TransposeOp>(op.getLoc(), adaptor.getInput(), init,
                                                   op.getDims());
     rewriter.replaceOp(op, t.getResult());
@@ -133,15 +203,13 @@ struct TransposeLowering final : OpConversionPattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic transpose");
     int64_t rank = type.getRank();
     SmallVector<int64_t> perm;
     for (int64_t d = 0; d < rank; ++d)
       perm.push_back(d);
     if (rank > 0)
       std::swap(perm[op.getDim0()], perm[op.getDim1()]);
-    Value init = emptyTensor(rewriter, op.getLoc(), type, {});
+    Value init = transposedEmpty(rewriter, op.getLoc(), adaptor.getInput(), type, perm);
     auto t = rewriter.create<linalg::TransposeOp>(op.getLoc(), adaptor.getInput(), init, perm);
     rewriter.replaceOp(op, t.getResult());
     return success();

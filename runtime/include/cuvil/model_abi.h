@@ -25,16 +25,26 @@ typedef struct cuvil_rt_tensor_desc {
   int32_t dtype;        /* a cuvil_dtype */
   int32_t rank;
   const int64_t *shape; /* rank sizes; -1: dynamic, the size of each run */
+  /* NULL, or rank entries: the smallest and largest size of each dimension
+   * (a static one's are its size). An input's run sizes are checked against
+   * them; an output's maxima are the capacity a caller's buffer needs. */
+  const int64_t *min_shape;
+  const int64_t *max_shape;
+  /* NULL, or rank entries: each dynamic dimension's symbol ("seq"), NULL or
+   * "" for static ones. Inputs sharing a symbol must have equal sizes. */
+  const char *const *symbols;
 } cuvil_rt_tensor_desc;
 
 /* The compiled function: reads inputs[i], writes outputs[i], uses `arena`
  * (arena_bytes, 64-byte aligned) for intermediates. input_shapes[i] and
  * output_shapes[i] are the shapes of this run (rank entries each; NULL for
  * rank 0), checked against the description: an input's are the caller's
- * sizes (a dynamic dimension any size >= 0), an output's are the
- * described static sizes and, for each dynamic dimension, the capacity the
- * caller's buffer has along it, which the entry fills. Code for static
- * shapes ignores them. Returns 0, or k > 0 when the model's k-th failure
+ * sizes (a dynamic dimension any size within its bounds), an output's are
+ * the described static sizes and, for each dynamic dimension, the capacity
+ * the caller's buffer has along it. The entry may overwrite an output's
+ * dynamic entries with the sizes the run produced (at most the capacity:
+ * the output is laid out densely in that shape); those it leaves are the
+ * output's sizes. Code for static shapes ignores them. Returns 0, or k > 0 when the model's k-th failure
  * message applies (an assertion in the model failed). `exec` is the
  * runtime's per-call context (threads), passed back to runtime helpers. */
 typedef int32_t (*cuvil_rt_entry_fn)(void *const *inputs, const int64_t *const *input_shapes,

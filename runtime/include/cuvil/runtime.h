@@ -27,7 +27,7 @@ extern "C" {
 /* The model ABI (between a library's compiled model and its runtime) of
  * the libraries made with this header: 2 describes dynamic dimensions and
  * passes each run's shapes to the compiled code. */
-#define CUVIL_MODEL_ABI_VERSION 2u
+#define CUVIL_MODEL_ABI_VERSION 3u
 
 typedef enum cuvil_status {
   CUVIL_OK = 0,
@@ -80,9 +80,11 @@ typedef struct cuvil_tensor_info {
  * any size >= 0.
  * Outputs: shape points to rank writable entries. On entry the static
  * dimensions are not read; a dynamic one must give the buffer's capacity
- * along it (>= 0), and the model fills the buffer in that shape. On
- * success the run writes the output's shape there: the model's static
- * dimensions and, for each dynamic one, the capacity it was given. */
+ * along it (>= 0; cuvil_model_output_bounds gives one that always
+ * suffices). On success the run writes the output's shape there: the
+ * model's static dimensions and, for each dynamic one, the size the run
+ * produced (its data lies densely in that shape at the buffer's start), or
+ * the capacity for a model that fills the buffer whole. */
 typedef struct cuvil_tensor {
   void *data;
   size_t byte_size;
@@ -128,6 +130,17 @@ int32_t cuvil_model_num_inputs(const cuvil_model *model);
 int32_t cuvil_model_num_outputs(const cuvil_model *model);
 cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
 cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index, cuvil_tensor_info *info);
+
+/* The bounds of an input's (output's) dimensions: min_shape and max_shape
+ * (either may be NULL) receive rank entries. A static dimension's bounds are
+ * its size; a dynamic one's are those it was compiled with (cuvil-export
+ * --strategy hybrid: an input's the range a run may give, an output's
+ * maximum the capacity that always suffices), or 0 and -1 when the model
+ * declares none. */
+cuvil_status cuvil_model_input_bounds(const cuvil_model *model, int32_t index, int64_t *min_shape,
+                                      int64_t *max_shape);
+cuvil_status cuvil_model_output_bounds(const cuvil_model *model, int32_t index, int64_t *min_shape,
+                                       int64_t *max_shape);
 
 /* The position of the input (output) whose info's name is `name`, or -1
  * (and a message) when there is none or model is not a live instance. */

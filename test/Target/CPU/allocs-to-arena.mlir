@@ -46,3 +46,26 @@ func.func @through_if(%x: memref<32x32xf32>, %flag: i1, %out: memref<32x32xf32>)
   memref.copy %b, %out : memref<32x32xf32> to memref<32x32xf32>
   return
 }
+
+// -----
+
+// A buffer of run-time size is planned at its bound: the argument's
+// cuvil.dim_bounds (batch at most 64), through the dims and arithmetic that
+// size it; the view takes the run's size.
+// CHECK-LABEL: func @bounded
+// CHECK-SAME: memref<16384xi8>
+// CHECK-SAME: attributes {cuvil.arena_bytes = 16384 : i64}
+// CHECK: %[[N:.*]] = memref.dim %arg0
+// CHECK: %[[TWICE:.*]] = arith.muli %[[N]]
+// CHECK: memref.view %{{.*}}[%c0{{[_0-9]*}}][%[[TWICE]]] : memref<16384xi8> to memref<?x32xf32>
+func.func @bounded(%x: memref<?x32xf32> {cuvil.dim_bounds = array<i64: 1, 64, 32, 32>, cuvil.dim_symbols = ["batch", ""]}) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %x, %c0 : memref<?x32xf32>
+  %twice = arith.muli %n, %c2 : index
+  %a = memref.alloc(%twice) : memref<?x32xf32>
+  %f = arith.constant 1.0 : f32
+  memref.store %f, %a[%c0, %c0] : memref<?x32xf32>
+  return
+}
+

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""cuvil-export --strategy hybrid end to end, against PyTorch.
+
+Models are built by PyTorch at test time and scripted; each hybrid library
+is compiled once with bounded run-time dimensions and run at several sizes
+through cuvil-run, its outputs compared with PyTorch's (rtol 1e-3, atol
+1e-4, as for static libraries). Then the bad inputs: a size outside its
+bounds, two inputs sharing a symbol with different sizes, a wrong rank, a
+static model's dimension given as '?' without --strategy hybrid, and bounds
+whose arena would not fit: each a clear error and a non-zero exit.
+
+Exit 0: every case passed; 1: a failure (named); 77: PyTorch is missing.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+except ImportError as e:  # pragma: no cover
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+SIZES = [1, 7, 64, 128, 384, 512]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+class Mlp(nn.Module):
+    """Rows of features: linear layers with run-time rows, layer norm, softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(24, 64)
+        self.b = nn.Linear(64, 10)
+        self.ln = nn.LayerNorm(64)
+
+    def forward(self, x):
+        h = self.ln(torch.relu(self.a(x)))
+        return torch.softmax(self.b(h), -1)
+
+
+class MaskedTokens(nn.Module):
+    """A token sequence and its mask, sharing the symbol seq: linear with a
+    residual, layer norm, the mask broadcast over features, a mean over
+    the sequence (a reduction over the run-time dimension)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 32)
+        self.ln = nn.LayerNorm(32)
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x, mask):
+        h = self.ln(torch.nn.functional.gelu(self.proj(x)) + x)
+        h = h * mask.unsqueeze(-1)
+        pooled = h.sum(1) / mask.sum(1, keepdim=True)
+        return self.head(pooled), h.transpose(1, 2)
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def export(bin_dir, model_path, shapes, out, strategy="hybrid"):
+    cmd = [os.path.join(bin_dir, "cuvil-export"), "--model", model_path, "--target", "x86_64",
+           "--strategy", strategy, "-o", out]
+    for s in shapes:
+        cmd += ["--input-shape", s]
+    return run(cmd)
+
+
+def run_library(bin_dir, lib, arrays, work):
+    paths = []
+    for i, a in enumerate(arrays):
+        p = os.path.join(work, f"in{i}.npy")
+        np.save(p, a)
+        paths += ["--input", p]
+    out = os.path.join(work, "out")
+    r = run([os.path.join(bin_dir, "cuvil-run"), lib, *paths, "--output-dir", out, "--quiet"])
+    return r, out
+
+
+def compare(bin_dir, lib, model, arrays, work, what):
+    r, out = run_library(bin_dir, lib, arrays, work)
+    if r.returncode != 0:
+        check(False, f"{what}: cuvil-run failed: {r.stderr.strip()}")
+        return
+    with torch.no_grad():
+        want = model(*[torch.from_numpy(a) for a in arrays])
+    want = want if isinstance(want, tuple) else (want,)
+    for k, w in enumerate(want):
+        got = np.load(os.path.join(out, f"output{k}.npy"))
+        w = w.numpy()
+        same = got.shape == w.shape and np.allclose(got, w, rtol=1e-3, atol=1e-4)
+        err = float(np.abs(got - w).max()) if got.shape == w.shape else float("nan")
+        check(same, f"{what}: output{k} {got.shape} vs PyTorch {w.shape} (max |diff| {err:.2e})")
+
+
+def expect_error(r, needles, what):
+    text = r.stderr + r.stdout
+    ok = r.returncode != 0 and all(n in text for n in needles) and "Assertion" not in text
+    check(ok, f"{what}: exit {r.returncode}, message names {needles}" + ("" if ok else f": {text.strip()}"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", default=None)
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    work = args.work or tempfile.mkdtemp(prefix="cuvil-hybrid-")
+    os.makedirs(work, exist_ok=True)
+
+    # Run-time rows.
+    mlp = torch.jit.script(Mlp().eval())
+    mlp_path = os.path.join(work, "mlp.pt")
+    mlp.save(mlp_path)
+    lib = os.path.join(work, "mlp.so")
+    r = export(args.bin, mlp_path, ["0=rows:1..512x24xf32"], lib)
+    check(r.returncode == 0, "mlp: exported with rows:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        for n in SIZES:
+            compare(args.bin, lib, mlp, [rng.standard_normal((n, 24)).astype(np.float32)], work,
+                    f"mlp rows={n}")
+        r, _ = run_library(args.bin, lib, [np.zeros((513, 24), np.float32)], work)
+        expect_error(r, ["'x' dim 0", "rows", "513", "1..512"], "mlp: a size above its bounds")
+        r, _ = run_library(args.bin, lib, [np.zeros((4, 24, 1), np.float32)], work)
+        expect_error(r, ["input 0 (x)", "?x24xf32"], "mlp: a rank other than the declared one")
+        r, _ = run_library(args.bin, lib, [np.zeros((4, 25), np.float32)], work)
+        expect_error(r, ["24"], "mlp: a static dimension that differs")
+
+    # Two inputs sharing the symbol seq (the second without bounds takes the
+    # first's).
+    tokens = torch.jit.script(MaskedTokens().eval())
+    tok_path = os.path.join(work, "tokens.pt")
+    tokens.save(tok_path)
+    lib = os.path.join(work, "tokens.so")
+    r = export(args.bin, tok_path, ["0=2xseq:1..512x32xf32", "1=2xseqxf32"], lib)
+    check(r.returncode == 0, "tokens: exported with a shared seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        for n in SIZES:
+            x = rng.standard_normal((2, n, 32)).astype(np.float32)
+            mask = (rng.random((2, n)) > 0.3).astype(np.float32)
+            mask[:, 0] = 1.0
+            compare(args.bin, lib, tokens, [x, mask], work, f"tokens seq={n}")
+        r, _ = run_library(args.bin, lib, [np.zeros((2, 6, 32), np.float32), np.ones((2, 5), np.float32)], work)
+        expect_error(r, ["'mask' dim 1", "'x' dim 1", "seq"], "tokens: inputs sharing seq with different sizes")
+        r, _ = run_library(args.bin, lib, [np.zeros((2, 0, 32), np.float32), np.ones((2, 0), np.float32)], work)
+        expect_error(r, ["dim 1", "0", "1..512"], "tokens: a size below its bounds")
+
+    # Compile-time mistakes.
+    r = export(args.bin, mlp_path, ["0=?x24xf32"], os.path.join(work, "static.so"), strategy="graph_fusion")
+    expect_error(r, ["--strategy hybrid"], "a dynamic dimension without --strategy hybrid")
+    r = export(args.bin, mlp_path, ["0=rows:9..3x24xf32"], os.path.join(work, "empty.so"))
+    expect_error(r, ["bounds", "empty"], "empty bounds")
+    r = export(args.bin, tok_path, ["0=2xseq:1..512x32xf32", "1=2xseq:1..64xf32"], os.path.join(work, "two.so"))
+    expect_error(r, ["seq", "one set of bounds"], "a shared symbol given two sets of bounds")
+    if os.path.exists(os.path.join(work, "huge.so")):
+        os.remove(os.path.join(work, "huge.so"))
+    r = export(args.bin, mlp_path, ["0=rows:1..1099511627775x24xf32"], os.path.join(work, "huge.so"))
+    expect_error(r, ["arena", "bounds"], "bounds whose arena would not fit")
+    check(not os.path.exists(os.path.join(work, "huge.so")), "no library written for a failed export")
+
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
