@@ -60,8 +60,8 @@ std::string badVariant(StringRef kernel, StringRef variant, ArrayRef<StringRef> 
 /// The geometry every CPU convolution kernel needs, as a reason when absent.
 std::string convBasics(const KernelSite &s) {
   Conv2DOp conv = s.conv();
-  if (!s.isStatic())
-    return "its operands are not static f32 tensors";
+  if (!s.isStatic() && !s.isStaticButBatch())
+    return "its operands are not static f32 tensors (a run-time batch aside)";
   if (conv.getStride().size() != 2 || conv.getPadding().size() != 2 ||
       conv.getDilation().size() != 2 || shapeOf(s.operands[0]).size() != 4)
     return "it is not a 2-D convolution";
@@ -312,8 +312,8 @@ std::string checkMaxPool(MaxPool2DOp pool, StringRef k, StringRef v) {
   if (v != variant::Direct)
     return badVariant(k, v, {variant::Direct});
   Value input = pool.getInput();
-  if (!isStaticF32(input) || !isStaticF32(pool.getResult()))
-    return "its operands are not static f32 tensors";
+  if (!isStaticButBatchF32(input) || !isStaticButBatchF32(pool.getResult()))
+    return "its operands are not static f32 tensors (a run-time batch aside)";
   ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(pool.getResult());
   ArrayRef<int64_t> kernel = pool.getKernelSize(), stride = pool.getStride(),
                     padding = pool.getPadding(), dilation = pool.getDilation();

@@ -13,6 +13,16 @@ bool isStaticF32(Value v) {
   return t && t.hasStaticShape() && t.getElementType().isF32();
 }
 
+bool isStaticButBatchF32(Value v) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.getElementType().isF32() || t.getRank() == 0)
+    return false;
+  for (int64_t d = 1; d < t.getRank(); ++d)
+    if (t.isDynamicDim(d))
+      return false;
+  return true;
+}
+
 ArrayRef<int64_t> shapeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getShape(); }
 
 std::optional<::cuvil::Tensor> constantF32(Value v) {
@@ -87,6 +97,13 @@ FusedGroupOp anchoredGroup(Operation *op) {
 
 bool KernelSite::isStatic() const {
   return llvm::all_of(operands, isStaticF32) && isStaticF32(result());
+}
+
+bool KernelSite::isStaticButBatch() const {
+  for (auto [i, v] : llvm::enumerate(operands))
+    if (!(i == 0 ? isStaticButBatchF32(v) : isStaticF32(v)))
+      return false;
+  return isStaticButBatchF32(result()) && (!epilogue.residual || isStaticButBatchF32(epilogue.residual));
 }
 
 bool KernelSite::isDepthwise() const {

@@ -31,6 +31,8 @@ struct Epilogue {
 };
 
 bool isStaticF32(Value v);
+/// An f32 tensor whose dimensions but the first are static.
+bool isStaticButBatchF32(Value v);
 ArrayRef<int64_t> shapeOf(Value v);
 /// The value of a constant static f32 tensor.
 std::optional<::cuvil::Tensor> constantF32(Value v);
@@ -57,6 +59,10 @@ struct KernelSite {
   Value bias() const { return operands.size() > 2 ? operands[2] : Value(); }
   /// Static f32 operands and result.
   bool isStatic() const;
+  /// Static f32 operands and result but for a run-time batch (dimension 0)
+  /// of the input, the result and a residual: the kernels read N from
+  /// their parameters as they run.
+  bool isStaticButBatch() const;
   /// Convolutions: one filter per input channel (channel multiplier 1).
   bool isDepthwise() const;
   /// Convolutions: a square `k` x `k` filter, this stride and padding

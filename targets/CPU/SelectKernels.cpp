@@ -309,7 +309,7 @@ SmallVector<int64_t> convLayout(ArrayRef<int64_t> in, int64_t cout, int64_t oh, 
                                 int64_t groups, int64_t flags, int64_t lo, int64_t hi) {
   SmallVector<int64_t> p(CUVIL_CONV_NUM_PARAMS);
   p[CUVIL_CONV_VERSION] = kParamsVersion;
-  p[CUVIL_CONV_N] = in[0];
+  p[CUVIL_CONV_N] = ShapedType::isDynamic(in[0]) ? 0 : in[0]; // a run-time batch: replaced
   p[CUVIL_CONV_C] = in[1];
   p[CUVIL_CONV_H] = in[2];
   p[CUVIL_CONV_W] = in[3];
@@ -636,6 +636,21 @@ struct SelectCpuKernelsPass final
   }
 
   /// 2-D max pooling (the depthwise kernels' grid, with max).
+  /// The call with a run-time batch when `input` has one: the
+  /// parameters' N and the result's dimension 0 are the input's.
+  static Value callWithBatch(KernelCallBuilder &k, OpBuilder &b, ModuleOp module, StringRef callee,
+                             ArrayRef<int64_t> params, ArrayRef<Value> args, Value input,
+                             RankedTensorType resultType) {
+    auto in = llvm::cast<RankedTensorType>(input.getType());
+    if (!in.isDynamicDim(0) && resultType.hasStaticShape())
+      return k.call(module, callee, params, args, resultType);
+    Value n = k.dimOf(input, 0);
+    SmallVector<Value> sizes;
+    if (resultType.isDynamicDim(0))
+      sizes.push_back(b.create<tensor::DimOp>(input.getLoc(), input, 0));
+    return k.call(module, callee, k.params(params, {{CUVIL_CONV_N, n}}), args, resultType, sizes);
+  }
+
   Value buildMaxPool(OpBuilder &b, ModuleOp module, MaxPool2DOp pool) {
     ArrayRef<int64_t> in = shapeOf(pool.getInput());
     auto out = llvm::cast<RankedTensorType>(pool.getResult().getType());
@@ -644,7 +659,8 @@ struct SelectCpuKernelsPass final
         convLayout(in, in[1], out.getDimSize(2), out.getDimSize(3), kernel[0], kernel[1],
                    pool.getStride(), pool.getPadding(), pool.getDilation(), in[1], 0, 0, 0);
     KernelCallBuilder k(b, pool.getLoc());
-    return k.call(module, "cuvil_rt_max_pool2d_f32", params, {pool.getInput()}, out);
+    return callWithBatch(k, b, module, "cuvil_rt_max_pool2d_f32", params, {pool.getInput()},
+                         pool.getInput(), out);
   }
 
   /// A product of two run-time matrices, batched over the leading
@@ -718,7 +734,7 @@ struct SelectCpuKernelsPass final
       // Depthwise: a direct kernel on the weights as they are.
       args.push_back(weight);
       optionalOperands(k, bias, e, args);
-      return k.call(module, "cuvil_rt_depthwise_conv2d_f32", params, args, out);
+      return callWithBatch(k, b, module, "cuvil_rt_depthwise_conv2d_f32", params, args, input, out);
     }
     std::optional<::cuvil::Tensor> wt = constantF32(weight);
     const float *data = reinterpret_cast<const float *>(wt->data());
@@ -732,7 +748,7 @@ struct SelectCpuKernelsPass final
       args.push_back(k.constant(packPanels(data, groups, w[0] / groups, kSize, kMR),
                                 resourceName(weight, "packed")));
     optionalOperands(k, bias, e, args);
-    return k.call(module, "cuvil_rt_conv2d_f32", params, args, out);
+    return callWithBatch(k, b, module, "cuvil_rt_conv2d_f32", params, args, input, out);
   }
 
   Value buildLinear(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant, int64_t split) {

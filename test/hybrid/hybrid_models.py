@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """cuvil-export --strategy hybrid end to end, against PyTorch.
 
+The models: an MLP over run-time rows, a token sequence with its mask
+sharing the symbol seq, a transformer encoder over a run-time sequence, a
+CNN over a run-time batch.
+
 Models are built by PyTorch at test time and scripted; each hybrid library
 is compiled once with bounded run-time dimensions and run at several sizes
 through cuvil-run, its outputs compared with PyTorch's (rtol 1e-3, atol
@@ -65,6 +69,36 @@ class MaskedTokens(nn.Module):
         h = h * mask.unsqueeze(-1)
         pooled = h.sum(1) / mask.sum(1, keepdim=True)
         return self.head(pooled), h.transpose(1, 2)
+
+
+class Encoder(nn.Module):
+    """BERT-style: nn.TransformerEncoder (PyTorch's fused encoder layer),
+    the run-time sequence through attention's reshapes and products."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(64, 8)
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+class Cnn(nn.Module):
+    """A run-time batch through convolutions (direct, depthwise, 1x1, with a
+    folded batch norm), max and adaptive average pooling, flatten, linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                               nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+                               nn.Conv2d(32, 32, 3, padding=1, groups=32), nn.ReLU(),
+                               nn.Conv2d(32, 32, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.f(x), 1))
 
 
 def run(cmd):
@@ -158,6 +192,34 @@ def main():
         expect_error(r, ["'mask' dim 1", "'x' dim 1", "seq"], "tokens: inputs sharing seq with different sizes")
         r, _ = run_library(args.bin, lib, [np.zeros((2, 0, 32), np.float32), np.ones((2, 0), np.float32)], work)
         expect_error(r, ["dim 1", "0", "1..512"], "tokens: a size below its bounds")
+
+    # A transformer encoder over a run-time sequence length.
+    enc = torch.jit.script(Encoder().eval())
+    enc_path = os.path.join(work, "encoder.pt")
+    enc.save(enc_path)
+    lib = os.path.join(work, "encoder.so")
+    r = export(args.bin, enc_path, ["0=1xseq:1..512x64xf32"], lib)
+    check(r.returncode == 0, "encoder: exported with seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        for n in SIZES:
+            compare(args.bin, lib, enc, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
+                    f"encoder seq={n}")
+
+    # A CNN over a run-time batch.
+    cnn = Cnn().eval()
+    with torch.no_grad():  # batch-norm statistics that are not the identity
+        cnn.f[1].running_mean.uniform_(-0.5, 0.5)
+        cnn.f[1].running_var.uniform_(0.5, 2.0)
+    cnn = torch.jit.script(cnn)
+    cnn_path = os.path.join(work, "cnn.pt")
+    cnn.save(cnn_path)
+    lib = os.path.join(work, "cnn.so")
+    r = export(args.bin, cnn_path, ["0=batch:1..64x3x32x32xf32"], lib)
+    check(r.returncode == 0, "cnn: exported with batch:1..64" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        for n in [1, 3, 8, 64]:
+            compare(args.bin, lib, cnn, [rng.standard_normal((n, 3, 32, 32)).astype(np.float32)], work,
+                    f"cnn batch={n}")
 
     # Compile-time mistakes.
     r = export(args.bin, mlp_path, ["0=?x24xf32"], os.path.join(work, "static.so"), strategy="graph_fusion")

@@ -25,8 +25,8 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
-Value filled(OpBuilder &b, Location loc, RankedTensorType type, double value) {
-  Value empty = emptyTensor(b, loc, type, {});
+Value filled(OpBuilder &b, Location loc, RankedTensorType type, double value, ValueRange like = {}) {
+  Value empty = emptyTensor(b, loc, type, like);
   Value v = scalarConstant(b, loc, scalarTypeOf(type.getElementType()), value);
   return b.create<linalg::FillOp>(loc, v, empty).getResult(0);
 }
@@ -356,9 +356,12 @@ template <typename OpTy> struct AdaptivePoolLowering final : OpConversionPattern
     MLIRContext *ctx = op.getContext();
     auto resultType = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
     RankedTensorType in = typeOf(adaptor.getInput());
-    if (!in.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic pooling");
     int64_t spatial = in.getRank() - 2;
+    // A run-time batch or channel count is the input's; the averaging
+    // matrices need the spatial sizes.
+    for (int64_t i = 0; i < spatial; ++i)
+      if (in.isDynamicDim(2 + i))
+        return rewriter.notifyMatchFailure(op, "dynamic pooling");
     Type element = resultType.getElementType();
     SmallVector<Value> operands = {adaptor.getInput()};
     for (int64_t i = 0; i < spatial; ++i) {
@@ -390,7 +393,8 @@ template <typename OpTy> struct AdaptivePoolLowering final : OpConversionPattern
     Value r = rewriter
                   .create<linalg::GenericOp>(
                       loc, TypeRange{resultType}, operands,
-                      ValueRange{filled(rewriter, loc, resultType, 0.0)}, maps, iterators,
+                      ValueRange{filled(rewriter, loc, resultType, 0.0, adaptor.getInput())}, maps,
+                      iterators,
                       [&](OpBuilder &b, Location l, ValueRange a) {
                         Value v = a[0];
                         for (int64_t i = 0; i < spatial; ++i)

@@ -129,7 +129,13 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type, ValueRange 
       size = b.create<tensor::DimOp>(loc, l, ld);
       break;
     }
-    if (!size) // nothing to take it from: a size-1 broadcast
+    // Nothing to take it from: a size-1 broadcast, when there were
+    // operands; none at all is a lowering that forgot its run-time sizes,
+    // which must not compile into a wrong size.
+    if (!size && like.empty())
+      llvm::report_fatal_error("cuvil-to-linalg: an empty tensor of dynamic type without the "
+                               "operands its run-time sizes come from");
+    if (!size)
       size = b.create<arith::ConstantIndexOp>(loc, 1);
     dynamic.push_back(size);
   }
