@@ -277,7 +277,8 @@ func.func @one_dim_spatial(%x: tensor<2x4x16xf32>, %w: tensor<8x4x3xf32>, %wt: t
 
 // A run-time reshape whose sizes are constants and static dimensions
 // becomes a static reshape; with a dynamic batch, x.view(x.size(0), -1)
-// still gets its flattened size.
+// gets its flattened size and the one size left unknown becomes the -1 of
+// a static reshape (what the element count leaves of the others).
 // CHECK-LABEL: func @reshape_dynamic
 func.func @reshape_dynamic(%x: tensor<2x4x8xf32>, %d: tensor<?x4x8xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
   %minus1 = cuvil.constant dense<[-1]> : tensor<1xi64>
@@ -289,7 +290,30 @@ func.func @reshape_dynamic(%x: tensor<2x4x8xf32>, %d: tensor<?x4x8xf32>) -> (ten
   %m = cuvil.shape.dim %d {dim = 0 : i64} : tensor<?x4x8xf32> -> tensor<i64>
   %m1 = cuvil.shape.reshape %m {shape = array<i64: 1>} : tensor<i64> -> tensor<1xi64>
   %t = cuvil.tensor.concat %m1, %minus1 {dim = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
-  // CHECK: cuvil.shape.reshape_dynamic %arg1, %{{.*}} : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x32xf32>
+  // CHECK: cuvil.shape.reshape %arg1 {shape = array<i64: -1, 32>} : tensor<?x4x8xf32> -> tensor<?x32xf32>
   %z = cuvil.shape.reshape_dynamic %d, %t : tensor<?x4x8xf32>, tensor<2xi64> -> tensor<?x?xf32>
   return %y, %z : tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// Attention's q.view(B, S, H, D) with S = x.size(1) a run-time sequence
+// length (the size of another tensor): one unknown size, a static -1.
+// Two unknown sizes stay a run-time reshape.
+// CHECK-LABEL: func @view_with_run_time_size
+// CHECK: cuvil.shape.reshape %arg1 {shape = array<i64: 2, -1, 4, 16>} : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
+// CHECK: cuvil.shape.reshape_dynamic
+func.func @view_with_run_time_size(%x: tensor<2x?x64xf32>, %q: tensor<2x?x64xf32>, %r: tensor<?x?x64xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) {
+  %b = cuvil.constant dense<[2]> : tensor<1xi64>
+  %hd = cuvil.constant dense<[4, 16]> : tensor<2xi64>
+  %s = cuvil.shape.dim %x {dim = 1 : i64} : tensor<2x?x64xf32> -> tensor<i64>
+  %s1 = cuvil.shape.reshape %s {shape = array<i64: 1>} : tensor<i64> -> tensor<1xi64>
+  %shape = cuvil.tensor.concat %b, %s1, %hd {dim = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %y = cuvil.shape.reshape_dynamic %q, %shape : tensor<2x?x64xf32>, tensor<4xi64> -> tensor<?x?x?x?xf32>
+  %n = cuvil.shape.dim %r {dim = 0 : i64} : tensor<?x?x64xf32> -> tensor<i64>
+  %n1 = cuvil.shape.reshape %n {shape = array<i64: 1>} : tensor<i64> -> tensor<1xi64>
+  %e = cuvil.constant dense<[64]> : tensor<1xi64>
+  %two = cuvil.tensor.concat %n1, %s1, %e {dim = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %z = cuvil.shape.reshape_dynamic %r, %two : tensor<?x?x64xf32>, tensor<3xi64> -> tensor<?x?x?xf32>
+  return %y, %z : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
 }

@@ -3,7 +3,8 @@
 
 The models: an MLP over run-time rows, a token sequence with its mask
 sharing the symbol seq, a transformer encoder over a run-time sequence, a
-CNN over a run-time batch.
+hand-written BERT-style attention block with a padding mask (its views
+sized by x.size(1)), a CNN over a run-time batch.
 
 Models are built by PyTorch at test time and scripted; each hybrid library
 is compiled once with bounded run-time dimensions and run at several sizes
@@ -16,6 +17,7 @@ whose arena would not fit: each a clear error and a non-zero exit.
 Exit 0: every case passed; 1: a failure (named); 77: PyTorch is missing.
 """
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -83,6 +85,30 @@ class Encoder(nn.Module):
 
     def forward(self, x):
         return self.head(self.encoder(x))
+
+
+class MaskedAttention(nn.Module):
+    """A BERT-style block written by hand: q/k/v views with the run-time
+    sequence length read from the input (x.size(1)), an additive attention
+    mask from the padding mask, softmax, a residual and layer norm."""
+
+    def __init__(self, e=64, h=4):
+        super().__init__()
+        self.h, self.d = h, e // h
+        self.qkv = nn.Linear(e, 3 * e)
+        self.o = nn.Linear(e, e)
+        self.ln = nn.LayerNorm(e)
+
+    def forward(self, x, mask):
+        b, s, e = x.size(0), x.size(1), x.size(2)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(b, s, self.h, self.d).transpose(1, 2)
+        k = k.view(b, s, self.h, self.d).transpose(1, 2)
+        v = v.view(b, s, self.h, self.d).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)
+        att = att + (1.0 - mask[:, None, None, :]) * -10000.0
+        y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(b, s, e)
+        return self.ln(x + self.o(y))
 
 
 class Cnn(nn.Module):
@@ -204,6 +230,20 @@ def main():
         for n in SIZES:
             compare(args.bin, lib, enc, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
                     f"encoder seq={n}")
+
+    # Attention with a padding mask, sizes read from the input.
+    att = torch.jit.script(MaskedAttention().eval())
+    att_path = os.path.join(work, "attention.pt")
+    att.save(att_path)
+    lib = os.path.join(work, "attention.so")
+    r = export(args.bin, att_path, ["0=2xseq:1..512x64xf32", "1=2xseqxf32"], lib)
+    check(r.returncode == 0, "attention: exported with seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        for n in SIZES:
+            x = rng.standard_normal((2, n, 64)).astype(np.float32)
+            mask = (rng.random((2, n)) > 0.3).astype(np.float32)
+            mask[:, 0] = 1.0
+            compare(args.bin, lib, att, [x, mask], work, f"attention seq={n}")
 
     # A CNN over a run-time batch.
     cnn = Cnn().eval()

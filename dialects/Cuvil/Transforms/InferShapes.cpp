@@ -126,7 +126,7 @@ struct CuvilInferShapesPass final
   /// importer's concat of one-element parts: a constant, or the size of a
   /// dimension of the input (which cancels that dimension when inferring
   /// a -1, as in x.view(x.size(0), -1)). Refines the result type with it.
-  void refinePartially(ReshapeDynamicOp op, llvm::DenseMap<Value, reference::Tensor> &memo) {
+  bool refinePartially(ReshapeDynamicOp op, llvm::DenseMap<Value, reference::Tensor> &memo) {
     auto in = llvm::cast<RankedTensorType>(op.getInput().getType());
     auto concat = op.getShape().getDefiningOp<ConcatOp>();
     SmallVector<Value> parts;
@@ -142,7 +142,7 @@ struct CuvilInferShapesPass final
     for (Value part : parts) {
       auto partType = llvm::cast<RankedTensorType>(part.getType());
       if (partType.getRank() != 1 || partType.isDynamicDim(0))
-        return;
+        return false;
       Value scalar = part;
       if (auto r = part.getDefiningOp<ReshapeOp>())
         scalar = r.getInput();
@@ -169,7 +169,7 @@ struct CuvilInferShapesPass final
       }
     }
     if (static_cast<int64_t>(sizes.size()) != result.getRank())
-      return;
+      return false;
     if (inferAt >= 0 && allKnownOrInput) {
       int64_t rest = 1;
       bool staticRest = true;
@@ -183,8 +183,30 @@ struct CuvilInferShapesPass final
       if (staticRest && known > 0 && rest % known == 0)
         sizes[inferAt] = rest / known;
     }
+    // One size left unknown is what the element count leaves of the
+    // others (PyTorch refuses a view whose sizes disagree with it), as a
+    // static reshape's -1: x.view(b, x.size(1), h, d) with a run-time
+    // sequence length compiles as x.view(b, -1, h, d).
+    if (llvm::count(sizes, ShapedType::kDynamic) == 1 && known > 0 &&
+        (inferAt < 0 || !ShapedType::isDynamic(sizes[inferAt]))) {
+      SmallVector<int64_t> attr(sizes);
+      for (int64_t &size : attr)
+        if (ShapedType::isDynamic(size))
+          size = -1;
+      OpBuilder b(op);
+      auto reshape = b.create<ReshapeOp>(op.getLoc(), op.getInput(), b.getDenseI64ArrayAttr(attr));
+      if (succeeded(mlir::verify(reshape, /*verifyRecursively=*/false))) {
+        inferAndRefine(reshape);
+        refineResult(op.getResult(), reshape.getType());
+        op.getResult().replaceAllUsesWith(reshape.getResult());
+        op.erase();
+        return true;
+      }
+      reshape.erase();
+    }
     refineResult(op.getResult(),
                  refine(op.getType(), RankedTensorType::get(sizes, result.getElementType())));
+    return false;
   }
 
   /// A run-time reshape whose sizes are known now becomes a static one;
@@ -193,12 +215,15 @@ struct CuvilInferShapesPass final
   void resolveDynamicReshape(ReshapeDynamicOp op, llvm::DenseMap<Value, reference::Tensor> &memo) {
     std::optional<reference::Tensor> shape = evaluateShape(op.getShape(), memo);
     if (!shape) {
-      refinePartially(op, memo);
-      if (dependsOnTensorData(op.getShape())) {
-        op.emitRemark() << "the shape of this reshape depends on tensor values: its unknown "
+      bool dependent = dependsOnTensorData(op.getShape());
+      Location loc = op.getLoc();
+      bool replaced = refinePartially(op, memo); // op is gone when it was
+      if (dependent) {
+        mlir::emitRemark(loc) << "the shape of this reshape depends on tensor values: its unknown "
                            "sizes stay dynamic (later optimizations still apply)";
         ++numValueDependent;
       }
+      (void)replaced;
       return;
     }
     OpBuilder b(op);

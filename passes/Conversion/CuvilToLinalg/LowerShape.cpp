@@ -17,6 +17,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
+#include <limits>
 
 namespace mlir::cuvil::lowering {
 namespace {
@@ -235,8 +236,18 @@ struct SliceLowering final : OpConversionPattern<SliceOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     RankedTensorType in = typeOf(adaptor.getInput());
     int64_t dim = op.getDim();
-    if (in.isDynamicDim(dim))
-      return rewriter.notifyMatchFailure(op, "slice of a dynamic dimension");
+    if (in.isDynamicDim(dim)) {
+      // x[:, ...] along a run-time dimension: the whole of it.
+      bool whole = op.getStep() == 1 && op.getStart() == 0 &&
+                   op.getEnd() >= std::numeric_limits<int64_t>::max() / 2;
+      if (!whole)
+        return rewriter.notifyMatchFailure(op, "slice of a dynamic dimension");
+      auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+      Value input = adaptor.getInput();
+      rewriter.replaceOp(op, type == in ? input
+                                        : rewriter.create<tensor::CastOp>(op.getLoc(), type, input).getResult());
+      return success();
+    }
     int64_t start = 0;
     int64_t length = sliceLength(in.getDimSize(dim), op.getStart(), op.getEnd(), op.getStep(), &start);
     SmallVector<OpFoldResult> offsets, sizes, strides;
