@@ -47,6 +47,8 @@ struct Library {
   decltype(&cuvil_model_input_index) inputIndex = nullptr;
   decltype(&cuvil_model_output_index) outputIndex = nullptr;
   decltype(&cuvil_tensor_byte_size) byteSize = nullptr;
+  decltype(&cuvil_model_input_bounds) inputBounds = nullptr;
+  decltype(&cuvil_model_output_bounds) outputBounds = nullptr;
 
   explicit Library(const std::string &name, int flags = RTLD_NOW | RTLD_LOCAL) {
     handle = dlopen(modelPath(name).c_str(), flags);
@@ -66,6 +68,8 @@ struct Library {
     bind(inputIndex, "cuvil_model_input_index");
     bind(outputIndex, "cuvil_model_output_index");
     bind(byteSize, "cuvil_tensor_byte_size");
+    bind(inputBounds, "cuvil_model_input_bounds");
+    bind(outputBounds, "cuvil_model_output_bounds");
   }
   ~Library() { close(); }
   Library(const Library &) = delete;
@@ -430,6 +434,20 @@ TEST_CASE("dynamic_dimensions_are_minus_one_and_take_any_size", "[abi2]") {
   REQUIRE(info.rank == 2);
   CHECK(info.shape[0] == -1);
   CHECK(info.shape[1] == 3);
+
+  SECTION("bounds: a static dimension's are its size, an undeclared dynamic one's 0 and -1") {
+    int64_t lo[2] = {-9, -9}, hi[2] = {-9, -9};
+    REQUIRE(lib.inputBounds(model, 0, lo, hi) == CUVIL_OK);
+    CHECK(lo[0] == 0);
+    CHECK(hi[0] == -1);
+    CHECK(lo[1] == 3);
+    CHECK(hi[1] == 3);
+    REQUIRE(lib.outputBounds(model, 0, nullptr, hi) == CUVIL_OK); // either array may be NULL
+    CHECK(hi[0] == -1);
+    CHECK(lib.inputBounds(model, 2, lo, hi) == CUVIL_ERR_INVALID_ARGUMENT);
+    CHECK(lib.error() == "input index 2 is out of range: the model has 2 inputs");
+    CHECK(lib.outputBounds(nullptr, 0, lo, hi) != CUVIL_OK);
+  }
 
   SECTION("any size of the dynamic dimension runs, and the entry gets it") {
     for (int64_t rows : {4, 1, 17, 0}) {
