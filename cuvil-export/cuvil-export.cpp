@@ -94,7 +94,8 @@ int main(int argc, char **argv) {
                  "CPU to compile for (LLVM name, e.g. sapphirerapids, neoverse-n1). x86_64 "
                  "default: this machine's CPU; aarch64 default: Armv8.2-A with NEON and dotprod");
   app.add_option("--input-shape", opt.compile.inputShapes,
-                 "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE for .pt models (see cuvil-import)");
+                 "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE for .pt models (see cuvil-import); "
+                 "run-time dimensions (?, seq, seq:1..512) need --strategy hybrid");
   app.add_option("--device-profile", opt.compile.deviceProfile,
                  "The machine to compile for, as a device profile: a built-in name (x86-64-v3, "
                  "x86-64-v4, sapphirerapids, znver4, aarch64-v8.2, neoverse-n1) or a file written by "

@@ -153,7 +153,9 @@ int main(int argc, char **argv) {
                  "Output: .mlir (text) or .mlirbc (bytecode); stdout when absent");
   app.add_option("--input-shape", opt.inputShapes,
                  "Input shape INDEX_OR_NAME=DIMxDIM...xDTYPE, e.g. 0=1x3x224x224xf32 or "
-                 "x=f32 (0-d); '?' marks a dynamic dimension. DTYPE: f32 f64 f16 bf16 i1 i8 "
+                 "x=f32 (0-d); a run-time dimension is '?', a symbol (seq) or a symbol with bounds "
+                 "(seq:1..512; '?' and bare symbols: 1..4096), and inputs naming one symbol have "
+                 "equal sizes (0=1xseq:1..512x768xf32 1=1xseqxi64). DTYPE: f32 f64 f16 bf16 i1 i8 "
                  "ui8 i16 i32 i64, or complex64 / complex128 (the C API's c64 / c128: "
                  "(real, imaginary) pairs). Repeat per input.");
   app.add_option("--unsupported-report", opt.unsupportedReport,
