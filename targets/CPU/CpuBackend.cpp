@@ -5,6 +5,7 @@
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "targets/CPU/KernelConfig.h"
+#include "targets/CPU/RunTimeSymbols.h"
 #include "targets/CPU/Weights.h"
 #include "tuning/TuningDatabase.h"
 
@@ -63,8 +64,13 @@ public:
               kDimSymbolsAttrName.str() + " and " + kDimBoundsAttrName.str() + " attributes");
         }
       }
-    if (dynamicInputs)
-      return ::cuvil::Status(); // dynamic results follow from the inputs'
+    if (dynamicInputs) {
+      // Dynamic results follow from the inputs'; sizes of two symbols must
+      // not meet where the code assumes one size.
+      if (failed(cpu::checkRunTimeSymbols(entry)))
+        return ::cuvil::inputError("checking run-time sizes failed (see the diagnostics above)");
+      return ::cuvil::Status();
+    }
     Operation *dynamic = nullptr;
     entry.walk([&](Operation *op) {
       for (Type t : op->getResultTypes())

@@ -261,7 +261,26 @@ def main():
             compare(args.bin, lib, cnn, [rng.standard_normal((n, 3, 32, 32)).astype(np.float32)], work,
                     f"cnn batch={n}")
 
-    # Compile-time mistakes.
+    # Compile-time mistakes: two different symbols meeting where the code
+    # assumes one size (a broadcast of 1 along them is not supported).
+    class Add(nn.Module):
+        def forward(self, x, y):
+            return torch.relu(x) + y
+
+    add_path = os.path.join(work, "add.pt")
+    torch.jit.script(Add()).save(add_path)
+    r = export(args.bin, add_path, ["0=?x16xf32", "1=?x16xf32"], os.path.join(work, "add.so"))
+    expect_error(r, ["cuvil.math.add", "'x.0' and 'y.0'", "one symbol"],
+                 "two anonymous run-time sizes meeting in an add")
+    lib = os.path.join(work, "add.so")
+    r = export(args.bin, add_path, ["0=n:1..64x16xf32", "1=nx16xf32"], lib)
+    check(r.returncode == 0, "add: one symbol for both inputs compiles" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        add = torch.jit.load(add_path)
+        for n in [1, 5, 64]:
+            compare(args.bin, lib, add, [rng.standard_normal((n, 16)).astype(np.float32),
+                                         rng.standard_normal((n, 16)).astype(np.float32)], work, f"add n={n}")
+
     r = export(args.bin, mlp_path, ["0=?x24xf32"], os.path.join(work, "static.so"), strategy="graph_fusion")
     expect_error(r, ["--strategy hybrid"], "a dynamic dimension without --strategy hybrid")
     r = export(args.bin, mlp_path, ["0=rows:9..3x24xf32"], os.path.join(work, "empty.so"))
