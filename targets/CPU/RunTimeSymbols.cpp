@@ -4,6 +4,8 @@
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
 
+#include <limits>
+
 namespace mlir::cuvil::cpu {
 namespace {
 
@@ -64,6 +66,60 @@ private:
     return success();
   }
 
+  /// A view's run-time sizes in order, where the static sizes between them
+  /// agree (as the lowering pairs them); else nothing is said.
+  void view(Value in, Value out) {
+    auto it = llvm::cast<RankedTensorType>(in.getType()), ot = llvm::cast<RankedTensorType>(out.getType());
+    auto segments = [](RankedTensorType t) {
+      SmallVector<int64_t> products(1, 1);
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (t.isDynamicDim(d))
+          products.push_back(1);
+        else
+          products.back() *= t.getDimSize(d);
+      }
+      return products;
+    };
+    if (segments(it) != segments(ot))
+      return;
+    std::vector<std::string> inLabels, l(ot.getRank());
+    for (int64_t d = 0; d < it.getRank(); ++d)
+      if (it.isDynamicDim(d))
+        inLabels.push_back(labelOf(in, d));
+    size_t next = 0;
+    for (int64_t d = 0; d < ot.getRank(); ++d)
+      if (ot.isDynamicDim(d))
+        l[d] = inLabels[next++];
+    labels[out] = std::move(l);
+  }
+
+  /// The result's dimension d is the input's dimension from(d) (-1: none).
+  void mapped(Value in, Value out, llvm::function_ref<int64_t(int64_t)> from) {
+    int64_t rank = llvm::cast<RankedTensorType>(out.getType()).getRank();
+    std::vector<std::string> l(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      if (int64_t f = from(d); f >= 0)
+        l[d] = labelOf(in, f);
+    labels[out] = std::move(l);
+  }
+
+  template <typename OpTy> bool reduction(Operation &op) {
+    auto r = llvm::dyn_cast<OpTy>(op);
+    if (!r)
+      return false;
+    auto in = llvm::cast<RankedTensorType>(r.getInput().getType());
+    llvm::SmallDenseSet<int64_t> reduced(r.getDims().begin(), r.getDims().end());
+    SmallVector<int64_t> source; // result dim -> input dim
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      if (!reduced.contains(d))
+        source.push_back(d);
+      else if (r.getKeepdim())
+        source.push_back(-1);
+    if (int64_t(source.size()) == llvm::cast<RankedTensorType>(r.getType()).getRank())
+      mapped(r.getInput(), r.getResult(), [&](int64_t d) { return source[d]; });
+    return true;
+  }
+
   LogicalResult visit(Block &block) {
     for (Operation &op : block) {
       if (auto g = llvm::dyn_cast<FusedGroupOp>(op)) {
@@ -86,6 +142,25 @@ private:
       if (op.hasTrait<CuvilElementwise>()) {
         if (failed(elementwise(&op)))
           return failure();
+      } else if (llvm::isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op)) {
+        view(op.getOperand(0), r);
+      } else if (auto t = llvm::dyn_cast<TransposeOp>(op)) {
+        int64_t a = t.getDim0(), b = t.getDim1();
+        mapped(t.getInput(), r, [&](int64_t d) { return d == a ? b : d == b ? a : d; });
+      } else if (auto p = llvm::dyn_cast<PermuteOp>(op)) {
+        ArrayRef<int64_t> perm = p.getDims();
+        mapped(p.getInput(), r, [&](int64_t d) { return d < int64_t(perm.size()) ? perm[d] : -1; });
+      } else if (auto sl = llvm::dyn_cast<SliceOp>(op)) {
+        int64_t sliced = sl.getDim();
+        // A whole slice along a run-time dimension keeps its size.
+        bool whole = sl.getStep() == 1 && sl.getStart() == 0 &&
+                     sl.getEnd() >= std::numeric_limits<int64_t>::max() / 2;
+        mapped(sl.getInput(), r, [&](int64_t d) { return d != sliced || whole ? d : -1; });
+      } else if (reduction<SumOp>(op) || reduction<ProdOp>(op) || reduction<MeanOp>(op) ||
+                 reduction<MaxOp>(op) || reduction<MinOp>(op) || reduction<AnyOp>(op) ||
+                 reduction<AllOp>(op) || reduction<VarOp>(op) || reduction<StdOp>(op)) {
+      } else if (llvm::isa<Conv2DOp, MaxPool2DOp, AdaptiveAvgPool2DOp, AvgPool2DOp>(op)) {
+        mapped(op.getOperand(0), r, [](int64_t d) { return d == 0 ? int64_t(0) : int64_t(-1); });
       } else if (llvm::isa<SoftmaxOp, LayerNormOp>(op)) {
         if (auto it = labels.find(op.getOperand(0)); it != labels.end())
           labels[r] = it->second;

@@ -6,7 +6,8 @@
 // for inputs sharing a symbol; this finds, before any code is generated,
 // ops where sizes of two different input symbols meet, through the ops
 // whose sizes follow their operands' (element-wise ops, linear layers,
-// matrix products, softmax and layer norm, fusion groups).
+// matrix products, softmax and layer norm, views, transposes, slices,
+// reductions, convolutions and poolings (their batch), fusion groups).
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_TARGETS_CPU_RUNTIMESYMBOLS_H
