@@ -604,6 +604,20 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     return r;
   }
 
+  // x[..., :n] with n known only at run time (n = y.size(d): a causal
+  // mask cut to the sequence length).
+  if (name == "aten::slice" && n >= 4 && arg(0).isTensor() && isSymbolicInt(arg(3)) &&
+      (arg(2).isNone() || (arg(2).is(K::Int) && asInt(arg(2)) == 0)) &&
+      (n < 5 || (arg(4).is(K::Int) && asInt(arg(4)) == 1)) && arg(1).is(K::Int) && kwargs.empty()) {
+    int64_t rank = static_cast<int64_t>(staticShape(in, arg(0)).size()), dim = asInt(arg(1));
+    if (dim < -rank || dim >= rank)
+      in.fail("CUVIL-E-IMPORT-RAISE", "dimension " + std::to_string(dim) +
+                                          " is out of range for a tensor of rank " + std::to_string(rank));
+    mlir::Value r = in.build<mlir::cuvil::SliceToOp>(arg(0).tensor->value, arg(3).tensor->value,
+                                                     in.builder().getI64IntegerAttr(dim < 0 ? dim + rank : dim));
+    return viewOf(arg(0), r);
+  }
+
   // view/reshape with sizes known only at run time.
   if ((name == "aten::view" || name == "aten::reshape") && n == 2 && arg(0).isTensor() &&
       arg(1).isSequence() && llvm::any_of(*arg(1).list, isSymbolicInt)) {

@@ -156,6 +156,11 @@ private:
         bool whole = sl.getStep() == 1 && sl.getStart() == 0 &&
                      sl.getEnd() >= std::numeric_limits<int64_t>::max() / 2;
         mapped(sl.getInput(), r, [&](int64_t d) { return d != sliced || whole ? d : -1; });
+      } else if (auto st = llvm::dyn_cast<SliceToOp>(op)) {
+        int64_t cut = st.getDim();
+        mapped(st.getInput(), r, [&](int64_t d) { return d == cut ? int64_t(-1) : d; });
+        if (auto d = st.getSize().getDefiningOp<DimOp>())
+          labels[r][cut] = labelOf(d.getInput(), d.getDim());
       } else if (reduction<SumOp>(op) || reduction<ProdOp>(op) || reduction<MeanOp>(op) ||
                  reduction<MaxOp>(op) || reduction<MinOp>(op) || reduction<AnyOp>(op) ||
                  reduction<AllOp>(op) || reduction<VarOp>(op) || reduction<StdOp>(op)) {

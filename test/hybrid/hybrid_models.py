@@ -4,7 +4,9 @@
 The models: an MLP over run-time rows, a token sequence with its mask
 sharing the symbol seq, a transformer encoder over a run-time sequence, a
 hand-written BERT-style attention block with a padding mask (its views
-sized by x.size(1)), a CNN over a run-time batch.
+sized by x.size(1)), a GPT-style decoder whose causal mask is a buffer cut
+to the run-time length (scripted, and traced on one length), a CNN over a
+run-time batch.
 
 Models are built by PyTorch at test time and scripted; each hybrid library
 is compiled once with bounded run-time dimensions and run at several sizes
@@ -109,6 +111,30 @@ class MaskedAttention(nn.Module):
         att = att + (1.0 - mask[:, None, None, :]) * -10000.0
         y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(b, s, e)
         return self.ln(x + self.o(y))
+
+
+class CausalDecoder(nn.Module):
+    """A GPT-style block (nanoGPT's): a causal mask kept as a buffer and cut
+    to the run-time length, bias[:, :, :T, :T] with T = x.size(1)."""
+
+    def __init__(self, e=64, h=4, max_len=512):
+        super().__init__()
+        self.h, self.d = h, e // h
+        self.qkv = nn.Linear(e, 3 * e)
+        self.o = nn.Linear(e, e)
+        self.ln = nn.LayerNorm(e)
+        self.register_buffer("bias", torch.tril(torch.ones(max_len, max_len)).view(1, 1, max_len, max_len))
+
+    def forward(self, x):
+        b, t, e = x.size(0), x.size(1), x.size(2)
+        q, k, v = self.qkv(self.ln(x)).chunk(3, dim=-1)
+        q = q.view(b, t, self.h, self.d).transpose(1, 2)
+        k = k.view(b, t, self.h, self.d).transpose(1, 2)
+        v = v.view(b, t, self.h, self.d).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d))
+        att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return x + self.o(y.transpose(1, 2).reshape(b, t, e))
 
 
 class Cnn(nn.Module):
@@ -244,6 +270,21 @@ def main():
             mask = (rng.random((2, n)) > 0.3).astype(np.float32)
             mask[:, 0] = 1.0
             compare(args.bin, lib, att, [x, mask], work, f"attention seq={n}")
+
+    # A GPT-style decoder, scripted and traced on one length (torch.jit.trace
+    # records x.size(1), so the traced model takes every length too).
+    dec = CausalDecoder().eval()
+    for form, module in (("scripted", torch.jit.script(dec)),
+                         ("traced", torch.jit.trace(dec, torch.randn(1, 7, 64)))):
+        dec_path = os.path.join(work, f"decoder_{form}.pt")
+        module.save(dec_path)
+        lib = os.path.join(work, f"decoder_{form}.so")
+        r = export(args.bin, dec_path, ["0=1xseq:1..512x64xf32"], lib)
+        check(r.returncode == 0, f"decoder ({form}): exported with seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
+        if r.returncode == 0:
+            for n in SIZES:
+                compare(args.bin, lib, dec, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
+                        f"decoder ({form}) seq={n}")
 
     # A CNN over a run-time batch.
     cnn = Cnn().eval()

@@ -143,6 +143,23 @@ LogicalResult SliceOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
   return success();
 }
 
+LogicalResult SliceToOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  RankedTensorType size = tensorType(adaptor.getSize());
+  int64_t dim = adaptor.getDim();
+  if (in.getRank() == 0)
+    return emitError() << "cannot slice a 0-d tensor";
+  if (failed(checkDim(dim, in.getRank(), "dim", emitError)))
+    return failure();
+  if (size.getRank() != 0)
+    return emitError() << "the run-time end must be a 0-d integer tensor, got " << size;
+  SmallVector<int64_t> out(in.getShape());
+  out[dim] = ShapedType::kDynamic;
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   int64_t size = getInput().getType().getDimSize(getDim()), start = 0;
   if (!isStatic(size) || getStep() != 1)

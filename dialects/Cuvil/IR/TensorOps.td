@@ -81,6 +81,24 @@ def Cuvil_SliceOp : Cuvil_Op<"tensor.slice", [Pure]> {
   let hasFolder = 1;
 }
 
+def Cuvil_SliceToOp : Cuvil_Op<"tensor.slice_to", [Pure]> {
+  let summary = "x[..., :n, ...] along `dim`, with `n` known at run time.";
+  let description = [{
+    A slice from the start whose end is a run-time size (a 0-d integer
+    tensor, e.g. `cuvil.shape.dim` of another tensor: `mask[:, :, :T, :T]`
+    with `T = x.size(1)`), with Python's rules: a negative end counts from
+    the end, and the end is clamped to `[0, size]`. The result's size along
+    `dim` is dynamic.
+
+    ```mlir
+    %y = cuvil.tensor.slice_to %mask, %t {dim = 2 : i64} : tensor<1x1x256x256xf32>, tensor<i64> -> tensor<1x1x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Cuvil_IndexTensor:$size, I64Attr:$dim);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` $size attr-dict `:` type($input) `,` type($size) `->` type($result)";
+}
+
 def Cuvil_SelectOp : Cuvil_Op<"tensor.select", [Pure]> {
   let summary = "x.select(dim, index): removes `dim`, keeping one index.";
   let description = [{

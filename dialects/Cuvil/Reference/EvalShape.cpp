@@ -145,6 +145,23 @@ FailureOr<Tensor> evalSlice(SliceOp op, ArrayRef<Tensor> a) {
   });
 }
 
+FailureOr<Tensor> evalSliceTo(SliceToOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  int64_t dim = op.getDim(), size = x.dim(dim), end = a[1].getInt(0);
+  if (end < 0)
+    end += size;
+  end = std::clamp<int64_t>(end, 0, size);
+  Shape outShape = x.shape();
+  outShape[dim] = end;
+  Shape strides = stridesOf(x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += idx[d] * strides[d];
+    return src;
+  });
+}
+
 FailureOr<Tensor> evalSelect(SelectOp op, ArrayRef<Tensor> a) {
   const Tensor &x = a[0];
   int64_t dim = op.getDim(), index = op.getIndex(), size = x.dim(dim);
@@ -551,6 +568,7 @@ void registerShapeEvaluators(OpEvaluators &e) {
   e.add<ExpandOp>(evalExpand);
   e.add<ConcatOp>(evalConcat);
   e.add<SliceOp>(evalSlice);
+  e.add<SliceToOp>(evalSliceTo);
   e.add<SelectOp>(evalSelect);
   e.add<IndexSelectOp>(evalIndexSelect);
   e.add<GatherOp>(evalGather);

@@ -286,6 +286,66 @@ struct SliceLowering final : OpConversionPattern<SliceOp> {
   }
 };
 
+/// x.size(d) as a 0-d i64 tensor (unused once the ops reading it take the
+/// dimension itself, as slice_to does).
+struct DimLowering final : OpConversionPattern<DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value size = rewriter.create<tensor::DimOp>(loc, adaptor.getInput(), op.getDim());
+    Value i64 = rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(), size);
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
+        op, RankedTensorType::get({}, rewriter.getI64Type()), ValueRange{i64});
+    return success();
+  }
+};
+
+/// x[..., :n, ...]: an extract_slice of min(n, size) (n < 0: from the end).
+/// The end of `cuvil.shape.dim` is read as the other tensor's dimension
+/// itself, so that the slice's size keeps that dimension's bounds.
+struct SliceToLowering final : OpConversionPattern<SliceToOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SliceToOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    RankedTensorType in = typeOf(input);
+    int64_t dim = op.getDim();
+    Value size = in.isDynamicDim(dim) ? rewriter.create<tensor::DimOp>(loc, input, dim).getResult()
+                                      : rewriter.create<arith::ConstantIndexOp>(loc, in.getDimSize(dim)).getResult();
+    Value end;
+    if (auto d = op.getSize().getDefiningOp<DimOp>()) {
+      Value source = rewriter.getRemappedValue(d.getInput());
+      if (!source)
+        return rewriter.notifyMatchFailure(op, "the end's tensor is not converted");
+      end = rewriter.create<tensor::DimOp>(loc, source, d.getDim());
+    } else {
+      Value n = rewriter.create<tensor::ExtractOp>(loc, adaptor.getSize(), ValueRange{});
+      n = rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), n);
+      Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+      Value negative = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, n, zero);
+      n = rewriter.create<arith::SelectOp>(loc, negative, rewriter.create<arith::AddIOp>(loc, n, size), n);
+      end = rewriter.create<arith::MaxSIOp>(loc, n, zero);
+    }
+    end = rewriter.create<arith::MinUIOp>(loc, end, size);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      offsets.push_back(rewriter.getIndexAttr(0));
+      strides.push_back(rewriter.getIndexAttr(1));
+      if (d == dim)
+        sizes.push_back(end);
+      else if (in.isDynamicDim(d))
+        sizes.push_back(rewriter.create<tensor::DimOp>(loc, input, d).getResult());
+      else
+        sizes.push_back(rewriter.getIndexAttr(in.getDimSize(d)));
+    }
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, input, offsets, sizes, strides);
+    return success();
+  }
+};
+
 struct SelectLowering final : OpConversionPattern<SelectOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(SelectOp op, OpAdaptor adaptor,
@@ -349,7 +409,7 @@ void populateShapeLowering(const TypeConverter &tc, RewritePatternSet &patterns)
   patterns.add<ConstantLowering, PermuteLowering, TransposeLowering, ExpandLowering,
                SliceLowering, SelectLowering, ConcatLowering,
                ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<FlattenOp>,
-               ReshapeLikeLowering<SqueezeOp>, ReshapeLikeLowering<UnsqueezeOp>>(tc, ctx);
+               ReshapeLikeLowering<SqueezeOp>, ReshapeLikeLowering<UnsqueezeOp>, SliceToLowering, DimLowering>(tc, ctx);
 }
 
 } // namespace mlir::cuvil::lowering

@@ -51,3 +51,18 @@ func.func @flatten_merges(%x: tensor<?x4x?xf32>) -> tensor<?x?xf32> {
   %0 = cuvil.shape.flatten %x {start_dim = 0 : i64, end_dim = 1 : i64} : tensor<?x4x?xf32> -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// A causal mask cut to a run-time length: the end is the other tensor's
+// dimension itself (so it keeps its bounds), clamped to the mask's size.
+// CHECK-LABEL: func @slice_to
+// CHECK: tensor.from_elements
+// CHECK: %[[T:.*]] = tensor.dim %arg1, %c1{{.*}} : tensor<1x?x64xf32>
+// CHECK-NEXT: %[[END:.*]] = arith.minui %[[T]], %c256
+// CHECK: tensor.extract_slice %arg0[0, 0] [%[[END]], 256] [1, 1] : tensor<256x256xf32> to tensor<?x256xf32>
+func.func @slice_to(%mask: tensor<256x256xf32>, %x: tensor<1x?x64xf32>) -> tensor<?x256xf32> {
+  %t = cuvil.shape.dim %x {dim = 1 : i64} : tensor<1x?x64xf32> -> tensor<i64>
+  %0 = cuvil.tensor.slice_to %mask, %t {dim = 0 : i64} : tensor<256x256xf32>, tensor<i64> -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
