@@ -130,6 +130,10 @@ struct cuvil_model {
   const int64_t **input_shapes;
   const int64_t **output_shapes;
   int64_t *shape_storage;
+  /* Per input dimension (the inputs' entries of shape_storage, in order):
+   * the entry of the first dynamic input dimension with the same symbol,
+   * which a run's size must equal; -1 for the first and for the others. */
+  int32_t *symbol_first;
   /* Instrumented libraries (cuvil_rt_profile_*): per site its name (in the
    * library's constant table), calls and nanoseconds. */
   int64_t profile_sites;
@@ -223,6 +227,39 @@ static bool shape_bytes(int32_t dtype, const int64_t *shape, int32_t rank, uint6
       return false;
   *bytes = total;
   return total <= SIZE_MAX;
+}
+
+/* The symbol of an input's dynamic dimension, or NULL. */
+static const char *dim_symbol(const cuvil_rt_tensor_desc *t, int32_t d) {
+  if (t->shape[d] >= 0 || !t->symbols || !t->symbols[d] || !*t->symbols[d])
+    return NULL;
+  return t->symbols[d];
+}
+
+/* cuvil_model's symbol_first, once at create (a run only compares). */
+static void link_symbols(const cuvil_rt_model_desc *desc, int32_t *first) {
+  int32_t p = 0;
+  for (int32_t i = 0; i < desc->num_inputs; ++i)
+    for (int32_t d = 0; d < desc->inputs[i].rank; ++d, ++p) {
+      first[p] = -1;
+      const char *symbol = dim_symbol(&desc->inputs[i], d);
+      int32_t q = 0;
+      for (int32_t j = 0; j <= i && symbol && first[p] < 0; ++j)
+        for (int32_t e = 0; e < desc->inputs[j].rank && q < p; ++e, ++q) {
+          const char *other = dim_symbol(&desc->inputs[j], e);
+          if (other && strcmp(other, symbol) == 0) {
+            first[p] = q;
+            break;
+          }
+        }
+    }
+}
+
+/* The input and dimension of the inputs' shape entry p. */
+static void input_dim_at(const cuvil_rt_model_desc *desc, int32_t p, int32_t *input, int32_t *dim) {
+  for (*input = 0; *input < desc->num_inputs && p >= desc->inputs[*input].rank; ++*input)
+    p -= desc->inputs[*input].rank;
+  *dim = p;
 }
 
 static cuvil_status check_tensor_descs(const cuvil_rt_model_desc *desc, const char *role,
@@ -337,6 +374,7 @@ static void free_model(cuvil_model *model) {
   free(model->input_shapes);
   free(model->output_shapes);
   free(model->shape_storage);
+  free(model->symbol_first);
   free(model->profile_names);
   free(model->profile_calls);
   free(model->profile_ns);
@@ -379,13 +417,16 @@ cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **mode
   for (int32_t i = 0; i < desc->num_outputs; ++i)
     dims += (size_t)desc->outputs[i].rank;
   created->shape_storage = calloc(dims, sizeof(int64_t));
+  created->symbol_first = calloc(dims, sizeof(int32_t));
   if (!created->input_bytes || !created->output_bytes || !created->input_data ||
       !created->output_data || !created->input_shapes || !created->output_shapes ||
-      !created->shape_storage) {
+      !created->shape_storage || !created->symbol_first) {
     free_model(created);
     return fail(CUVIL_ERR_OUT_OF_MEMORY, "out of memory creating an instance of '%s'",
                 model_name(desc));
   }
+  link_symbols(desc, created->symbol_first);
+
 
   if (desc->arena_bytes > 0) {
     if (desc->arena_bytes > SIZE_MAX - kArenaAlignment) {
@@ -452,6 +493,22 @@ int32_t cuvil_model_num_outputs(const cuvil_model *model) {
   return model->desc->num_outputs;
 }
 
+/* The description of input (output) `index` of a live instance, or a
+ * failed status naming what is wrong. */
+static cuvil_status find_tensor(const cuvil_model *model, const char *role, int32_t index,
+                                bool is_output, const cuvil_rt_tensor_desc **tensor) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  const cuvil_rt_model_desc *desc = model->desc;
+  int32_t count = is_output ? desc->num_outputs : desc->num_inputs;
+  if (index < 0 || index >= count)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s index %d is out of range: the model has %d %s%s",
+                role, (int)index, (int)count, role, count == 1 ? "" : "s");
+  *tensor = is_output ? &desc->outputs[index] : &desc->inputs[index];
+  return CUVIL_OK;
+}
+
 static cuvil_status tensor_info(const cuvil_model *model, const char *role, int32_t index,
                                 cuvil_tensor_info *info, bool is_output) {
   cuvil_status status = check_live(model);
@@ -459,12 +516,9 @@ static cuvil_status tensor_info(const cuvil_model *model, const char *role, int3
     return status;
   if (!info)
     return fail(CUVIL_ERR_INVALID_ARGUMENT, "info is NULL");
-  const cuvil_rt_model_desc *desc = model->desc;
-  int32_t count = is_output ? desc->num_outputs : desc->num_inputs;
-  if (index < 0 || index >= count)
-    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s index %d is out of range: the model has %d %s%s",
-                role, (int)index, (int)count, role, count == 1 ? "" : "s");
-  const cuvil_rt_tensor_desc *tensor = is_output ? &desc->outputs[index] : &desc->inputs[index];
+  const cuvil_rt_tensor_desc *tensor;
+  if ((status = find_tensor(model, role, index, is_output, &tensor)) != CUVIL_OK)
+    return status;
   info->name = tensor->name;
   info->dtype = (cuvil_dtype)tensor->dtype;
   info->rank = tensor->rank;
@@ -472,17 +526,22 @@ static cuvil_status tensor_info(const cuvil_model *model, const char *role, int3
   return succeed();
 }
 
+cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index,
+                                    cuvil_tensor_info *info) {
+  return tensor_info(model, "input", index, info, false);
+}
+
+cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index,
+                                     cuvil_tensor_info *info) {
+  return tensor_info(model, "output", index, info, true);
+}
+
 static cuvil_status tensor_bounds(const cuvil_model *model, const char *role, int32_t index,
                                   bool is_output, int64_t *min_shape, int64_t *max_shape) {
-  cuvil_status status = check_live(model);
+  const cuvil_rt_tensor_desc *tensor;
+  cuvil_status status = find_tensor(model, role, index, is_output, &tensor);
   if (status != CUVIL_OK)
     return status;
-  const cuvil_rt_model_desc *desc = model->desc;
-  int32_t count = is_output ? desc->num_outputs : desc->num_inputs;
-  if (index < 0 || index >= count)
-    return fail(CUVIL_ERR_INVALID_ARGUMENT, "%s index %d is out of range: the model has %d %s%s",
-                role, (int)index, (int)count, role, count == 1 ? "" : "s");
-  const cuvil_rt_tensor_desc *tensor = is_output ? &desc->outputs[index] : &desc->inputs[index];
   for (int32_t d = 0; d < tensor->rank; ++d) {
     bool fixed = tensor->shape[d] >= 0;
     if (min_shape)
@@ -501,16 +560,6 @@ cuvil_status cuvil_model_input_bounds(const cuvil_model *model, int32_t index, i
 cuvil_status cuvil_model_output_bounds(const cuvil_model *model, int32_t index, int64_t *min_shape,
                                        int64_t *max_shape) {
   return tensor_bounds(model, "output", index, true, min_shape, max_shape);
-}
-
-cuvil_status cuvil_model_input_info(const cuvil_model *model, int32_t index,
-                                    cuvil_tensor_info *info) {
-  return tensor_info(model, "input", index, info, false);
-}
-
-cuvil_status cuvil_model_output_info(const cuvil_model *model, int32_t index,
-                                     cuvil_tensor_info *info) {
-  return tensor_info(model, "output", index, info, true);
 }
 
 static int32_t tensor_index(const cuvil_model *model, const char *role, const char *name,
@@ -744,27 +793,20 @@ static cuvil_status prepare_run(cuvil_model *model, const cuvil_tensor *inputs,
     storage += desc->inputs[i].rank;
   }
   /* Inputs that share a symbol: equal sizes (the code reads one of them). */
-  for (int32_t i = 0; i < desc->num_inputs; ++i)
-    for (int32_t d = 0; d < desc->inputs[i].rank && desc->inputs[i].symbols; ++d) {
-      const char *symbol = desc->inputs[i].symbols[d];
-      if (!symbol || !*symbol || desc->inputs[i].shape[d] >= 0)
-        continue;
-      for (int32_t j = 0; j <= i; ++j)
-        for (int32_t e = 0; e < desc->inputs[j].rank && desc->inputs[j].symbols; ++e) {
-          if (j == i && e >= d)
-            break;
-          const char *other = desc->inputs[j].symbols[e];
-          if (!other || strcmp(other, symbol) != 0 || desc->inputs[j].shape[e] >= 0)
-            continue;
-          int64_t a = model->input_shapes[i][d], b = model->input_shapes[j][e];
-          if (a != b)
-            return fail(CUVIL_ERR_SHAPE,
-                        "input '%s' dim %d is %lld but input '%s' dim %d is %lld: both are "
-                        "symbol '%s', which takes one size per run",
-                        desc->inputs[i].name, (int)d, (long long)a, desc->inputs[j].name, (int)e,
-                        (long long)b, symbol);
-        }
-    }
+  for (int32_t p = 0; p < (int32_t)(storage - model->shape_storage); ++p) {
+    int32_t f = model->symbol_first[p];
+    if (f < 0 || model->shape_storage[p] == model->shape_storage[f])
+      continue;
+    int32_t i, d, j, e;
+    input_dim_at(desc, p, &i, &d);
+    input_dim_at(desc, f, &j, &e);
+    return fail(CUVIL_ERR_SHAPE,
+                "input '%s' dim %d is %lld but input '%s' dim %d is %lld: both are symbol '%s', "
+                "which takes one size per run",
+                desc->inputs[i].name, (int)d, (long long)model->shape_storage[p],
+                desc->inputs[j].name, (int)e, (long long)model->shape_storage[f],
+                dim_symbol(&desc->inputs[i], d));
+  }
   for (int32_t i = 0; i < desc->num_outputs; ++i) {
     if ((status = check_tensor("output", &outputs[i], &desc->outputs[i], true, storage,
                                &model->output_bytes[i])) != CUVIL_OK)

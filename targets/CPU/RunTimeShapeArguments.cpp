@@ -90,6 +90,10 @@ struct RunTimeShapeArgumentsPass final
             .push_back(arg.getArgNumber());
     if (inputs.empty() && outputs.empty())
       return success();
+    // Its results, after bufferization: none, or the status of its checks.
+    bool hadStatus = func.getNumResults() == 1 && func.getResultTypes()[0].isInteger(32);
+    if (func.getNumResults() != 0 && !hadStatus)
+      return func.emitError() << "a model function with results other than its status";
 
     MLIRContext *ctx = func.getContext();
     Location loc = func.getLoc();
@@ -219,31 +223,26 @@ struct RunTimeShapeArgumentsPass final
     }
 
     // The status: the model's own checks first, then the outputs' room.
+    SmallVector<Type> results(func.getResultTypes());
     if (status) {
-      SmallVector<Type> results(func.getResultTypes());
-      bool hadStatus = results.size() == 1 && results[0].isInteger(32);
-      if (!results.empty() && !hadStatus)
-        return func.emitError() << "a model function with results other than its status";
-      WalkResult walk = func.walk([&](func::ReturnOp ret) {
+      SmallVector<func::ReturnOp> returns;
+      func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
+      for (func::ReturnOp ret : returns) {
         OpBuilder r(ret);
-        Value mine = r.create<memref::LoadOp>(ret.getLoc(), status);
-        Value result = mine;
+        Value result = r.create<memref::LoadOp>(ret.getLoc(), status);
         if (hadStatus) {
           Value theirs = ret.getOperand(0);
           Value zero = r.create<arith::ConstantIntOp>(ret.getLoc(), 0, 32);
           Value failed = r.create<arith::CmpIOp>(ret.getLoc(), arith::CmpIPredicate::ne, theirs, zero);
-          result = r.create<arith::SelectOp>(ret.getLoc(), failed, theirs, mine);
+          result = r.create<arith::SelectOp>(ret.getLoc(), failed, theirs, result);
         }
         r.create<func::ReturnOp>(ret.getLoc(), result);
         ret.erase();
-        return WalkResult::advance();
-      });
-      (void)walk;
-      if (!hadStatus)
-        func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(), {b.getI32Type()}));
+      }
+      results.assign({b.getI32Type()});
       func->setAttr("cuvil.output_max_shapes", ArrayAttr::get(ctx, maxShapes));
     }
-    func.setFunctionType(FunctionType::get(ctx, entry.getArgumentTypes(), func.getResultTypes()));
+    func.setFunctionType(FunctionType::get(ctx, entry.getArgumentTypes(), results));
     return success();
   }
 

@@ -3,6 +3,7 @@
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 
 #include <limits>
 
@@ -70,17 +71,7 @@ private:
   /// agree (as the lowering pairs them); else nothing is said.
   void view(Value in, Value out) {
     auto it = llvm::cast<RankedTensorType>(in.getType()), ot = llvm::cast<RankedTensorType>(out.getType());
-    auto segments = [](RankedTensorType t) {
-      SmallVector<int64_t> products(1, 1);
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        if (t.isDynamicDim(d))
-          products.push_back(1);
-        else
-          products.back() *= t.getDimSize(d);
-      }
-      return products;
-    };
-    if (segments(it) != segments(ot))
+    if (!lowering::runTimeSizesKeepOrder(it, ot))
       return;
     std::vector<std::string> inLabels, l(ot.getRank());
     for (int64_t d = 0; d < it.getRank(); ++d)

@@ -198,6 +198,26 @@ def expect_error(r, needles, what):
     check(ok, f"{what}: exit {r.returncode}, message names {needles}" + ("" if ok else f": {text.strip()}"))
 
 
+def build(bin_dir, work, name, module, shapes, what):
+    """Saves `module` as NAME.pt and exports NAME.so with --strategy hybrid:
+    (the model's path, the library's or None when the export failed)."""
+    path = os.path.join(work, f"{name}.pt")
+    module.save(path)
+    lib = os.path.join(work, f"{name}.so")
+    r = export(bin_dir, path, shapes, lib)
+    check(r.returncode == 0, f"{what}: exported with {' '.join(shapes)}" +
+          ("" if r.returncode == 0 else ": " + r.stderr))
+    return path, (lib if r.returncode == 0 else None)
+
+
+def sequence_and_mask(rng, batch, n, features):
+    """Random tokens and a padding mask that keeps at least the first."""
+    x = rng.standard_normal((batch, n, features)).astype(np.float32)
+    mask = (rng.random((batch, n)) > 0.3).astype(np.float32)
+    mask[:, 0] = 1.0
+    return [x, mask]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -210,12 +230,8 @@ def main():
 
     # Run-time rows.
     mlp = torch.jit.script(Mlp().eval())
-    mlp_path = os.path.join(work, "mlp.pt")
-    mlp.save(mlp_path)
-    lib = os.path.join(work, "mlp.so")
-    r = export(args.bin, mlp_path, ["0=rows:1..512x24xf32"], lib)
-    check(r.returncode == 0, "mlp: exported with rows:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
-    if r.returncode == 0:
+    mlp_path, lib = build(args.bin, work, "mlp", mlp, ["0=rows:1..512x24xf32"], "mlp")
+    if lib:
         for n in SIZES:
             compare(args.bin, lib, mlp, [rng.standard_normal((n, 24)).astype(np.float32)], work,
                     f"mlp rows={n}")
@@ -229,17 +245,11 @@ def main():
     # Two inputs sharing the symbol seq (the second without bounds takes the
     # first's).
     tokens = torch.jit.script(MaskedTokens().eval())
-    tok_path = os.path.join(work, "tokens.pt")
-    tokens.save(tok_path)
-    lib = os.path.join(work, "tokens.so")
-    r = export(args.bin, tok_path, ["0=2xseq:1..512x32xf32", "1=2xseqxf32"], lib)
-    check(r.returncode == 0, "tokens: exported with a shared seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
-    if r.returncode == 0:
+    tok_path, lib = build(args.bin, work, "tokens", tokens, ["0=2xseq:1..512x32xf32", "1=2xseqxf32"],
+                          "tokens")
+    if lib:
         for n in SIZES:
-            x = rng.standard_normal((2, n, 32)).astype(np.float32)
-            mask = (rng.random((2, n)) > 0.3).astype(np.float32)
-            mask[:, 0] = 1.0
-            compare(args.bin, lib, tokens, [x, mask], work, f"tokens seq={n}")
+            compare(args.bin, lib, tokens, sequence_and_mask(rng, 2, n, 32), work, f"tokens seq={n}")
         r, _ = run_library(args.bin, lib, [np.zeros((2, 6, 32), np.float32), np.ones((2, 5), np.float32)], work)
         expect_error(r, ["'mask' dim 1", "'x' dim 1", "seq"], "tokens: inputs sharing seq with different sizes")
         r, _ = run_library(args.bin, lib, [np.zeros((2, 0, 32), np.float32), np.ones((2, 0), np.float32)], work)
@@ -247,41 +257,27 @@ def main():
 
     # A transformer encoder over a run-time sequence length.
     enc = torch.jit.script(Encoder().eval())
-    enc_path = os.path.join(work, "encoder.pt")
-    enc.save(enc_path)
-    lib = os.path.join(work, "encoder.so")
-    r = export(args.bin, enc_path, ["0=1xseq:1..512x64xf32"], lib)
-    check(r.returncode == 0, "encoder: exported with seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
-    if r.returncode == 0:
+    _, lib = build(args.bin, work, "encoder", enc, ["0=1xseq:1..512x64xf32"], "encoder")
+    if lib:
         for n in SIZES:
             compare(args.bin, lib, enc, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
                     f"encoder seq={n}")
 
     # Attention with a padding mask, sizes read from the input.
     att = torch.jit.script(MaskedAttention().eval())
-    att_path = os.path.join(work, "attention.pt")
-    att.save(att_path)
-    lib = os.path.join(work, "attention.so")
-    r = export(args.bin, att_path, ["0=2xseq:1..512x64xf32", "1=2xseqxf32"], lib)
-    check(r.returncode == 0, "attention: exported with seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
-    if r.returncode == 0:
+    _, lib = build(args.bin, work, "attention", att, ["0=2xseq:1..512x64xf32", "1=2xseqxf32"], "attention")
+    if lib:
         for n in SIZES:
-            x = rng.standard_normal((2, n, 64)).astype(np.float32)
-            mask = (rng.random((2, n)) > 0.3).astype(np.float32)
-            mask[:, 0] = 1.0
-            compare(args.bin, lib, att, [x, mask], work, f"attention seq={n}")
+            compare(args.bin, lib, att, sequence_and_mask(rng, 2, n, 64), work, f"attention seq={n}")
 
     # A GPT-style decoder, scripted and traced on one length (torch.jit.trace
     # records x.size(1), so the traced model takes every length too).
     dec = CausalDecoder().eval()
     for form, module in (("scripted", torch.jit.script(dec)),
                          ("traced", torch.jit.trace(dec, torch.randn(1, 7, 64)))):
-        dec_path = os.path.join(work, f"decoder_{form}.pt")
-        module.save(dec_path)
-        lib = os.path.join(work, f"decoder_{form}.so")
-        r = export(args.bin, dec_path, ["0=1xseq:1..512x64xf32"], lib)
-        check(r.returncode == 0, f"decoder ({form}): exported with seq:1..512" + ("" if r.returncode == 0 else ": " + r.stderr))
-        if r.returncode == 0:
+        _, lib = build(args.bin, work, f"decoder_{form}", module, ["0=1xseq:1..512x64xf32"],
+                       f"decoder ({form})")
+        if lib:
             for n in SIZES:
                 compare(args.bin, lib, dec, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
                         f"decoder ({form}) seq={n}")
@@ -292,12 +288,8 @@ def main():
         cnn.f[1].running_mean.uniform_(-0.5, 0.5)
         cnn.f[1].running_var.uniform_(0.5, 2.0)
     cnn = torch.jit.script(cnn)
-    cnn_path = os.path.join(work, "cnn.pt")
-    cnn.save(cnn_path)
-    lib = os.path.join(work, "cnn.so")
-    r = export(args.bin, cnn_path, ["0=batch:1..64x3x32x32xf32"], lib)
-    check(r.returncode == 0, "cnn: exported with batch:1..64" + ("" if r.returncode == 0 else ": " + r.stderr))
-    if r.returncode == 0:
+    _, lib = build(args.bin, work, "cnn", cnn, ["0=batch:1..64x3x32x32xf32"], "cnn")
+    if lib:
         for n in [1, 3, 8, 64]:
             compare(args.bin, lib, cnn, [rng.standard_normal((n, 3, 32, 32)).astype(np.float32)], work,
                     f"cnn batch={n}")
@@ -308,20 +300,17 @@ def main():
         def forward(self, x, y):
             return torch.relu(x) + y
 
-    add_path = os.path.join(work, "add.pt")
-    torch.jit.script(Add()).save(add_path)
-    r = export(args.bin, add_path, ["0=?x16xf32", "1=?x16xf32"], os.path.join(work, "add.so"))
-    expect_error(r, ["cuvil.math.add", "'x.0' and 'y.0'", "one symbol"],
-                 "two anonymous run-time sizes meeting in an add")
-    lib = os.path.join(work, "add.so")
-    r = export(args.bin, add_path, ["0=n:1..64x16xf32", "1=nx16xf32"], lib)
-    check(r.returncode == 0, "add: one symbol for both inputs compiles" + ("" if r.returncode == 0 else ": " + r.stderr))
-    if r.returncode == 0:
-        add = torch.jit.load(add_path)
+    add = torch.jit.script(Add())
+    add_path, lib = build(args.bin, work, "add", add, ["0=n:1..64x16xf32", "1=nx16xf32"],
+                          "add with one symbol for both inputs")
+    if lib:
         for n in [1, 5, 64]:
             compare(args.bin, lib, add, [rng.standard_normal((n, 16)).astype(np.float32),
                                          rng.standard_normal((n, 16)).astype(np.float32)], work, f"add n={n}")
 
+    r = export(args.bin, add_path, ["0=?x16xf32", "1=?x16xf32"], os.path.join(work, "add2.so"))
+    expect_error(r, ["cuvil.math.add", "'x.0' and 'y.0'", "one symbol"],
+                 "two anonymous run-time sizes meeting in an add")
     r = export(args.bin, mlp_path, ["0=?x24xf32"], os.path.join(work, "static.so"), strategy="graph_fusion")
     expect_error(r, ["--strategy hybrid"], "a dynamic dimension without --strategy hybrid")
     r = export(args.bin, mlp_path, ["0=rows:9..3x24xf32"], os.path.join(work, "empty.so"))

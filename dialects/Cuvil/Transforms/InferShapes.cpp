@@ -126,7 +126,7 @@ struct CuvilInferShapesPass final
   /// importer's concat of one-element parts: a constant, or the size of a
   /// dimension of the input (which cancels that dimension when inferring
   /// a -1, as in x.view(x.size(0), -1)). Refines the result type with it.
-  bool refinePartially(ReshapeDynamicOp op, llvm::DenseMap<Value, reference::Tensor> &memo) {
+  void refinePartially(ReshapeDynamicOp op, llvm::DenseMap<Value, reference::Tensor> &memo) {
     auto in = llvm::cast<RankedTensorType>(op.getInput().getType());
     auto concat = op.getShape().getDefiningOp<ConcatOp>();
     SmallVector<Value> parts;
@@ -142,7 +142,7 @@ struct CuvilInferShapesPass final
     for (Value part : parts) {
       auto partType = llvm::cast<RankedTensorType>(part.getType());
       if (partType.getRank() != 1 || partType.isDynamicDim(0))
-        return false;
+        return;
       Value scalar = part;
       if (auto r = part.getDefiningOp<ReshapeOp>())
         scalar = r.getInput();
@@ -169,7 +169,7 @@ struct CuvilInferShapesPass final
       }
     }
     if (static_cast<int64_t>(sizes.size()) != result.getRank())
-      return false;
+      return;
     if (inferAt >= 0 && allKnownOrInput) {
       int64_t rest = 1;
       bool staticRest = true;
@@ -200,13 +200,12 @@ struct CuvilInferShapesPass final
         refineResult(op.getResult(), reshape.getType());
         op.getResult().replaceAllUsesWith(reshape.getResult());
         op.erase();
-        return true;
+        return;
       }
       reshape.erase();
     }
     refineResult(op.getResult(),
                  refine(op.getType(), RankedTensorType::get(sizes, result.getElementType())));
-    return false;
   }
 
   /// A run-time reshape whose sizes are known now becomes a static one;
@@ -217,13 +216,12 @@ struct CuvilInferShapesPass final
     if (!shape) {
       bool dependent = dependsOnTensorData(op.getShape());
       Location loc = op.getLoc();
-      bool replaced = refinePartially(op, memo); // op is gone when it was
+      refinePartially(op, memo); // erases op when it becomes a static reshape
       if (dependent) {
         mlir::emitRemark(loc) << "the shape of this reshape depends on tensor values: its unknown "
                            "sizes stay dynamic (later optimizations still apply)";
         ++numValueDependent;
       }
-      (void)replaced;
       return;
     }
     OpBuilder b(op);

@@ -100,7 +100,8 @@ Value reducedCount(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> di
     return scalarConstant(b, loc, st, n - minus);
   Value count = b.create<arith::UIToFPOp>(
       loc, st.type, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), dynamic));
-  count = b.create<arith::MulFOp>(loc, count, scalarConstant(b, loc, st, n));
+  if (n != 1)
+    count = b.create<arith::MulFOp>(loc, count, scalarConstant(b, loc, st, n));
   if (minus != 0)
     count = b.create<arith::SubFOp>(loc, count, scalarConstant(b, loc, st, minus));
   return count;

@@ -79,23 +79,9 @@ Value dynamicReshape(OpBuilder &b, Location loc, Value src, RankedTensorType typ
   int64_t dynamicCount = type.getNumDynamicDims();
   if (dynamicCount > 1 && dynamicCount != int64_t(inputSizes.size()))
     return {};
-  // Several run-time sizes pass through in order only where the static
-  // sizes between them agree (squeeze, unsqueeze, a view that keeps them);
-  // flatten([?, 4, ?], 0, 1) merges one with a static size: refused.
-  if (dynamicCount > 1) {
-    auto segments = [](RankedTensorType t) {
-      SmallVector<int64_t> products(1, 1);
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        if (t.isDynamicDim(d))
-          products.push_back(1);
-        else
-          products.back() *= t.getDimSize(d);
-      }
-      return products;
-    };
-    if (segments(in) != segments(type))
-      return {};
-  }
+  // Several run-time sizes pass through in order only where they keep it.
+  if (dynamicCount > 1 && !runTimeSizesKeepOrder(in, type))
+    return {};
   SmallVector<OpFoldResult> outputShape;
   size_t next = 0;
   for (int64_t d = 0; d < type.getRank(); ++d) {
