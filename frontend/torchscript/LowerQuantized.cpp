@@ -437,7 +437,11 @@ Value quantizedAveragePool(Interpreter &in, const std::string &name, const std::
     return {};
   int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
   std::vector<int64_t> kernel, stride, padding = {0, 0};
-  bool includePad = true, global = false;
+  bool includePad = true;
+  // The qnnpack engine hands quint8 pooling to QNNPACK (both layouts),
+  // except the identity adaptive pooling and ceil_mode windows.
+  bool qnnpackEngine = in.quantizedEngine() == "qnnpack" && xt.getElementType().isUnsignedInteger(8);
+  bool qnnpack = false;
   if (name == "aten::adaptive_avg_pool2d") {
     std::vector<int64_t> size = a.ints("output_size");
     if (size.size() == 1)
@@ -446,14 +450,19 @@ Value quantizedAveragePool(Interpreter &in, const std::string &name, const std::
       return {};
     kernel = {h / size[0], w / size[1]};
     stride = kernel;
-    global = size[0] == 1 && size[1] == 1;
+    qnnpack = qnnpackEngine && !(size[0] == h && size[1] == w);
   } else {
-    if (a.b("ceil_mode") || !a.none("divisor_override"))
+    if (a.b("ceil_mode"))
+      return {};
+    qnnpack = qnnpackEngine;
+    // QNNPACK divides by the whole window, ignoring count_include_pad and
+    // divisor_override (its padding taps are the zero point).
+    if (!a.none("divisor_override") && !qnnpack)
       return {};
     kernel = a.ints("kernel_size");
     stride = a.ints("stride");
     padding = a.ints("padding");
-    includePad = a.b("count_include_pad");
+    includePad = qnnpack || a.b("count_include_pad");
     if (kernel.size() == 1)
       kernel.push_back(kernel[0]);
     if (stride.empty())
@@ -464,22 +473,20 @@ Value quantizedAveragePool(Interpreter &in, const std::string &name, const std::
       padding.push_back(padding[0]);
     if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2)
       return {};
-    // QNNPACK divides by the padded window's size only.
-    if (!includePad && in.quantizedEngine() == "qnnpack" && (padding[0] || padding[1]))
-      return {};
   }
   for (int k = 0; k < 2; ++k)
     if (kernel[k] < 1 || stride[k] < 1 || padding[k] < 0 || 2 * padding[k] > kernel[k])
       return {};
   int64_t oh = (h + 2 * padding[0] - kernel[0]) / stride[0] + 1, ow = (w + 2 * padding[1] - kernel[1]) / stride[1] + 1;
   auto yt = RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1), oh, ow}, xt.getElementType());
-  // QNNPACK's global pooling and PyTorch's kernels for channels-last
-  // tensors round before adding the zero point; its NCHW kernels after.
-  bool roundFirst = box.channelsLast || (global && in.quantizedEngine() == "qnnpack");
-  Value y = in.builder().create<cir::QuantAvgPool2DOp>(
+  // PyTorch's own kernels round before adding the zero point on
+  // channels-last tensors, after it on NCHW ones; QNNPACK always before.
+  mlir::OpBuilder &builder = in.builder();
+  Value y = builder.create<cir::QuantAvgPool2DOp>(
       in.location(), yt, box.qstorage, i64s(in, kernel), i64s(in, stride), i64s(in, padding),
-      includePad ? in.builder().getUnitAttr() : mlir::UnitAttr(), p, p,
-      roundFirst ? in.builder().getUnitAttr() : mlir::UnitAttr());
+      includePad ? builder.getUnitAttr() : mlir::UnitAttr(), p, p,
+      box.channelsLast && !qnnpack ? builder.getUnitAttr() : mlir::UnitAttr(),
+      qnnpack ? builder.getStringAttr("qnnpack") : mlir::StringAttr());
   markInt8(y);
   return y;
 }

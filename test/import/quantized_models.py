@@ -79,9 +79,9 @@ def settle_batch_norm(m):
     return m.eval()
 
 
-def quantized_model(name, engine):
+def quantized_model(name, engine, seed):
     torch.backends.quantized.engine = engine
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     calibration = [torch.randn(2, 3, SIZE, SIZE) for _ in range(3)]
     if name == "fx_cnn":
         from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
@@ -147,6 +147,8 @@ def main():
     ap.add_argument("--compile", default="", help="models also compiled for x86_64")
     ap.add_argument("--aarch64", default="", help="models (qnnpack) also compiled for aarch64, run under qemu")
     ap.add_argument("--min-exact", type=float, default=0.99)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seeds the network's weights and calibration (SEED) and its input (SEED+1)")
     ap.add_argument("--known", default="",
                     help="MODEL:ENGINE pairs whose remaining rounding differences are known (reported, "
                          "not counted as failures)")
@@ -163,8 +165,8 @@ def main():
                 print(f"skip {name} {engine}: not an engine of this PyTorch")
                 continue
             known = f"{name}:{engine}" in args.known.split(",")
-            model, scriptable = quantized_model(name, engine)
-            torch.manual_seed(1)
+            model, scriptable = quantized_model(name, engine, args.seed)
+            torch.manual_seed(args.seed + 1)
             x = torch.randn(1, 3, SIZE, SIZE)
             xs = os.path.join(args.work, "x.npy")
             np.save(xs, x.numpy())

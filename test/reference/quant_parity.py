@@ -265,14 +265,42 @@ def check_add(args, rng):
     return failures
 
 
+def qnnpack_tie_scale():
+    """A scale s whose QNNPACK multiplier over a 12x12 window, float(s) /
+    (float(s) * 144), is not float(1/144), and the centred window sums
+    that this last bit rounds to another integer."""
+    f32 = np.float32
+    for i in range(10000):
+        s = f32(0.043 + 1e-5 * i)
+        m, plain = s / (s * f32(144)), f32(1) / f32(144)
+        if m != plain:
+            acc = np.arange(-17 * 144, 200 * 144, dtype=np.int64)
+            t = acc.astype(np.float32)
+            ties = acc[np.rint(t * m) != np.rint(t * plain)]
+            if len(ties):
+                return float(s), ties
+    raise RuntimeError("no scale whose QNNPACK pooling multiplier differs from 1/144")
+
+
 def check_avg_pool(args, rng):
     """cuvil.quant.avg_pool2d against PyTorch's quantized average pooling:
     its x86 kernels on NCHW and on channels-last tensors (which round
-    differently), padding counted or not, and QNNPACK's global pooling."""
+    differently), padding counted or not, and QNNPACK's pooling (the
+    qnnpack engine, either layout: its own multiplier, the whole window
+    always counted), on a scale where QNNPACK's multiplier differs from the
+    plain one in its last bit and window sums that this changes."""
     failures = 0
-    s, z = 0.043, 17
+    s, ties = qnnpack_tie_scale()
+    z = 17
     x = torch.quantize_per_tensor(torch.from_numpy((rng.randn(1, 40, 12, 12) * 2).astype(np.float32)), s, z,
                                   torch.quint8)
+    q = x.int_repr().numpy().copy()
+    for c, acc in enumerate(ties[:: max(1, len(ties) // 20)][:20]):  # channels whose sums are such ties
+        per, extra = divmod(int(acc), 144)
+        plane = np.full(144, z + per, np.int64)
+        plane[:extra] += 1
+        q[0, c] = plane.reshape(12, 12)
+    x = torch._make_per_tensor_quantized_tensor(torch.from_numpy(q), s, z)
     cases = []
     for layout in ("nchw", "channels_last"):
         xx = x if layout == "nchw" else x.contiguous(memory_format=torch.channels_last)
@@ -282,9 +310,16 @@ def check_avg_pool(args, rng):
             cases.append((f"avg3x3_pad{'_counted' if include else ''}_{layout}", "onednn",
                           lambda t, inc=include: torch.nn.functional.avg_pool2d(t, 3, 1, 1, count_include_pad=inc),
                           [3, 3], [1, 1], [1, 1], include, layout != "nchw", xx))
-    cases.append(("global_qnnpack", "qnnpack", lambda t: torch.nn.functional.adaptive_avg_pool2d(t, 1),
-                  [12, 12], [12, 12], [0, 0], True, True, x))
-    for name, engine, fn, k, st, pad, include, round_first, xx in cases:
+        qnnpack = [("global", lambda t: torch.nn.functional.adaptive_avg_pool2d(t, 1), [12, 12], [12, 12], [0, 0]),
+                   ("adaptive2", lambda t: torch.nn.functional.adaptive_avg_pool2d(t, 2), [6, 6], [6, 6], [0, 0]),
+                   ("avg3x3s2_pad_uncounted",  # QNNPACK counts the padding whatever the flag says
+                    lambda t: torch.nn.functional.avg_pool2d(t, 3, 2, 1, count_include_pad=False),
+                    [3, 3], [2, 2], [1, 1]),
+                   ("avg2x2_divisor_override",  # and ignores the override
+                    lambda t: torch.nn.functional.avg_pool2d(t, 2, divisor_override=3), [2, 2], [2, 2], [0, 0])]
+        for name, fn, k, st, pad in qnnpack:
+            cases.append((f"{name}_qnnpack_{layout}", "qnnpack", fn, k, st, pad, True, "qnnpack", xx))
+    for name, engine, fn, k, st, pad, include, rounding, xx in cases:
         if engine not in torch.backends.quantized.supported_engines:
             print(f"avg_pool {name}: skipped, not an engine of this PyTorch")
             continue
@@ -294,7 +329,9 @@ def check_avg_pool(args, rng):
         attrs = [f"input_params = {params_attr([s], [z], None)}", f"output_params = {params_attr([s], [z], None)}"]
         if include:
             attrs.append("count_include_pad")
-        if round_first:
+        if rounding == "qnnpack":
+            attrs.append('arithmetic = "qnnpack"')
+        elif rounding:
             attrs.append("round_before_zero_point")
         mlir = f"""func.func @forward(%x: tensor<1x40x12x12xui8>) -> tensor<{out}xui8> {{
   %y = cuvil.quant.avg_pool2d %x kernel {k} stride {st} padding {pad} {{{", ".join(attrs)}}} : tensor<1x40x12x12xui8> -> tensor<{out}xui8>
@@ -303,8 +340,7 @@ def check_avg_pool(args, rng):
 """
         d = os.path.join(args.work_dir, "avg_pool_" + name)
         os.makedirs(d, exist_ok=True)
-        failures += run_both(args, d, mlir, [x.int_repr().numpy()], y.int_repr().numpy(), "avg_pool_" + name,
-                             1 if engine == "qnnpack" else 0)
+        failures += run_both(args, d, mlir, [q.astype(np.uint8)], y.int_repr().numpy(), "avg_pool_" + name)
     return failures
 
 

@@ -140,10 +140,17 @@ inline float averageMultiplier(double inputScale, double outputScale, int64_t di
   return ratio / static_cast<float>(divisor);
 }
 
+/// QNNPACK's multiplier of an average over a window of `windowSize` taps
+/// (padding included): float(sx) / (float(sy) * float(windowSize)).
+inline float qnnpackAverageMultiplier(double inputScale, double outputScale, int64_t windowSize) {
+  return static_cast<float>(inputScale) /
+         (static_cast<float>(outputScale) * static_cast<float>(windowSize));
+}
+
 /// A window's centred int32 sum to the output: nearbyint(float(acc) * m +
 /// float(zy)) (PyTorch's x86 pooling of NCHW tensors), or nearbyint(
 /// float(acc) * m) + zy (`roundFirst`: of channels-last ones, and QNNPACK's
-/// global pooling), saturated.
+/// pooling), saturated.
 inline int64_t averageValue(int32_t acc, float multiplier, int64_t zeroPoint, bool roundFirst,
                             int64_t qmin, int64_t qmax) {
   float t = static_cast<float>(acc) * multiplier;

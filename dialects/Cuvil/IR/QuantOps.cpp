@@ -197,6 +197,12 @@ LogicalResult QuantAvgPool2DOp::verify() {
   auto x = typeOf(getInput()), y = typeOf(getResult());
   if (!x.getElementType().isInteger(8) || x.getElementType() != y.getElementType())
     return emitOpError() << "takes and returns 8-bit storage of one type";
+  if (failed(checkArithmetic(*this, getArithmetic())))
+    return failure();
+  if (getArithmetic() == "onednn")
+    return emitOpError() << "has no oneDNN arithmetic (PyTorch's own kernels pool for that engine)";
+  if (getArithmetic() == "qnnpack" && (!x.getElementType().isUnsignedInteger(8) || !getCountIncludePad()))
+    return emitOpError() << "QNNPACK's arithmetic pools ui8 tensors over whole windows (count_include_pad)";
   if (x.getRank() != 4 || y.getRank() != 4)
     return emitOpError() << "takes and returns NCHW tensors";
   if (getKernelSize().size() != 2 || getStride().size() != 2 || getPadding().size() != 2)

@@ -183,8 +183,12 @@ def Cuvil_QuantAvgPool2DOp : Cuvil_Op<"quant.avg_pool2d", [Pure], /*inferTypes=*
     float(zy)))` in float (PyTorch's x86 kernels on NCHW tensors);
     `round_before_zero_point` gives `y = clamp(nearbyint(float(acc) * m) +
     zy)` (its kernels on channels-last tensors, what quantized convolutions
-    return, and QNNPACK's global pooling). Input and result NCHW, 8-bit
-    storage, per tensor.
+    return). `arithmetic = "qnnpack"` is QNNPACK's average pooling (what
+    the qnnpack engine runs for `avg_pool2d` and `adaptive_avg_pool2d` of
+    ui8 tensors, whatever their layout): the divisor always the whole
+    window (`count_include_pad` required: QNNPACK ignores PyTorch's flag),
+    `m = float(sx) / (float(sy) * float(kh * kw))`, rounded before the zero
+    point. Input and result NCHW, 8-bit storage, per tensor.
 
     ```mlir
     %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1]
@@ -196,7 +200,8 @@ def Cuvil_QuantAvgPool2DOp : Cuvil_Op<"quant.avg_pool2d", [Pure], /*inferTypes=*
   let arguments = (ins Cuvil_QuantStorageTensor:$input, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        UnitAttr:$count_include_pad, Cuvil_QuantParamsAttr:$input_params,
-                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$round_before_zero_point);
+                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$round_before_zero_point,
+                       OptionalAttr<StrAttr>:$arithmetic);
   let results = (outs Cuvil_QuantStorageTensor:$result);
   let assemblyFormat = [{
     $input `kernel` $kernel_size `stride` $stride `padding` $padding attr-dict `:` type($input) `->` type($result)

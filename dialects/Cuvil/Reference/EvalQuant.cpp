@@ -223,7 +223,8 @@ void registerQuantEvaluators(OpEvaluators &e) {
     auto [lo, hi] = storageRange(storage);
     QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
     int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
-    bool qnnpack = op.getRoundBeforeZeroPoint();
+    bool qnnpack = op.getArithmetic() == "qnnpack";
+    bool roundFirst = qnnpack || op.getRoundBeforeZeroPoint();
     ArrayRef<int64_t> k = op.getKernelSize(), st = op.getStride(), pad = op.getPadding();
     int64_t nc = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3), oh = out.getDimSize(2), ow = out.getDimSize(3);
     for (int64_t p = 0; p < nc; ++p)
@@ -240,9 +241,10 @@ void registerQuantEvaluators(OpEvaluators &e) {
               ++taps;
             }
           int64_t divisor = op.getCountIncludePad() ? k[0] * k[1] : taps;
-          float m = quant::averageMultiplier(px.scaleAt(0), py.scaleAt(0), divisor);
+          float m = qnnpack ? quant::qnnpackAverageMultiplier(px.scaleAt(0), py.scaleAt(0), k[0] * k[1])
+                            : quant::averageMultiplier(px.scaleAt(0), py.scaleAt(0), divisor);
           y.setInt((p * oh + i) * ow + j,
-                   quant::averageValue(static_cast<int32_t>(acc), m, zy, qnnpack, lo, hi));
+                   quant::averageValue(static_cast<int32_t>(acc), m, zy, roundFirst, lo, hi));
         }
     return y;
   });

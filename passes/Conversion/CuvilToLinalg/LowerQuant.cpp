@@ -588,7 +588,8 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
     QuantParamsAttr px = op.getInputParams(), py = op.getOutputParams();
     int64_t zx = px.zeroPointAt(0), zy = py.zeroPointAt(0);
     bool unsignedX = isUnsignedStorage(op.getInput()), unsignedY = isUnsignedStorage(op.getResult());
-    bool roundFirst = op.getRoundBeforeZeroPoint();
+    bool qnnpack = op.getArithmetic() == "qnnpack";
+    bool roundFirst = qnnpack || op.getRoundBeforeZeroPoint();
     Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
 
     Value padded = padWithZeroPoint(rewriter, loc, adaptor.getInput(), zx, pad);
@@ -624,7 +625,8 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
         for (int64_t v = 0; v < k[1]; ++v)
           cols += j * st[1] - pad[1] + v >= 0 && j * st[1] - pad[1] + v < w;
         int64_t divisor = op.getCountIncludePad() ? k[0] * k[1] : rows * cols;
-        multipliers.push_back(quant::averageMultiplier(px.scaleAt(0), py.scaleAt(0), divisor));
+        multipliers.push_back(qnnpack ? quant::qnnpackAverageMultiplier(px.scaleAt(0), py.scaleAt(0), k[0] * k[1])
+                                      : quant::averageMultiplier(px.scaleAt(0), py.scaleAt(0), divisor));
       }
     Value m = constantTensor<float>(rewriter, loc, multipliers, f32, {oh, ow});
     Value y = elementwiseGeneric(rewriter, loc, type, ValueRange{acc, m}, [&](OpBuilder &b, Location l, ValueRange s) {

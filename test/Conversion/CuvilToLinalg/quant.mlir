@@ -171,3 +171,20 @@ func.func @avg_pool(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
   %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {input_params = #cuvil.quant<scale = [0.1], zero_point = [5]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [5]>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xui8>
   return %y : tensor<1x2x4x4xui8>
 }
+
+// -----
+
+// QNNPACK's pooling: every position divides by the whole window (one
+// multiplier, padding counted), float(sx) / (float(sy) * 9), which for a
+// scale of 0.043 is one ulp below float(1/9); rounded before the zero point.
+// CHECK-LABEL: func.func @avg_pool_qnnpack
+//       CHECK:   arith.constant dense<0.111111104> : tensor<4x4xf32>
+//       CHECK:   linalg.generic
+//       CHECK:     arith.sitofp
+//       CHECK:     arith.mulf
+//       CHECK:     math.roundeven
+//       CHECK:     arith.addf
+func.func @avg_pool_qnnpack(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
+  %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {arithmetic = "qnnpack", count_include_pad, input_params = #cuvil.quant<scale = [0.043], zero_point = [5]>, output_params = #cuvil.quant<scale = [0.043], zero_point = [5]>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xui8>
+  return %y : tensor<1x2x4x4xui8>
+}

@@ -1609,3 +1609,27 @@ func.func @quant_engine(%x: tensor<4xui8>) -> tensor<4xui8> {
   %s = cuvil.quant.add %x, %x {arithmetic = "fbgemm", lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %s : tensor<4xui8>
 }
+
+// -----
+
+func.func @quant_avg_pool_qnnpack_signed(%x: tensor<1x4x6x6xi8>) -> tensor<1x4x3x3xi8> {
+  // expected-error @+1 {{QNNPACK's arithmetic pools ui8 tensors over whole windows (count_include_pad)}}
+  %p = cuvil.quant.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] {arithmetic = "qnnpack", count_include_pad, input_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<1x4x6x6xi8> -> tensor<1x4x3x3xi8>
+  return %p : tensor<1x4x3x3xi8>
+}
+
+// -----
+
+func.func @quant_avg_pool_qnnpack_uncounted(%x: tensor<1x4x6x6xui8>) -> tensor<1x4x6x6xui8> {
+  // expected-error @+1 {{QNNPACK's arithmetic pools ui8 tensors over whole windows (count_include_pad)}}
+  %p = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {arithmetic = "qnnpack", input_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<1x4x6x6xui8> -> tensor<1x4x6x6xui8>
+  return %p : tensor<1x4x6x6xui8>
+}
+
+// -----
+
+func.func @quant_avg_pool_onednn(%x: tensor<1x4x6x6xui8>) -> tensor<1x4x3x3xui8> {
+  // expected-error @+1 {{has no oneDNN arithmetic (PyTorch's own kernels pool for that engine)}}
+  %p = cuvil.quant.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] {arithmetic = "onednn", input_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<1x4x6x6xui8> -> tensor<1x4x3x3xui8>
+  return %p : tensor<1x4x3x3xui8>
+}
