@@ -171,6 +171,62 @@ def run_both(args, d, mlir, inputs, want, name, max_step=0):
     return failures
 
 
+def check_linear_ties(args):
+    """QNNPACK's epilogue multiplier is (sw * sx) * (1 / sy) in float, which
+    for some scales is an ulp from sw * sx / sy: sums built so that each
+    output lands where that last bit decides the rounding (a weight scale
+    with such sums is searched for; each sum spread over a block of
+    columns of products)."""
+    torch.backends.quantized.engine = "qnnpack"
+    f32 = np.float32
+    sx, zx, sy, zy = 0.03, 120, 0.08, 128
+    acc = np.arange(-60000, 60001, dtype=np.int64)
+    t = acc.astype(np.float32)
+    ties = []
+    for i in range(20000):
+        sw = float(f32(0.005 + 1e-8 * i))
+        m_mul = (f32(sw) * f32(sx)) * (f32(1) / f32(sy))
+        m_div = (f32(sw) * f32(sx)) / f32(sy)
+        if m_mul != m_div:
+            ties = acc[np.rint(t * m_mul) != np.rint(t * m_div)]
+            if len(ties):
+                break
+    if not len(ties):
+        print("FAIL linear_ties: no weight scale with such sums found")
+        return 1
+    m, n, block = 4, 6, 8
+    k = m * n * block
+    x = np.full((m, k), zx, np.uint8)
+    w = np.zeros((n, k), np.int8)
+    for r in range(m):
+        for c in range(n):
+            target = int(ties[(r * n + c) % len(ties)])
+            col = (r * n + c) * block
+            # target = 100 * q + rem: q in pieces of at most 120, rem * 1.
+            q, rem = divmod(abs(target), 100)
+            sign = 1 if target >= 0 else -1
+            while q:
+                piece = min(q, 120)
+                x[r, col] = zx + piece
+                w[c, col] = 100 * sign
+                q -= piece
+                col += 1
+            x[r, col] = zx + rem
+            w[c, col] = sign
+    xq = torch._make_per_tensor_quantized_tensor(torch.from_numpy(x), sx, zx)
+    wq = torch._make_per_tensor_quantized_tensor(torch.from_numpy(w), sw, 0)
+    yq = torch.ops.quantized.linear(xq, torch.ops.quantized.linear_prepack(wq, None), sy, zy)
+    mlir = f"""func.func @forward(%x: tensor<{m}x{k}xui8>, %w: tensor<{n}x{k}xi8>) -> tensor<{m}x{n}xui8> {{
+  %y = cuvil.quant.linear %x, %w {{input_params = {params_attr([sx], [zx], None)}, weight_params = {params_attr([sw], [0], None)}, output_params = {params_attr([sy], [zy], None)}}} : (tensor<{m}x{k}xui8>, tensor<{n}x{k}xi8>) -> tensor<{m}x{n}xui8>
+  return %y : tensor<{m}x{n}xui8>
+}}
+"""
+    d = os.path.join(args.work_dir, "linear_ties")
+    os.makedirs(d, exist_ok=True)
+    print(f"linear_ties: weight scale {sw!r}, {len(ties)} sum(s) in +-60000 where the last bit decides")
+    return run_both(args, d, mlir, [x, w], yq.int_repr().numpy(), "linear_ties")
+
+
 def check_conv(args, rng):
     """cuvil.quant.conv2d against torch.ops.quantized.conv2d (QNNPACK):
     groups, strides, padding, dilation; weights per tensor and per output
@@ -222,11 +278,7 @@ def check_conv(args, rng):
             d = os.path.join(args.work_dir, name)
             os.makedirs(d, exist_ok=True)
             inputs = [xq.int_repr().numpy(), wq.int_repr().numpy()] + ([b.numpy()] if with_bias else [])
-            # QNNPACK's depthwise kernels round a rare product differently
-            # from its GEMM path (seen: 1 of 288 elements, one step).
-            depthwise = g == c and g > 1
-            failures += run_both(args, d, mlir, inputs, yq.int_repr().numpy(), name,
-                                 max_step=1 if depthwise else 0)
+            failures += run_both(args, d, mlir, inputs, yq.int_repr().numpy(), name)
     return failures
 
 
@@ -387,6 +439,7 @@ def main():
         print(f"{name}: quantize, dequantize, requantize exact (reference, x86_64, aarch64)"
               if not failures else f"{name}: checked")
     failures += check_linear(args, rng)
+    failures += check_linear_ties(args)
     failures += check_conv(args, rng)
     failures += check_add(args, rng)
     failures += check_avg_pool(args, rng)

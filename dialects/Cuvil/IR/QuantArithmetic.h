@@ -48,11 +48,13 @@ inline float dequantizeValue(int64_t q, double scale, int64_t zeroPoint, bool pe
   return static_cast<float>(scale) * static_cast<float>(centred);
 }
 
-/// The float multiplier of a quantized product's epilogue, as QNNPACK
-/// forms it: float(weight scale) * float(input scale) / float(output scale).
+/// The float multiplier of a quantized product's epilogue, as PyTorch
+/// forms it for QNNPACK: (float(weight scale) * float(input scale)) *
+/// (1.0f / float(output scale)). Dividing instead differs in the last bit
+/// for some scales, enough to move a sum that lands near x.5.
 inline float requantizeMultiplier(double inputScale, double weightScale, double outputScale) {
-  return static_cast<float>(weightScale) * static_cast<float>(inputScale) /
-         static_cast<float>(outputScale);
+  float inverseOutputScale = 1.0f / static_cast<float>(outputScale);
+  return (static_cast<float>(weightScale) * static_cast<float>(inputScale)) * inverseOutputScale;
 }
 
 /// An int32 accumulator to the output's storage: clamp(zero_point +
