@@ -463,6 +463,47 @@ IValue Interpreter::packedParamsFor(const PValue *obj, const std::string &path) 
   return result;
 }
 
+/// torch.classes.rnn.CellParamsBase: the weights of one (layer, direction)
+/// of a dynamically quantized LSTM/GRU, pickled as ("quantized_dynamic",
+/// [b_ih, b_hh], [], [reduce_range], [packed_ih, packed_hh]). The other
+/// kinds (static "quantized", "quantized_fp16") are reported unsupported.
+IValue Interpreter::cellParamsFor(const PValue *obj, const std::string &path) {
+  if (auto it = weights_.find(obj); it != weights_.end())
+    return it->second;
+  auto bad = [&](const std::string &msg) {
+    fail("CUVIL-E-IMPORT-PACKED", "recurrent cell weights '" + path + "' (CellParamsBase): " + msg);
+  };
+  const PValue *st = obj->state;
+  if (!st || !st->is(PValue::Kind::Tuple) || st->items.size() != 5)
+    bad("the state is not a (kind, tensors, doubles, ints, packed weights) tuple");
+  const std::vector<PValue *> &items = st->items;
+  if (!items[0]->is(PValue::Kind::String))
+    bad("the state's kind is not a string");
+  for (size_t i = 1; i < 5; ++i)
+    if (!items[i]->is(PValue::Kind::List))
+      bad("the state's item " + std::to_string(i) + " is not a list");
+  if (items[0]->str != "quantized_dynamic")
+    return unsupported("a recurrent layer with '" + items[0]->str +
+                       "' cell weights (Cuvil reads int8 dynamic quantization, 'quantized_dynamic')");
+  const std::vector<PValue *> &ints = items[3]->items, &packed = items[4]->items;
+  if (packed.size() != 2)
+    bad("it holds " + std::to_string(packed.size()) + " packed weights, not (weight_ih, weight_hh)");
+  if (ints.size() > 1 || (ints.size() == 1 && !ints[0]->is(PValue::Kind::Int) && !ints[0]->is(PValue::Kind::Bool)))
+    bad("its integer list is not [reduce_range]");
+  bool reduceRange = !ints.empty() && (ints[0]->is(PValue::Kind::Bool) ? ints[0]->b : ints[0]->i != 0);
+  IValue ih, hh;
+  for (size_t i = 0; i < 2; ++i) {
+    if (!packed[i]->is(PValue::Kind::Object) ||
+        packed[i]->str != "__torch__.torch.classes.quantized.LinearPackedParamsBase")
+      bad("its packed weights are not torch.classes.quantized.LinearPackedParamsBase");
+    (i ? hh : ih) = packedParamsFor(packed[i], path + (i ? ".weight_hh" : ".weight_ih"));
+  }
+  IValue result = makeDynamicCellParams(*this, ih, hh, reduceRange);
+  result.object->path = path;
+  weights_[obj] = result;
+  return result;
+}
+
 std::vector<double> Interpreter::tensorValues(const PValue &t, bool fromConstants,
                                               const std::string &what) {
   Result<TensorData> data = archive_.tensorData(t, fromConstants);
@@ -554,13 +595,11 @@ IValue Interpreter::rootModule() { return objectFor(archive_.root(), ""); }
 IValue Interpreter::objectFor(const PValue *obj, const std::string &path) {
   if (obj->str.rfind("__torch__.torch.classes.quantized.", 0) == 0)
     return packedParamsFor(obj, path);
-  // Other C++ classes of PyTorch's (torch.classes.rnn.CellParamsBase: the
-  // weights of dynamically quantized LSTM/GRU layers) have no code to run.
+  if (obj->str == "__torch__.torch.classes.rnn.CellParamsBase")
+    return cellParamsFor(obj, path);
+  // Other C++ classes of PyTorch's have no code to run.
   if (obj->str.rfind("__torch__.torch.classes.", 0) == 0)
-    return unsupported("the PyTorch C++ class " + obj->str.substr(10) +
-                       (obj->str.find(".rnn.") != std::string::npos
-                            ? " (the packed weights of a dynamically quantized recurrent layer)"
-                            : ""));
+    return unsupported("the PyTorch C++ class " + obj->str.substr(10));
   auto it = objects_.find(obj);
   if (it == objects_.end()) {
     auto inst = std::make_shared<ObjectInst>();
@@ -878,7 +917,7 @@ bool matchesBase(SchemaType::Base base, const IValue &v) {
   case B::Complex: return false;
   case B::Dict: return v.is(K::Dict);
   case B::Tuple: return v.is(K::Tuple);
-  case B::Other: return false;
+  case B::Other: return v.is(K::Object); // a class (torch.classes.*)
   }
   return false;
 }

@@ -185,6 +185,7 @@ private:
   /// A torch.classes.quantized packed-parameter object from its pickled
   /// state (frozen models hold them as constants).
   IValue packedParamsFor(const PValue *obj, const std::string &path);
+  IValue cellParamsFor(const PValue *obj, const std::string &path);
   /// Reads a small pickled tensor (per-channel scales) as doubles.
   std::vector<double> tensorValues(const PValue &t, bool fromConstants, const std::string &what);
   bool isInstance(const IValue &v, const Expr *type);
@@ -221,6 +222,17 @@ IValue makePackedParams(Interpreter &in, const std::string &kind, const IValue &
                         const IValue &bias, std::vector<int64_t> stride,
                         std::vector<int64_t> padding, std::vector<int64_t> dilation,
                         std::vector<int64_t> outputPadding, int64_t groups, bool transposed);
+/// quantized::linear_dynamic on the float tensor `x` ([..., K]) with the
+/// packed weights `packed` (a LinearPackedParamsBase object): the layer
+/// quantizes its input by its own range on every call, with the engine's
+/// arithmetic; the float result [..., N] (poison when unsupported). `op`
+/// names the caller in errors.
+IValue dynamicQuantizedLinear(Interpreter &in, mlir::Value x, const IValue &packed, bool reduceRange,
+                                   bool relu, const std::string &op);
+/// A torch.classes.rnn.CellParamsBase of a dynamically quantized LSTM/GRU
+/// layer: its two packed projections and reduce_range.
+IValue makeDynamicCellParams(Interpreter &in, const IValue &packedIh, const IValue &packedHh,
+                             bool reduceRange);
 /// aten ops given quantized tensors: computed on their real values, the
 /// result quantized by the op's rule; `handled` false when no quantized
 /// tensor takes part. Ops without a rule are reported as unsupported.

@@ -285,6 +285,68 @@ IValue quantizedLinear(Interpreter &in, const BoundArgs &b, const std::string &o
   return quantizeTo(in, in.build<cir::ReluOp>(r.tensor->value), out, x.element());
 }
 
+} // namespace
+
+IValue dynamicQuantizedLinear(Interpreter &in, Value x, const IValue &packedV, bool reduceRange, bool relu,
+                              const std::string &op) {
+  const ObjectInst &packed = packedArg(in, packedV, op, false);
+  QArg w = quantizedArg(in, packed.attrs.at("weight"), op, "weight");
+  auto wt = typeOf(w.storage);
+  if (!wt.getElementType().isInteger(8) || wt.getElementType().isUnsignedInteger())
+    return in.unsupported(op + " with weights that are not qint8");
+  if (dtypeOf(x) != DType::Float32)
+    x = cast(in, x, DType::Float32);
+  auto xt = typeOf(x);
+  if (wt.getRank() != 2 || xt.getRank() < 1)
+    in.fail("CUVIL-E-IMPORT-QUANT", op + ": expects a [..., K] input and [N, K] weights");
+  if (!xt.hasStaticShape())
+    return in.unsupported(op + " on an input with run-time sizes");
+  int64_t k = xt.getShape().back(), n = wt.getDimSize(0);
+  if (k != wt.getDimSize(1))
+    in.fail("CUVIL-E-IMPORT-QUANT", op + ": input has " + std::to_string(k) + " features, the weights " +
+                                         std::to_string(wt.getDimSize(1)));
+  int64_t m = xt.getNumElements() / std::max<int64_t>(k, 1);
+  mlir::OpBuilder &b = in.builder();
+  Value x2 = x;
+  if (xt.getRank() != 2)
+    x2 = b.create<cir::ReshapeOp>(in.location(), RankedTensorType::get({m, k}, b.getF32Type()), x,
+                                  b.getDenseI64ArrayAttr({m, k}));
+  Value bias = packed.attrs.at("bias").isTensor() ? packed.attrs.at("bias").tensor->value : Value();
+  if (bias && dtypeOf(bias) != DType::Float32)
+    bias = cast(in, bias, DType::Float32);
+  // QNNPACK ignores reduce_range (PyTorch warns so); the op says what runs.
+  bool onednn = in.quantizedEngine() == "onednn";
+  Value y = b.create<cir::QuantLinearDynamicOp>(
+      in.location(), RankedTensorType::get({m, n}, b.getF32Type()), x2, w.storage, bias, w.params,
+      b.getStringAttr(in.quantizedEngine()), reduceRange && onednn ? b.getUnitAttr() : mlir::UnitAttr(),
+      relu ? b.getUnitAttr() : mlir::UnitAttr());
+  markInt8(y);
+  if (xt.getRank() != 2) {
+    llvm::SmallVector<int64_t> shape(xt.getShape());
+    shape.back() = n;
+    y = b.create<cir::ReshapeOp>(in.location(), RankedTensorType::get(shape, b.getF32Type()), y,
+                                 b.getDenseI64ArrayAttr(shape));
+  }
+  return IValue::ofTensor(y);
+}
+
+IValue makeDynamicCellParams(Interpreter &in, const IValue &packedIh, const IValue &packedHh, bool reduceRange) {
+  packedArg(in, packedIh, "CellParamsBase", false);
+  packedArg(in, packedHh, "CellParamsBase", false);
+  auto obj = std::make_shared<ObjectInst>();
+  obj->className = "__torch__.torch.classes.rnn.CellParamsBase";
+  obj->native = true;
+  obj->attrs["packed_ih"] = packedIh;
+  obj->attrs["packed_hh"] = packedHh;
+  obj->attrs["reduce_range"] = IValue::boolean(reduceRange);
+  IValue v;
+  v.kind = K::Object;
+  v.object = obj;
+  return v;
+}
+
+namespace {
+
 /// add / add_relu: quant.add when the operands have one shape (as
 /// residual connections do), else in float as PyTorch's broadcasting path.
 IValue quantizedAdd(Interpreter &in, const BoundArgs &b, const std::string &op, bool relu) {
@@ -702,6 +764,20 @@ void registerQuantizedHandlers(std::map<std::string, OpHandler> &t) {
   t["quantized::conv2d_relu"] = [](Interpreter &in, const BoundArgs &b) { return quantizedConv(in, b, "quantized::conv2d_relu", true); };
   t["quantized::conv_transpose2d"] = [](Interpreter &in, const BoundArgs &b) { return quantizedConv(in, b, "quantized::conv_transpose2d", false); };
   t["quantized::linear"] = [](Interpreter &in, const BoundArgs &b) { return quantizedLinear(in, b, "quantized::linear", false); };
+  for (bool relu : {false, true}) {
+    std::string name = relu ? "quantized::linear_relu_dynamic" : "quantized::linear_dynamic";
+    t[name] = [name, relu](Interpreter &in, const BoundArgs &b) -> IValue {
+      Args a{in, b};
+      const IValue &x = a["X"];
+      if (!x.isTensor() || x.tensor->quantized())
+        in.fail("CUVIL-E-IMPORT-QUANT", name + ": expects a float input, got " + x.typeName());
+      return dynamicQuantizedLinear(in, x.tensor->value, a["W_prepack"], a.b("reduce_range"), relu, name);
+    };
+  }
+  t["quantized::make_quantized_cell_params_dynamic"] = [](Interpreter &in, const BoundArgs &b) -> IValue {
+    Args a{in, b};
+    return makeDynamicCellParams(in, a["w_ih"], a["w_hh"], a.b("reduce_range"));
+  };
   t["quantized::linear_relu"] = [](Interpreter &in, const BoundArgs &b) { return quantizedLinear(in, b, "quantized::linear_relu", true); };
   t["quantized::add"] = [](Interpreter &in, const BoundArgs &b) -> IValue {
     if (!b.has("qb"))

@@ -6,7 +6,11 @@
 // one linear over the whole sequence, then per step a linear on the hidden
 // state, the gate nonlinearities and the state update. Unrolling keeps the
 // graph in plain cuvil ops that later passes fuse; very long sequences make
-// big graphs, so the step count is capped.
+// big graphs, so the step count is capped. Dynamically quantized layers
+// (aten::quantized_lstm/gru with CellParamsBase weights) are the same
+// cells with each projection a quantized::linear_dynamic, which quantizes
+// its input by its own range: the whole sequence at once for the input
+// projection, the hidden state at each step.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/torchscript/Interpreter.h"
@@ -77,13 +81,46 @@ struct Builder {
   Value relu(Value x) { return in.build<cir::ReluOp>(x); }
 };
 
+/// One step of `cell` from its projected input `xt` and hidden state `ht`
+/// (ATen's RNN.cpp): updates `h` (and `c` for an LSTM).
+void cellStep(Builder &B, Cell cell, int64_t hidden, Value xt, Value ht, Value &h, Value &c) {
+  auto gate = [&](Value g, int64_t k) { return B.slice(g, 1, k * hidden, (k + 1) * hidden); };
+  switch (cell) {
+  case Cell::LSTM: {
+    Value g = B.add(xt, ht);
+    Value i = B.sigmoid(gate(g, 0)), f = B.sigmoid(gate(g, 1));
+    Value cand = B.tanh(gate(g, 2)), o = B.sigmoid(gate(g, 3));
+    c = B.add(B.mul(f, c), B.mul(i, cand));
+    h = B.mul(o, B.tanh(c));
+    break;
+  }
+  case Cell::GRU: {
+    Value r = B.sigmoid(B.add(gate(xt, 0), gate(ht, 0)));
+    Value z = B.sigmoid(B.add(gate(xt, 1), gate(ht, 1)));
+    Value n = B.tanh(B.add(gate(xt, 2), B.mul(r, gate(ht, 2))));
+    h = B.add(n, B.mul(z, B.sub(h, n))); // ATen: n + z * (h - n)
+    break;
+  }
+  case Cell::RNNTanh:
+    h = B.tanh(B.add(xt, ht));
+    break;
+  case Cell::RNNRelu:
+    h = B.relu(B.add(xt, ht));
+    break;
+  }
+}
+
 /// Weights of one (layer, direction): ATen's flat order is w_ih, w_hh, then
-/// b_ih, b_hh when the module has biases.
+/// b_ih, b_hh when the module has biases; a dynamically quantized layer's
+/// packed projections (biases inside) instead.
 struct CellWeights {
   Value wIh, wHh, bIh, bHh;
+  const IValue *packedIh = nullptr, *packedHh = nullptr;
+  bool reduceRange = false;
 };
 
-IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell) {
+IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell, bool quantized) {
+  std::string opName = std::string(quantized ? "aten::quantized_" : "aten::") + cellName(cell);
   if (!args.has("batch_first"))
     return in.unsupported(std::string("aten::") + cellName(cell) +
                           " on a packed sequence (pack_padded_sequence)");
@@ -114,7 +151,26 @@ IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell) {
     in.fail("CUVIL-E-IMPORT-RAISE", "num_layers must be at least 1");
 
   Value input = tensorArg("input");
-  std::vector<Value> params = tensorList("params");
+  std::vector<Value> params;
+  std::vector<const IValue *> cells; // quantized: one CellParamsBase per (layer, direction)
+  if (quantized) {
+    const IValue &v = args.get("params");
+    if (!v.isSequence())
+      in.fail("CUVIL-E-IMPORT-TYPE", opName + ": argument 'params' must be a list of cell weights");
+    for (const IValue &x : *v.list) {
+      if (x.is(IValue::Kind::Poison))
+        return x;
+      if (!x.is(IValue::Kind::Object) || !x.object->native ||
+          x.object->className != "__torch__.torch.classes.rnn.CellParamsBase")
+        in.fail("CUVIL-E-IMPORT-TYPE", opName + ": argument 'params' must be a list of "
+                                                "torch.classes.rnn.CellParamsBase, got " + x.typeName());
+      cells.push_back(&x);
+    }
+    if (args.has("use_dynamic") && !args.get("use_dynamic").b)
+      return in.unsupported(opName + " without use_dynamic (static quantized recurrent layers)");
+  } else {
+    params = tensorList("params");
+  }
   std::vector<Value> hx;
   if (cell == Cell::LSTM)
     hx = tensorList("hx");
@@ -122,12 +178,18 @@ IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell) {
     hx.push_back(tensorArg("hx"));
 
   size_t perCell = hasBiases ? 4 : 2;
-  if (params.size() == static_cast<size_t>(layers * dirs) * (perCell + 1))
-    return in.unsupported("aten::lstm with proj_size (projected hidden state)");
-  if (params.size() != static_cast<size_t>(layers * dirs) * perCell)
-    in.fail("CUVIL-E-IMPORT-RAISE", std::string("aten::") + cellName(cell) + " expects " +
-                                        std::to_string(layers * dirs * perCell) +
-                                        " weight tensors, got " + std::to_string(params.size()));
+  if (quantized) {
+    if (cells.size() != static_cast<size_t>(layers * dirs))
+      in.fail("CUVIL-E-IMPORT-RAISE", opName + " expects " + std::to_string(layers * dirs) +
+                                          " cell weights, got " + std::to_string(cells.size()));
+  } else {
+    if (params.size() == static_cast<size_t>(layers * dirs) * (perCell + 1))
+      return in.unsupported("aten::lstm with proj_size (projected hidden state)");
+    if (params.size() != static_cast<size_t>(layers * dirs) * perCell)
+      in.fail("CUVIL-E-IMPORT-RAISE", std::string("aten::") + cellName(cell) + " expects " +
+                                          std::to_string(layers * dirs * perCell) +
+                                          " weight tensors, got " + std::to_string(params.size()));
+  }
   if (hx.size() != (cell == Cell::LSTM ? 2u : 1u))
     in.fail("CUVIL-E-IMPORT-RAISE", "aten::lstm expects hx = [h0, c0]");
 
@@ -156,53 +218,60 @@ IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell) {
   }
 
   Builder B{in, in.builder()};
-  int64_t hidden = typeOf(params[1]).getDimSize(1); // w_hh is [gates * H, H]
+  // w_hh is [gates * H, H] (a packed one's weight holds it as int8).
+  auto weightHh = [&](int64_t idx) -> Value {
+    if (!quantized)
+      return params[idx * perCell + 1];
+    const IValue &w = cells[idx]->object->attrs.at("packed_hh").object->attrs.at("weight");
+    return w.tensor->quantized() ? w.tensor->qstorage : w.tensor->value;
+  };
+  int64_t hidden = typeOf(weightHh(0)).getDimSize(1);
   int64_t gates = gateCount(cell);
+  // The projection x W^T + b of one cell's input or hidden state.
+  bool poisoned = false;
+  auto project = [&](Value x, const CellWeights &w, bool ih) -> Value {
+    if (!quantized)
+      return ih ? B.linear(x, w.wIh, w.bIh) : B.linear(x, w.wHh, w.bHh);
+    IValue y = dynamicQuantizedLinear(in, x, ih ? *w.packedIh : *w.packedHh, w.reduceRange, false, opName);
+    if (!y.isTensor()) {
+      poisoned = true;
+      return x;
+    }
+    return y.tensor->value;
+  };
   Value layerInput = batchFirst ? B.transpose01(input) : input; // [T, B, I]
   std::vector<Value> finalH, finalC;
   for (int64_t layer = 0; layer < layers; ++layer) {
     std::vector<Value> dirOutputs;
     for (int64_t dir = 0; dir < dirs; ++dir) {
       int64_t idx = layer * dirs + dir;
-      CellWeights w{params[idx * perCell], params[idx * perCell + 1],
-                    hasBiases ? params[idx * perCell + 2] : Value(),
-                    hasBiases ? params[idx * perCell + 3] : Value()};
-      RankedTensorType whh = typeOf(w.wHh);
+      CellWeights w;
+      if (quantized) {
+        const ObjectInst &c = *cells[idx]->object;
+        w.packedIh = &c.attrs.at("packed_ih");
+        w.packedHh = &c.attrs.at("packed_hh");
+        w.reduceRange = c.attrs.at("reduce_range").b;
+      } else {
+        w = {params[idx * perCell], params[idx * perCell + 1], hasBiases ? params[idx * perCell + 2] : Value(),
+             hasBiases ? params[idx * perCell + 3] : Value()};
+      }
+      RankedTensorType whh = typeOf(weightHh(idx));
       if (whh.getRank() != 2 || whh.getDimSize(0) != gates * hidden || whh.getDimSize(1) != hidden)
         in.fail("CUVIL-E-IMPORT-SHAPE", std::string("aten::") + cellName(cell) +
                                             ": weight_hh must be [" + std::to_string(gates) +
                                             " * hidden, hidden]");
       Value h = B.select(hx[0], 0, idx), c = cell == Cell::LSTM ? B.select(hx[1], 0, idx) : Value();
-      Value xProj = B.linear(layerInput, w.wIh, w.bIh); // [T, B, gates * H]
+      Value xProj = project(layerInput, w, true); // [T, B, gates * H]
+      if (poisoned)
+        return IValue::poison();
       std::vector<Value> outputs(steps);
       for (int64_t s = 0; s < steps; ++s) {
         int64_t t = dir == 0 ? s : steps - 1 - s;
         Value xt = B.select(xProj, 0, t);
-        Value ht = B.linear(h, w.wHh, w.bHh);
-        auto gate = [&](Value g, int64_t k) { return B.slice(g, 1, k * hidden, (k + 1) * hidden); };
-        switch (cell) {
-        case Cell::LSTM: {
-          Value g = B.add(xt, ht);
-          Value i = B.sigmoid(gate(g, 0)), f = B.sigmoid(gate(g, 1));
-          Value cand = B.tanh(gate(g, 2)), o = B.sigmoid(gate(g, 3));
-          c = B.add(B.mul(f, c), B.mul(i, cand));
-          h = B.mul(o, B.tanh(c));
-          break;
-        }
-        case Cell::GRU: {
-          Value r = B.sigmoid(B.add(gate(xt, 0), gate(ht, 0)));
-          Value z = B.sigmoid(B.add(gate(xt, 1), gate(ht, 1)));
-          Value n = B.tanh(B.add(gate(xt, 2), B.mul(r, gate(ht, 2))));
-          h = B.add(n, B.mul(z, B.sub(h, n))); // ATen: n + z * (h - n)
-          break;
-        }
-        case Cell::RNNTanh:
-          h = B.tanh(B.add(xt, ht));
-          break;
-        case Cell::RNNRelu:
-          h = B.relu(B.add(xt, ht));
-          break;
-        }
+        Value ht = project(h, w, false);
+        if (poisoned)
+          return IValue::poison();
+        cellStep(B, cell, hidden, xt, ht, h, c);
         outputs[t] = B.unsqueeze(h, 0);
       }
       dirOutputs.push_back(B.concat(outputs, 0)); // [T, B, H]
@@ -219,13 +288,56 @@ IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell) {
   return IValue::makeTuple(std::move(results));
 }
 
+/// quantized::quantized_{lstm,gru,rnn_tanh,rnn_relu}_cell_dynamic: one step
+/// of a dynamically quantized cell module (nn.LSTMCell etc. after
+/// quantize_dynamic); both projections quantize their input by its own
+/// range with reduce_range (the default of ATen's QuantizedCellParamsDynamic;
+/// only onednn honours it).
+IValue lowerDynamicCell(Interpreter &in, const BoundArgs &args, Cell cell) {
+  std::string opName = std::string("quantized::quantized_") + cellName(cell) + "_cell_dynamic";
+  const IValue &xv = args.get("input");
+  if (!xv.isTensor() || xv.tensor->quantized())
+    in.fail("CUVIL-E-IMPORT-TYPE", opName + ": the input must be a float tensor");
+  Value h, c;
+  const IValue &hx = args.get("hx");
+  if (cell == Cell::LSTM) {
+    if (!hx.isSequence() || hx.list->size() != 2 || !(*hx.list)[0].isTensor() || !(*hx.list)[1].isTensor())
+      in.fail("CUVIL-E-IMPORT-RAISE", opName + " expects hx = [h, c]");
+    h = (*hx.list)[0].tensor->value;
+    c = (*hx.list)[1].tensor->value;
+  } else {
+    if (!hx.isTensor())
+      in.fail("CUVIL-E-IMPORT-TYPE", opName + ": hx must be a tensor");
+    h = hx.tensor->value;
+  }
+  IValue xt = dynamicQuantizedLinear(in, xv.tensor->value, args.get("w_ih"), true, false, opName);
+  IValue ht = dynamicQuantizedLinear(in, h, args.get("w_hh"), true, false, opName);
+  if (!xt.isTensor() || !ht.isTensor())
+    return IValue::poison();
+  RankedTensorType ty = typeOf(ht.tensor->value);
+  if (ty.getRank() != 2 || ty != typeOf(xt.tensor->value) || ty.getDimSize(1) % gateCount(cell))
+    in.fail("CUVIL-E-IMPORT-SHAPE", opName + ": the projections of the input and of the hidden state must both "
+                                             "be [batch, " + std::to_string(gateCount(cell)) + " * hidden]");
+  Builder B{in, in.builder()};
+  cellStep(B, cell, ty.getDimSize(1) / gateCount(cell), xt.tensor->value, ht.tensor->value, h, c);
+  if (cell == Cell::LSTM)
+    return IValue::makeTuple({IValue::ofTensor(h), IValue::ofTensor(c)});
+  return IValue::ofTensor(h);
+}
+
 } // namespace
 
 void registerRecurrentHandlers(std::map<std::string, OpHandler> &table) {
-  table["aten::lstm"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::LSTM); };
-  table["aten::gru"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::GRU); };
-  table["aten::rnn_tanh"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::RNNTanh); };
-  table["aten::rnn_relu"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::RNNRelu); };
+  table["aten::lstm"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::LSTM, false); };
+  table["aten::gru"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::GRU, false); };
+  table["aten::rnn_tanh"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::RNNTanh, false); };
+  table["aten::rnn_relu"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::RNNRelu, false); };
+  table["aten::quantized_lstm"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::LSTM, true); };
+  table["aten::quantized_gru"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::GRU, true); };
+  for (Cell c : {Cell::LSTM, Cell::GRU, Cell::RNNTanh, Cell::RNNRelu})
+    table[std::string("quantized::quantized_") + cellName(c) + "_cell_dynamic"] = [c](Interpreter &in, const BoundArgs &b) {
+      return lowerDynamicCell(in, b, c);
+    };
 }
 
 } // namespace cuvil::torchscript

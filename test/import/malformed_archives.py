@@ -318,8 +318,9 @@ def quantized_cases():
     yield "Q4 weights of the wrong dtype", with_consts(per_tensor, consts.replace(b"torch\nQInt8Storage\n", b"torch\nQUInt8Storage\n", 1)), "weights must be 2-D qint8"
     yield "Q4 quantized float storage", with_consts(per_tensor, consts.replace(b"torch\nQInt8Storage\n", b"torch\nFloatStorage\n", 1)), "CUVIL-E-PICKLE-QTENSOR"
     yield "Q5 unknown packed class", with_consts(per_tensor, consts.replace(b"LinearPackedParamsBase", b"LinearPackedParamsBasX")), "does not read"
-    # Dynamic quantization of a recurrent layer: reported as unsupported
-    # (its packed weights are a C++ class), never a crash.
+    # Dynamic quantization of a recurrent layer: its weights are
+    # torch.classes.rnn.CellParamsBase objects, read when they hold int8
+    # dynamic quantization; another kind is reported as unsupported.
     class Recurrent(nn.Module):
         def __init__(self):
             super().__init__()
@@ -332,7 +333,14 @@ def quantized_cases():
     dynamic = torch.ao.quantization.quantize_dynamic(Recurrent().eval(), {nn.LSTM}, dtype=torch.qint8)
     buf = io.BytesIO()
     torch.jit.save(torch.jit.script(dynamic), buf)
-    yield "Q7 dynamically quantized LSTM", buf.getvalue(), "dynamically quantized recurrent layer"
+    recurrent = buf.getvalue()
+    yield "Q7 dynamically quantized LSTM (control)", recurrent, None
+    z = zipfile.ZipFile(io.BytesIO(recurrent))
+    data_name = next(n for n in z.namelist() if n.endswith("/data.pkl"))
+    data = z.read(data_name)
+    assert data.count(b"quantized_dynamic") == 1, "the cell weights' kind is not where the test expects it"
+    yield "Q8 cell weights of another kind", rebuild(recurrent, replace={"data.pkl": data.replace(b"quantized_dynamic", b"quantized_dynamiX")}), "'quantized_dynamiX' cell weights"
+    yield "Q8 cell weights of another class", rebuild(recurrent, replace={"data.pkl": data.replace(b"rnn\nCellParamsBase", b"rnn\nCellParamsBasX")}), "CellParamsBasX"
     if "onednn" in torch.backends.quantized.supported_engines:
         per_channel, _ = quantized_archive("onednn")
         z = zipfile.ZipFile(io.BytesIO(per_channel))

@@ -26,6 +26,10 @@ import shutil
 import subprocess
 import sys
 
+# Before torch loads glog: QNNPACK warns that it ignores reduce_range on
+# every dynamically quantized call.
+os.environ.setdefault("GLOG_minloglevel", "2")
+
 try:
     import numpy as np
     import torch
@@ -225,6 +229,85 @@ def check_linear_ties(args):
     os.makedirs(d, exist_ok=True)
     print(f"linear_ties: weight scale {sw!r}, {len(ties)} sum(s) in +-60000 where the last bit decides")
     return run_both(args, d, mlir, [x, w], yq.int_repr().numpy(), "linear_ties")
+
+
+def check_linear_dynamic(args, rng):
+    """cuvil.quant.linear_dynamic against torch.ops.quantized.linear_dynamic
+    / linear_relu_dynamic under both engines, bit for bit: inputs whose
+    ranges take each branch of PyTorch's parameter choice (both signs,
+    one sign only, zeros, ranges small enough that the scale is raised to
+    its floor, an outlier), weights per tensor and per channel, with and
+    without bias, relu and reduce_range."""
+    failures = 0
+    m, k, n = 5, 37, 11
+    ranges = {
+        "mixed": lambda: rng.randn(m, k) * 2.0,
+        "positive": lambda: np.abs(rng.randn(m, k)) + 0.5,
+        "negative": lambda: -np.abs(rng.randn(m, k)) - 0.25,
+        "zeros": lambda: np.zeros((m, k)),
+        "tiny": lambda: rng.randn(m, k) * 1e-5,
+        "tiny_positive": lambda: np.abs(rng.randn(m, k)) * 1e-5,
+        "tiny_negative": lambda: -np.abs(rng.randn(m, k)) * 1e-5,
+        "outlier": lambda: np.where(rng.rand(m, k) < 0.02, 80.0, rng.randn(m, k) * 0.1),
+    }
+    for engine in ("qnnpack", "onednn"):
+        if engine not in torch.backends.quantized.supported_engines:
+            print(f"linear_dynamic {engine}: skipped, not an engine of this PyTorch")
+            continue
+        torch.backends.quantized.engine = engine
+        for index, (rname, make) in enumerate(ranges.items()):
+            per_channel, with_bias = index % 2 == 1, index % 3 != 2
+            relu, reduce_range = index % 4 == 3, index % 2 == 0
+            name = f"linear_dynamic_{engine}_{rname}"
+            x = torch.from_numpy(make().astype(np.float32))
+            w = torch.from_numpy((rng.randn(n, k) * 0.2).astype(np.float32))
+            b = torch.from_numpy(rng.randn(n).astype(np.float32)) if with_bias else None
+            if per_channel:
+                sw = (w.abs().amax(1) / 127.5).double()
+                wq = torch.quantize_per_channel(w, sw, torch.zeros(n, dtype=torch.int64), 0, torch.qint8)
+                wattr = params_attr(list(sw.numpy()), [0] * n, 0)
+            else:
+                s = float(w.abs().max()) / 127.5
+                wq = torch.quantize_per_tensor(w, s, 0, torch.qint8)
+                wattr = params_attr([s], [0], None)
+            op = torch.ops.quantized.linear_relu_dynamic if relu else torch.ops.quantized.linear_dynamic
+            try:
+                y = op(x, torch.ops.quantized.linear_prepack(wq, b), reduce_range)
+            except RuntimeError as e:
+                print(f"{name}: skipped, PyTorch cannot run it ({str(e).splitlines()[0]})")
+                continue
+            attrs = [f"weight_params = {wattr}", f'arithmetic = "{engine}"']
+            if reduce_range and engine == "onednn":  # QNNPACK ignores it (and says so)
+                attrs.append("reduce_range")
+            if relu:
+                attrs.append("relu")
+            bias_arg, bias_type = (", %b", f", tensor<{n}xf32>") if with_bias else ("", "")
+            mlir = f"""func.func @forward(%x: tensor<{m}x{k}xf32>, %w: tensor<{n}x{k}xi8>{bias_arg and f", %b: tensor<{n}xf32>"}) -> tensor<{m}x{n}xf32> {{
+  %y = cuvil.quant.linear_dynamic %x, %w{bias_arg} {{{", ".join(attrs)}}} : (tensor<{m}x{k}xf32>, tensor<{n}x{k}xi8>{bias_type}) -> tensor<{m}x{n}xf32>
+  return %y : tensor<{m}x{n}xf32>
+}}
+"""
+            d = os.path.join(args.work_dir, name)
+            os.makedirs(d, exist_ok=True)
+            model = os.path.join(d, "model.mlir")
+            with open(model, "w") as f:
+                f.write(mlir)
+            paths = []
+            for i, a in enumerate([x.numpy(), wq.int_repr().numpy()] + ([b.numpy()] if with_bias else [])):
+                paths.append(os.path.join(d, f"input{i}.npy"))
+                np.save(paths[-1], a)
+            want = y.numpy()
+            bad = []
+            for how, prefix in runs(args, d, model):
+                out = os.path.join(d, how)
+                subprocess.run(prefix + ["-o", out, "--quiet"] + [a for p in paths for a in ("-i", p)], check=True)
+                got = np.load(os.path.join(out, "output0.npy"))
+                if got.shape != want.shape or not np.array_equal(got, want):
+                    bad.append(f"{how}: {int((got != want).sum())} of {want.size} differ, worst "
+                               f"{float(np.abs(got - want).max()):.3g}")
+            print(f"{name}: {'exact' if not bad else 'DIFFERS: ' + '; '.join(bad)} (reference, x86_64, aarch64)")
+            failures += bool(bad)
+    return failures
 
 
 def check_conv(args, rng):
@@ -440,6 +523,7 @@ def main():
               if not failures else f"{name}: checked")
     failures += check_linear(args, rng)
     failures += check_linear_ties(args)
+    failures += check_linear_dynamic(args, rng)
     failures += check_conv(args, rng)
     failures += check_add(args, rng)
     failures += check_avg_pool(args, rng)

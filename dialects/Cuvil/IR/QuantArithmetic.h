@@ -161,6 +161,68 @@ inline int64_t averageValue(int32_t acc, float multiplier, int64_t zeroPoint, bo
   return v < qmin ? qmin : v > qmax ? qmax : static_cast<int64_t>(v);
 }
 
+/// The parameters a dynamically quantized layer gives its input on each
+/// call: PyTorch's ChooseQuantizationParams (quant_utils.h) on the input's
+/// range, u8 [0, 255] ([0, 127] with `reduceRange`). `finite` is false
+/// when the range holds a NaN or an infinity (PyTorch refuses the input;
+/// Cuvil's outputs are then NaN).
+struct DynamicParams {
+  double scale = 1.0;
+  int64_t zeroPoint = 0;
+  bool finite = true;
+};
+
+inline DynamicParams chooseDynamicParams(float min, float max, bool reduceRange) {
+  DynamicParams p;
+  if (!std::isfinite(min) || !std::isfinite(max)) {
+    p.finite = false;
+    return p;
+  }
+  int32_t qmin = 0, qmax = 255;
+  if (reduceRange) {
+    qmin /= 2;
+    qmax /= 2;
+  }
+  // The range contains 0, so that 0 is exactly representable.
+  min = std::fmin(min, 0.0f);
+  max = std::fmax(max, 0.0f);
+  double scale = (static_cast<double>(max) - min) / (qmax - qmin);
+  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale)))
+    scale = 0.1;
+  // Scales below this are raised to it, the range scaled along.
+  constexpr float kSmallScale = 6.1e-5f;
+  if (scale < kSmallScale) {
+    float original = static_cast<float>(scale);
+    scale = kSmallScale;
+    if (min == 0.0f) {
+      max = kSmallScale * static_cast<float>(qmax - qmin);
+    } else if (max == 0.0f) {
+      min = -kSmallScale * static_cast<float>(qmax - qmin);
+    } else {
+      float amplifier = kSmallScale / original;
+      min *= amplifier;
+      max *= amplifier;
+    }
+  }
+  // The zero point from the end whose term is smaller, nudged to an integer.
+  double fromMin = qmin - min / scale, fromMax = qmax - max / scale;
+  double errorMin = std::abs(qmin) - std::abs(min / scale), errorMax = std::abs(qmax) - std::abs(max / scale);
+  double initial = errorMin < errorMax ? fromMin : fromMax;
+  p.scale = scale;
+  p.zeroPoint = initial < qmin ? qmin : initial > qmax ? qmax : static_cast<int64_t>(std::nearbyint(initial));
+  return p;
+}
+
+/// A finite float to u8 as oneDNN's reorder quantizes a dynamically
+/// quantized layer's input: nearbyint(x * inverseScale + zeroPoint), each
+/// step rounded to float (no fused multiply-add), saturated.
+inline int64_t onednnQuantizeU8(float x, float inverseScale, float zeroPoint) {
+  float t = x * inverseScale;
+  t = t + zeroPoint;
+  float v = std::nearbyint(t);
+  return v < 0.0f ? 0 : v > 255.0f ? 255 : static_cast<int64_t>(v);
+}
+
 /// QNNPACK's quantized addition (quint8): both operands scaled to the
 /// output by fixed-point multipliers of 2^-shift, the zero points folded
 /// into one constant, rounded half away from zero by the remainder.

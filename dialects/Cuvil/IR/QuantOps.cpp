@@ -171,6 +171,32 @@ LogicalResult QuantLinearOp::verify() {
   return checkProductParams(*this, getInputParams(), getWeightParams(), getOutputParamsAttr(), x, w, y);
 }
 
+LogicalResult QuantLinearDynamicOp::verify() {
+  if (failed(checkArithmetic(*this, getArithmetic())))
+    return failure();
+  auto x = typeOf(getInput()), w = typeOf(getWeight()), y = typeOf(getResult());
+  if (x.getRank() != 2 || w.getRank() != 2 || y.getRank() != 2)
+    return emitOpError() << "takes an input [M, K] and weights [N, K] (rank 2)";
+  if (!w.getElementType().isSignedInteger(8) && !w.getElementType().isSignlessInteger(8))
+    return emitOpError() << "weights are i8 storage";
+  auto same = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!same(x.getDimSize(1), w.getDimSize(1)))
+    return emitOpError() << "input has " << x.getDimSize(1) << " features, weights " << w.getDimSize(1);
+  if (!same(y.getDimSize(0), x.getDimSize(0)) || !same(y.getDimSize(1), w.getDimSize(0)))
+    return emitOpError() << "result must be [" << x.getDimSize(0) << ", " << w.getDimSize(0) << "]";
+  if (Value b = getBias()) {
+    auto bt = typeOf(b);
+    if (bt.getRank() != 1 || !same(bt.getDimSize(0), w.getDimSize(0)))
+      return emitOpError() << "bias must be f32 [" << w.getDimSize(0) << "]";
+  }
+  QuantParamsAttr pw = getWeightParams();
+  if (!pw.isPerTensor() && pw.getAxis() != 0)
+    return emitOpError() << "weights are quantized per tensor or per output channel (axis 0)";
+  return checkParams(*this, pw, w, "weight_params");
+}
+
 LogicalResult QuantAddOp::verify() {
   if (failed(checkArithmetic(*this, getArithmetic())))
     return failure();

@@ -107,6 +107,42 @@ def Cuvil_QuantLinearOp : Cuvil_Op<"quant.linear", [Pure], /*inferTypes=*/0> {
   }];
 }
 
+def Cuvil_QuantLinearDynamicOp : Cuvil_Op<"quant.linear_dynamic", [Pure], /*inferTypes=*/0> {
+  let summary = "A dynamically quantized linear layer: the input quantized at run time by its own range.";
+  let description = [{
+    `quantized::linear_dynamic` (`torch.ao.nn.quantized.dynamic.Linear`,
+    what `quantize_dynamic` makes of `nn.Linear` and of LSTM/GRU
+    projections) as PyTorch computes it: the float input `x` `[M, K]` is
+    quantized to u8 with parameters chosen from its range on every call
+    (PyTorch's `ChooseQuantizationParams`: the range widened to contain 0,
+    `[0, 255]`, `[0, 127]` with `reduce_range`), multiplied in int32 with
+    the int8 weights `[N, K]` (per tensor or per output channel, axis 0),
+    and the sums dequantized to f32 with the float bias `[N]`.
+
+    The arithmetic names the engine: `"qnnpack"` quantizes as
+    `quantize_per_tensor` and computes `float(acc) * (float(sw[n]) *
+    float(sx)) + bias[n]` (QNNPACK ignores `reduce_range`); `"onednn"`
+    quantizes as oneDNN's reorder, `nearbyint(x * float(1 / sx) + zx)`, and
+    computes `(float(acc) + bias[n] * r) * (1 / r)` with `r = float(1 / sx)
+    * float(1 / sw[n])`. `relu` clamps the result at 0. A NaN or an
+    infinity in the input makes every output NaN (PyTorch refuses such an
+    input).
+
+    ```mlir
+    %y = cuvil.quant.linear_dynamic %x, %w, %b {weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>,
+           arithmetic = "onednn", reduce_range}
+         : (tensor<5x37xf32>, tensor<7x37xi8>, tensor<7xf32>) -> tensor<5x7xf32>
+    ```
+  }];
+  let arguments = (ins F32Tensor:$input, Cuvil_QuantStorageTensor:$weight,
+                       Optional<F32Tensor>:$bias, Cuvil_QuantParamsAttr:$weight_params,
+                       StrAttr:$arithmetic, UnitAttr:$reduce_range, UnitAttr:$relu);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->` type($result)
+  }];
+}
+
 def Cuvil_QuantConv2DOp : Cuvil_Op<"quant.conv2d", [Pure], /*inferTypes=*/0> {
   let summary = "A quantized 2-D convolution: int32 accumulation, then a requantize epilogue.";
   let description = [{

@@ -3,6 +3,9 @@
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
 #include "dialects/Cuvil/Reference/EvalHelpers.h"
 
+#include <limits>
+#include <vector>
+
 namespace mlir::cuvil::reference {
 
 namespace {
@@ -103,6 +106,64 @@ ChannelEpilogue channelEpilogue(QuantParamsAttr px, QuantParamsAttr pw, QuantPar
   return e;
 }
 
+/// quantized::linear_dynamic: the input quantized to u8 by its own range
+/// (quant::chooseDynamicParams), int32 sums of centred products, then the
+/// engine's float epilogue with the bias (QuantOps.td).
+Tensor quantLinearDynamic(QuantLinearDynamicOp op, const Tensor &x, const Tensor &w, const Tensor *bias) {
+  int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
+  Tensor y(DType::Float32, {m, n});
+  bool onednn = op.getArithmetic() == "onednn";
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  bool finite = true;
+  std::vector<float> xs(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m * k; ++i) {
+    float v = static_cast<float>(x.getDouble(i));
+    finite &= std::isfinite(v);
+    lo = std::fmin(lo, v);
+    hi = std::fmax(hi, v);
+    xs[static_cast<size_t>(i)] = v;
+  }
+  if (m * k == 0)
+    lo = hi = 0.0f;
+  // QNNPACK ignores reduce_range.
+  quant::DynamicParams p = quant::chooseDynamicParams(lo, hi, onednn && op.getReduceRange());
+  if (!finite || !p.finite) {
+    for (int64_t i = 0; i < m * n; ++i)
+      y.setDouble(i, std::numeric_limits<double>::quiet_NaN());
+    return y;
+  }
+  std::vector<int32_t> q(xs.size());
+  float inverse = onednn ? static_cast<float>(1.0 / p.scale) : 1.0f / static_cast<float>(p.scale);
+  for (size_t i = 0; i < xs.size(); ++i)
+    q[i] = static_cast<int32_t>(onednn ? quant::onednnQuantizeU8(xs[i], inverse, static_cast<float>(p.zeroPoint))
+                                       : quant::quantizeValue(xs[i], p.scale, p.zeroPoint, 0, 255));
+  QuantParamsAttr pw = op.getWeightParams();
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t zw = pw.zeroPointAt(j);
+    float b = bias ? static_cast<float>(bias->getDouble(j)) : 0.0f;
+    quant::OnednnEpilogue dnn = quant::onednnEpilogue(p.scale, pw.scaleAt(j), b, 1.0, /*floatResult=*/true);
+    float multiplier = quant::dequantizeScale(p.scale, pw.scaleAt(j)); // QNNPACK: float(sw) * float(sx)
+    for (int64_t i = 0; i < m; ++i) {
+      uint32_t acc = 0; // int32, wrapping
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += static_cast<uint32_t>((q[static_cast<size_t>(i * k + kk)] - p.zeroPoint) * (w.getInt(j * k + kk) - zw));
+      float sum = static_cast<float>(static_cast<int32_t>(acc));
+      float v;
+      if (onednn) {
+        sum = sum + dnn.bias;
+        v = sum * dnn.multiplier;
+      } else {
+        v = sum * multiplier;
+        v = v + b;
+      }
+      if (op.getRelu())
+        v = std::fmax(v, 0.0f);
+      y.setDouble(i * n + j, v);
+    }
+  }
+  return y;
+}
+
 /// PyTorch's quantized linear (QNNPACK): int32 sums of centred products,
 /// the bias quantized with scale sx * sw, the float requantize epilogue.
 Tensor quantLinear(QuantLinearOp op, const Tensor &x, const Tensor &w, const Tensor *bias,
@@ -181,6 +242,9 @@ void registerQuantEvaluators(OpEvaluators &e) {
   });
   e.add<QuantLinearOp>([](QuantLinearOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     return quantLinear(op, a[0], a[1], a.size() > 2 ? &a[2] : nullptr, resultDType(op));
+  });
+  e.add<QuantLinearDynamicOp>([](QuantLinearDynamicOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    return quantLinearDynamic(op, a[0], a[1], a.size() > 2 ? &a[2] : nullptr);
   });
   e.add<QuantizeOp>([](QuantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     return quantize(a[0], op.getParams(), resultDType(op));

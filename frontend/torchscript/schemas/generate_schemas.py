@@ -89,14 +89,16 @@ def default_code(v):
 
 
 # The quantized:: operators that models PyTorch quantized call (eager and
-# FX-mode static quantization, dynamic quantization of linear layers).
+# FX-mode static quantization, dynamic quantization of linear and
+# recurrent layers).
 QUANTIZED = {
     "add", "add_relu", "add_scalar", "batch_norm2d", "cat", "cat_relu", "conv2d",
     "conv2d_prepack", "conv2d_relu", "conv2d_unpack", "conv_transpose2d",
     "conv_transpose2d_prepack", "conv_transpose2d_unpack", "embedding_bag_byte_rowwise_offsets",
     "hardswish", "leaky_relu", "linear", "linear_dynamic", "linear_prepack",
-    "linear_relu", "linear_unpack", "mul", "mul_relu", "mul_scalar", "relu6",
-    "sigmoid",
+    "linear_relu", "linear_relu_dynamic", "linear_unpack", "make_quantized_cell_params_dynamic",
+    "mul", "mul_relu", "mul_scalar", "quantized_gru_cell_dynamic", "quantized_lstm_cell_dynamic",
+    "quantized_rnn_relu_cell_dynamic", "quantized_rnn_tanh_cell_dynamic", "relu6", "sigmoid",
 }
 
 

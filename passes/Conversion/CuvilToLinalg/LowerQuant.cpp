@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::cuvil::lowering {
 namespace {
@@ -469,6 +470,202 @@ struct QuantLinearLowering : OpConversionPattern<QuantLinearOp> {
   }
 };
 
+/// cuvil.quant.linear_dynamic: the input's range (one reduction), the
+/// parameters PyTorch chooses from it (a generic without loops over rank-0
+/// tensors: QuantArithmetic.h's chooseDynamicParams in arith), the input
+/// quantized and centred (i32), one contraction generic with the weights,
+/// and the engine's float epilogue; every step as the evaluator computes it.
+struct QuantLinearDynamicLowering : OpConversionPattern<QuantLinearDynamicOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantLinearDynamicOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    auto xType = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
+    if (!type.hasStaticShape() || !xType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "static shapes only");
+    int64_t m = xType.getDimSize(0), k = xType.getDimSize(1), n = type.getDimSize(1);
+    bool onednn = op.getArithmetic() == "onednn";
+    bool reduceRange = onednn && op.getReduceRange(); // QNNPACK ignores it
+    Type f32 = rewriter.getF32Type(), f64 = rewriter.getF64Type(), i32 = rewriter.getI32Type(),
+         i1 = rewriter.getI1Type();
+    auto scalarType = [&](Type t) { return RankedTensorType::get({}, t); };
+    auto cf32 = [&](OpBuilder &b, Location l, float v) {
+      return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(v)).getResult();
+    };
+    auto cf64 = [&](OpBuilder &b, Location l, double v) {
+      return b.create<arith::ConstantOp>(l, b.getF64FloatAttr(v)).getResult();
+    };
+
+    // The range: min and max over every element (NaN propagates).
+    Value x = adaptor.getInput();
+    auto fill = [&](Type t, float v) {
+      Value e = rewriter.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{}, t);
+      return rewriter.create<linalg::FillOp>(loc, cf32(rewriter, loc, v), e).getResult(0);
+    };
+    float inf = std::numeric_limits<float>::infinity();
+    AffineMap all = AffineMap::getMultiDimIdentityMap(2, ctx), none = AffineMap::get(2, 0, {}, ctx);
+    auto range = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{scalarType(f32), scalarType(f32)}, ValueRange{x},
+        ValueRange{fill(f32, inf), fill(f32, -inf)}, ArrayRef<AffineMap>{all, none, none},
+        SmallVector<utils::IteratorType>(2, utils::IteratorType::reduction),
+        [&](OpBuilder &b, Location l, ValueRange s) {
+          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::MinimumFOp>(l, s[1], s[0]),
+                                                  b.create<arith::MaximumFOp>(l, s[2], s[0])});
+        });
+
+    // The parameters: the quantization's multiplier and zero point (f32),
+    // the scale as the epilogue takes it, and whether the range is finite.
+    AffineMap scalarMap = AffineMap::get(0, 0, {}, ctx);
+    SmallVector<Value> inits;
+    for (Type t : {f32, f32, f32, i1})
+      inits.push_back(rewriter.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{}, t));
+    int32_t qmin = 0, qmax = reduceRange ? 127 : 255;
+    auto params = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{scalarType(f32), scalarType(f32), scalarType(f32), scalarType(i1)},
+        ValueRange{range.getResult(0), range.getResult(1)}, inits, SmallVector<AffineMap>(6, scalarMap),
+        SmallVector<utils::IteratorType>{}, [&](OpBuilder &b, Location l, ValueRange s) {
+          auto select = [&](Value c, Value t, Value f) { return b.create<arith::SelectOp>(l, c, t, f).getResult(); };
+          auto cmpf = [&](arith::CmpFPredicate p, Value a, Value c) {
+            return b.create<arith::CmpFOp>(l, p, a, c).getResult();
+          };
+          Value lo = s[0], hi = s[1];
+          Value infV = cf32(b, l, inf);
+          Value finite = b.create<arith::AndIOp>(
+              l, cmpf(arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(l, lo), infV),
+              cmpf(arith::CmpFPredicate::OLT, b.create<math::AbsFOp>(l, hi), infV));
+          // A non-finite range continues as [0, 0] (the outputs become NaN).
+          Value zero = cf32(b, l, 0.0f);
+          lo = select(finite, b.create<arith::MinimumFOp>(l, lo, zero), zero);
+          hi = select(finite, b.create<arith::MaximumFOp>(l, hi, zero), zero);
+          double span = qmax - qmin;
+          Value scale = b.create<arith::DivFOp>(
+              l, b.create<arith::SubFOp>(l, b.create<arith::ExtFOp>(l, f64, hi), b.create<arith::ExtFOp>(l, f64, lo)),
+              cf64(b, l, span));
+          Value scaleF = b.create<arith::TruncFOp>(l, f32, scale);
+          Value tiny = b.create<arith::OrIOp>(
+              l, cmpf(arith::CmpFPredicate::OEQ, scaleF, zero),
+              cmpf(arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(l, b.create<arith::DivFOp>(l, cf32(b, l, 1.0f), scaleF)),
+                   infV));
+          scale = select(tiny, cf64(b, l, 0.1), scale);
+          // Scales below 6.1e-5 are raised to it, the range scaled along.
+          const float small = 6.1e-5f;
+          Value raise = cmpf(arith::CmpFPredicate::OLT, scale, cf64(b, l, double(small)));
+          Value original = b.create<arith::TruncFOp>(l, f32, scale);
+          Value amplifier = b.create<arith::DivFOp>(l, cf32(b, l, small), original);
+          Value loZero = cmpf(arith::CmpFPredicate::OEQ, lo, zero), hiZero = cmpf(arith::CmpFPredicate::OEQ, hi, zero);
+          Value full = cf32(b, l, small * static_cast<float>(span));
+          Value loRaised = select(loZero, lo, select(hiZero, b.create<arith::NegFOp>(l, full),
+                                                     b.create<arith::MulFOp>(l, lo, amplifier)));
+          Value hiRaised = select(loZero, full, select(hiZero, hi, b.create<arith::MulFOp>(l, hi, amplifier)));
+          lo = select(raise, loRaised, lo);
+          hi = select(raise, hiRaised, hi);
+          scale = select(raise, cf64(b, l, double(small)), scale);
+          // The zero point from the end whose term is smaller, nudged.
+          Value loD = b.create<arith::DivFOp>(l, b.create<arith::ExtFOp>(l, f64, lo), scale);
+          Value hiD = b.create<arith::DivFOp>(l, b.create<arith::ExtFOp>(l, f64, hi), scale);
+          Value fromMin = b.create<arith::SubFOp>(l, cf64(b, l, qmin), loD);
+          Value fromMax = b.create<arith::SubFOp>(l, cf64(b, l, qmax), hiD);
+          Value errorMin = b.create<arith::SubFOp>(l, cf64(b, l, std::abs(qmin)), b.create<math::AbsFOp>(l, loD));
+          Value errorMax = b.create<arith::SubFOp>(l, cf64(b, l, std::abs(qmax)), b.create<math::AbsFOp>(l, hiD));
+          Value initial = select(cmpf(arith::CmpFPredicate::OLT, errorMin, errorMax), fromMin, fromMax);
+          Value zp = b.create<math::RoundEvenOp>(l, initial);
+          zp = select(cmpf(arith::CmpFPredicate::OLT, initial, cf64(b, l, qmin)), cf64(b, l, qmin), zp);
+          zp = select(cmpf(arith::CmpFPredicate::OGT, initial, cf64(b, l, qmax)), cf64(b, l, qmax), zp);
+          Value zpF = b.create<arith::TruncFOp>(l, f32, zp);
+          Value scaleFinal = b.create<arith::TruncFOp>(l, f32, scale);
+          // oneDNN: float(1 / scale); QNNPACK: 1.0f / float(scale).
+          Value inverse = onednn ? b.create<arith::TruncFOp>(l, f32, b.create<arith::DivFOp>(l, cf64(b, l, 1.0), scale))
+                                       .getResult()
+                                 : b.create<arith::DivFOp>(l, cf32(b, l, 1.0f), scaleFinal).getResult();
+          b.create<linalg::YieldOp>(l, ValueRange{inverse, zpF, onednn ? inverse : scaleFinal, finite});
+        });
+    Value inverse = params.getResult(0), zeroPoint = params.getResult(1), epilogueScale = params.getResult(2),
+          finite = params.getResult(3);
+
+    // The input quantized to u8 and centred, i32.
+    auto centredType = RankedTensorType::get({m, k}, i32);
+    Value centred = elementwiseGeneric(rewriter, loc, centredType, ValueRange{x, inverse, zeroPoint},
+                                       [&](OpBuilder &b, Location l, ValueRange s) {
+      Value scaled = b.create<arith::MulFOp>(l, s[0], s[1]);
+      Value v = onednn ? b.create<math::RoundEvenOp>(l, b.create<arith::AddFOp>(l, scaled, s[2])).getResult()
+                       : b.create<arith::AddFOp>(l, s[2], b.create<math::RoundEvenOp>(l, scaled)).getResult();
+      // Saturated to u8; NaN (a non-finite input, whose outputs are NaN) to 0.
+      v = b.create<arith::MinNumFOp>(l, b.create<arith::MaxNumFOp>(l, v, cf32(b, l, 0.0f)), cf32(b, l, 255.0f));
+      return b.create<arith::FPToSIOp>(l, i32, b.create<arith::SubFOp>(l, v, s[2])).getResult();
+    });
+
+    // acc[m][n] = sum_k centred[m][k] * (w[n][k] - zw[n]), int32.
+    QuantParamsAttr pw = op.getWeightParams();
+    bool perChannel = !pw.isPerTensor();
+    SmallVector<int32_t> weightZero;
+    SmallVector<float> weightScale, weightInverse;
+    for (int64_t o = 0; o < (perChannel ? n : 1); ++o) {
+      weightZero.push_back(static_cast<int32_t>(pw.zeroPointAt(o)));
+      weightScale.push_back(static_cast<float>(pw.scaleAt(o)));
+      weightInverse.push_back(static_cast<float>(1.0 / pw.scaleAt(o)));
+    }
+    AffineExpr dm = getAffineDimExpr(0, ctx), dn = getAffineDimExpr(1, ctx), dk = getAffineDimExpr(2, ctx);
+    SmallVector<Value> ins{centred, adaptor.getWeight()};
+    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {dm, dk}, ctx), AffineMap::get(3, 0, {dn, dk}, ctx)};
+    if (perChannel) {
+      ins.push_back(constantTensor<int32_t>(rewriter, loc, weightZero, i32, {n}));
+      maps.push_back(AffineMap::get(3, 0, {dn}, ctx));
+    }
+    maps.push_back(AffineMap::get(3, 0, {dm, dn}, ctx));
+    auto accType = RankedTensorType::get({m, n}, i32);
+    bool unsignedW = isUnsignedStorage(op.getWeight());
+    Value acc = rewriter
+                    .create<linalg::GenericOp>(
+                        loc, accType, ins, ValueRange{zeroSums(rewriter, loc, accType)}, maps,
+                        SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                                         utils::IteratorType::parallel,
+                                                         utils::IteratorType::reduction},
+                        [&](OpBuilder &b, Location l, ValueRange s) {
+                          Value zw = perChannel ? s[2]
+                                                : b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(weightZero[0]))
+                                                      .getResult();
+                          Value w = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedW), zw);
+                          Value sum = b.create<arith::AddIOp>(l, s.back(), b.create<arith::MulIOp>(l, s[0], w));
+                          b.create<linalg::YieldOp>(l, sum);
+                        })
+                    .getResult(0);
+
+    // The epilogue, in f32: QNNPACK float(acc) * (float(sw) * float(sx))
+    // + bias; oneDNN (float(acc) + bias * r) * (1 / r), r = float(1 / sx)
+    // * float(1 / sw).
+    SmallVector<Value> epilogueIns{acc, epilogueScale, finite};
+    Value bias = adaptor.getBias();
+    if (bias)
+      epilogueIns.push_back(bias);
+    if (perChannel)
+      epilogueIns.push_back(constantTensor<float>(rewriter, loc, onednn ? weightInverse : weightScale, f32, {n}));
+    bool relu = op.getRelu();
+    Value y = elementwiseGeneric(rewriter, loc, type, epilogueIns, [&](OpBuilder &b, Location l, ValueRange s) {
+      Value sum = b.create<arith::SIToFPOp>(l, f32, s[0]);
+      Value w = perChannel ? s.back() : cf32(b, l, onednn ? weightInverse[0] : weightScale[0]);
+      Value b0 = bias ? s[3] : Value();
+      Value v;
+      if (onednn) {
+        Value r = b.create<arith::MulFOp>(l, s[1], w);
+        if (b0)
+          sum = b.create<arith::AddFOp>(l, sum, b.create<arith::MulFOp>(l, b0, r));
+        v = b.create<arith::MulFOp>(l, sum, b.create<arith::DivFOp>(l, cf32(b, l, 1.0f), r));
+      } else {
+        v = b.create<arith::MulFOp>(l, sum, b.create<arith::MulFOp>(l, w, s[1]));
+        if (b0)
+          v = b.create<arith::AddFOp>(l, v, b0);
+      }
+      if (relu)
+        v = b.create<arith::MaximumFOp>(l, v, cf32(b, l, 0.0f));
+      return b.create<arith::SelectOp>(l, s[2], v, cf32(b, l, std::numeric_limits<float>::quiet_NaN())).getResult();
+    });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 /// An NCHW storage tensor padded spatially with `zeroPoint` (which, centred,
 /// contributes nothing to a quantized sum).
 Value padWithZeroPoint(OpBuilder &b, Location loc, Value input, int64_t zeroPoint, ArrayRef<int64_t> pad) {
@@ -648,7 +845,7 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
 
 void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
   patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantAddLowering, QuantLinearLowering,
-               QuantConv2DLowering, QuantAvgPool2DLowering>(tc, patterns.getContext());
+               QuantLinearDynamicLowering, QuantConv2DLowering, QuantAvgPool2DLowering>(tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

@@ -188,3 +188,36 @@ func.func @avg_pool_qnnpack(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
   %y = cuvil.quant.avg_pool2d %x kernel [3, 3] stride [1, 1] padding [1, 1] {arithmetic = "qnnpack", count_include_pad, input_params = #cuvil.quant<scale = [0.043], zero_point = [5]>, output_params = #cuvil.quant<scale = [0.043], zero_point = [5]>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xui8>
   return %y : tensor<1x2x4x4xui8>
 }
+
+// -----
+
+// quant.linear_dynamic (onednn): the input's range in one reduction, the
+// parameters in a generic without loops (scale in f64, zero point nudged
+// to an integer, oneDNN's float(1 / scale)), the input quantized and
+// centred in i32, the int32 contraction, then (float(acc) + b * r) * (1 / r)
+// with NaN where the range was not finite.
+// CHECK-LABEL: func.func @linear_dynamic
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = ["reduction", "reduction"]
+//       CHECK:     arith.minimumf
+//       CHECK:     arith.maximumf
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = []
+//       CHECK:     arith.divf %{{.*}}, %{{.*}} : f64
+//       CHECK:     math.roundeven %{{.*}} : f64
+//       CHECK:   linalg.generic
+//       CHECK:     arith.mulf
+//       CHECK:     arith.addf
+//       CHECK:     math.roundeven
+//       CHECK:     arith.fptosi %{{.*}} : f32 to i32
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = ["parallel", "parallel", "reduction"]
+//       CHECK:     arith.muli
+//       CHECK:   linalg.generic
+//       CHECK:     arith.sitofp
+//       CHECK:     arith.divf
+//       CHECK:     arith.select
+func.func @linear_dynamic(%x: tensor<3x5xf32>, %w: tensor<4x5xi8>, %b: tensor<4xf32>) -> tensor<3x4xf32> {
+  %y = cuvil.quant.linear_dynamic %x, %w, %b {arithmetic = "onednn", reduce_range, weight_params = #cuvil.quant<scale = [0.01], zero_point = [0]>} : (tensor<3x5xf32>, tensor<4x5xi8>, tensor<4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}

@@ -1633,3 +1633,35 @@ func.func @quant_avg_pool_onednn(%x: tensor<1x4x6x6xui8>) -> tensor<1x4x3x3xui8>
   %p = cuvil.quant.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] {arithmetic = "onednn", input_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : tensor<1x4x6x6xui8> -> tensor<1x4x3x3xui8>
   return %p : tensor<1x4x3x3xui8>
 }
+
+// -----
+
+func.func @quant_linear_dynamic_engine(%x: tensor<3x5xf32>, %w: tensor<4x5xi8>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{arithmetic 'fbgemm' is not one of qnnpack, onednn}}
+  %y = cuvil.quant.linear_dynamic %x, %w {arithmetic = "fbgemm", weight_params = #cuvil.quant<scale = [0.01], zero_point = [0]>} : (tensor<3x5xf32>, tensor<4x5xi8>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @quant_linear_dynamic_features(%x: tensor<3x6xf32>, %w: tensor<4x5xi8>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{input has 6 features, weights 5}}
+  %y = cuvil.quant.linear_dynamic %x, %w {arithmetic = "qnnpack", weight_params = #cuvil.quant<scale = [0.01], zero_point = [0]>} : (tensor<3x6xf32>, tensor<4x5xi8>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @quant_linear_dynamic_axis(%x: tensor<3x5xf32>, %w: tensor<4x5xi8>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{weights are quantized per tensor or per output channel (axis 0)}}
+  %y = cuvil.quant.linear_dynamic %x, %w {arithmetic = "qnnpack", weight_params = #cuvil.quant<scale = [0.01, 0.02, 0.01, 0.01, 0.02], zero_point = [0, 0, 0, 0, 0], axis = 1>} : (tensor<3x5xf32>, tensor<4x5xi8>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @quant_linear_dynamic_unsigned(%x: tensor<3x5xf32>, %w: tensor<4x5xui8>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{weights are i8 storage}}
+  %y = cuvil.quant.linear_dynamic %x, %w {arithmetic = "qnnpack", weight_params = #cuvil.quant<scale = [0.01], zero_point = [0]>} : (tensor<3x5xf32>, tensor<4x5xui8>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}

@@ -43,3 +43,14 @@ func.func @pool_and_engines(%x: tensor<1x4x6x6xui8>) -> (tensor<1x4x6x6xui8>, te
   %s = cuvil.quant.add %p, %x {arithmetic = "qnnpack", lhs_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, rhs_params = #cuvil.quant<scale = [0.043], zero_point = [17]>, output_params = #cuvil.quant<scale = [0.06], zero_point = [3]>} : (tensor<1x4x6x6xui8>, tensor<1x4x6x6xui8>) -> tensor<1x4x6x6xui8>
   return %p, %s : tensor<1x4x6x6xui8>, tensor<1x4x6x6xui8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @linear_dynamic_round_trip
+//       CHECK:   cuvil.quant.linear_dynamic %{{.*}}, %{{.*}}, %{{.*}} {arithmetic = "onednn", reduce_range, relu, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 0], axis = 0>} : (tensor<5x37xf32>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xf32>
+//       CHECK:   cuvil.quant.linear_dynamic %{{.*}}, %{{.*}} {arithmetic = "qnnpack", weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>} : (tensor<5x37xf32>, tensor<2x37xi8>) -> tensor<5x2xf32>
+func.func @linear_dynamic_round_trip(%x: tensor<5x37xf32>, %w: tensor<2x37xi8>, %b: tensor<2xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>) {
+  %0 = cuvil.quant.linear_dynamic %x, %w, %b {arithmetic = "onednn", reduce_range, relu, weight_params = #cuvil.quant<scale = [0.005, 0.006], zero_point = [0, 0], axis = 0>} : (tensor<5x37xf32>, tensor<2x37xi8>, tensor<2xf32>) -> tensor<5x2xf32>
+  %1 = cuvil.quant.linear_dynamic %x, %w {arithmetic = "qnnpack", weight_params = #cuvil.quant<scale = [0.005], zero_point = [0]>} : (tensor<5x37xf32>, tensor<2x37xi8>) -> tensor<5x2xf32>
+  return %0, %1 : tensor<5x2xf32>, tensor<5x2xf32>
+}

@@ -137,6 +137,30 @@ class ValueView(nn.Module):
         return torch.relu(self.fc(y.view(k, -1, 8)))
 
 
+class DynamicQuantized(nn.Module):
+    """quantize_dynamic's targets: an LSTM, a GRU and a linear layer;
+    make_model.py dynamic_quantized OUT.pt ENGINE quantizes it under that
+    engine (qint8 weights; float16 needs FBGEMM, which Debian's PyTorch
+    lacks)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, batch_first=True)
+        self.gru = nn.GRU(6, 5, batch_first=True)
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        return self.fc(y[:, -1])
+
+
+def dynamic_quantized(engine):
+    m = DynamicQuantized().eval()
+    torch.backends.quantized.engine = engine
+    return torch.ao.quantization.quantize_dynamic(m, {nn.LSTM, nn.GRU, nn.Linear}, dtype=torch.qint8)
+
+
 MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
           "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided,
           "inplace_expanded": InPlaceExpanded,
@@ -145,4 +169,7 @@ MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": 
 if __name__ == "__main__":
     torch.manual_seed(0)
     name, out = sys.argv[1], sys.argv[2]
-    torch.jit.script(MODELS[name]().eval()).save(out)
+    if name == "dynamic_quantized":
+        torch.jit.script(dynamic_quantized(sys.argv[3])).save(out)
+    else:
+        torch.jit.script(MODELS[name]().eval()).save(out)
