@@ -16,6 +16,7 @@
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
+#include "dialects/Cuvil/IR/TypeRules.h"
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -120,6 +121,40 @@ IValue realValues(const IValue &v, bool intoLists) {
 }
 
 Value realOf(const IValue &v) { return v.tensor->value; }
+
+/// Whether PyTorch computes `op` (an element-wise op in float) on a
+/// quantized tensor of `storage` with its vectorized x86 kernel, which
+/// dequantizes with a fused multiply-add, rather than QNNPACK's table
+/// (the qnnpack engine's quint8 hardswish, sigmoid, hardsigmoid, tanh and
+/// leaky_relu).
+bool vectorizedKernel(Interpreter &in, llvm::StringRef op, Type storage) {
+  static const std::set<std::string> tables = {
+      "hardswish", "hardswish_", "sigmoid", "sigmoid_", "hardsigmoid", "hardsigmoid_", "tanh", "tanh_",
+      "leaky_relu", "leaky_relu_"};
+  std::string base = op.substr(op.find("::") + 2).str();
+  return !(in.quantizedEngine() == "qnnpack" && storage.isUnsignedInteger(8) && tables.count(base));
+}
+
+/// `v`'s real values as a vectorized kernel computes them (a fused
+/// quant.dequantize, per tensor), items of a list too; anything else
+/// unchanged.
+IValue vectorizedRealValues(Interpreter &in, const IValue &v) {
+  if (v.isSequence()) {
+    IValueList items;
+    for (const IValue &x : *v.list)
+      items.push_back(vectorizedRealValues(in, x));
+    return IValue::makeList(std::move(items));
+  }
+  if (!v.isTensor() || !v.tensor->quantized())
+    return v;
+  auto p = llvm::cast<cir::QuantParamsAttr>(v.tensor->qparams);
+  if (!p.isPerTensor())
+    return plainOf(v);
+  auto type = RankedTensorType::get(typeOf(v.tensor->qstorage).getShape(), in.builder().getF32Type());
+  auto dq = in.builder().create<cir::DequantizeOp>(in.location(), type, v.tensor->qstorage, p,
+                                                   in.builder().getUnitAttr());
+  return IValue::ofTensor(dq.getResult());
+}
 
 /// A tensor whose value must be known at import time (per-channel scales).
 Tensor constantOf(Interpreter &in, Value v, const std::string &what) {
@@ -383,10 +418,10 @@ IValue quantizedAdd(Interpreter &in, const BoundArgs &b, const std::string &op, 
 /// An op PyTorch computes on the real values of its quantized inputs and
 /// quantizes with explicit output parameters.
 IValue inFloat(Interpreter &in, const std::string &aten, std::vector<IValue> args, Type storage,
-               cir::QuantParamsAttr out, bool relu) {
+               cir::QuantParamsAttr out, bool relu, bool vectorized = false) {
   bool channelsLast = !args.empty() && channelsLastOf(args.front());
   for (IValue &v : args)
-    v = realValues(v, true);
+    v = vectorized ? vectorizedRealValues(in, v) : realValues(v, true);
   IValue r = in.callOperator(aten, std::move(args), {});
   if (!r.isTensor())
     return r;
@@ -669,10 +704,15 @@ IValue lowerOnQuantized(Interpreter &in, const std::string &name, std::vector<IV
   } else if (!params.isPerTensor()) {
     return in.unsupported(name + " on a tensor quantized per channel");
   }
-  // On the real values, then quantized as the rule says.
+  // On the real values, then quantized as the rule says; element-wise ops
+  // in float dequantize as PyTorch's vectorized kernels do.
+  static const std::set<std::string> inFloatKernels = {
+      "aten::leaky_relu", "aten::leaky_relu_", "aten::elu", "aten::hardswish", "aten::hardswish_",
+      "aten::sigmoid", "aten::sigmoid_", "aten::hardsigmoid", "aten::hardsigmoid_", "aten::tanh", "aten::tanh_"};
+  bool vectorized = inFloatKernels.count(name) && vectorizedKernel(in, name, storage);
   std::vector<IValue> plainArgs;
   for (const IValue &v : args)
-    plainArgs.push_back(realValues(v, listsToo));
+    plainArgs.push_back(vectorized ? vectorizedRealValues(in, v) : realValues(v, listsToo));
   std::vector<std::pair<std::string, IValue>> plainKwargs;
   for (auto &[k, v] : kwargs)
     plainKwargs.emplace_back(k, plainOf(v));
@@ -796,9 +836,20 @@ void registerQuantizedHandlers(std::map<std::string, OpHandler> &t) {
         return in.unsupported(name + " of a tensor and a number");
       Args a{in, b};
       QArg x = quantizedArg(in, a["qa"], name, "qa");
-      quantizedArg(in, a["qb"], name, "qb");
-      return inFloat(in, "aten::mul", {a["qa"], a["qb"]}, x.element(),
-                     perTensor(in, a.f("scale"), a.i("zero_point"), x.element(), name), relu);
+      QArg y = quantizedArg(in, a["qb"], name, "qb");
+      cir::QuantParamsAttr out = perTensor(in, a.f("scale"), a.i("zero_point"), x.element(), name);
+      auto xt = typeOf(x.storage), yt = typeOf(y.storage);
+      llvm::SmallVector<int64_t> shape;
+      // PyTorch multiplies the centred integers (QuantArithmetic.h).
+      if (x.params.isPerTensor() && y.params.isPerTensor() && xt.getElementType() == yt.getElementType() &&
+          mlir::succeeded(cir::broadcastShapes(xt.getShape(), yt.getShape(), shape))) {
+        Value product = in.builder().create<cir::QuantMulOp>(
+            in.location(), RankedTensorType::get(shape, xt.getElementType()), x.storage, y.storage, x.params,
+            y.params, out, relu ? in.builder().getUnitAttr() : mlir::UnitAttr());
+        markInt8(product);
+        return withLayout(makeQuantized(in, product, out), channelsLastOf(a["qa"]));
+      }
+      return inFloat(in, "aten::mul", {a["qa"], a["qb"]}, x.element(), out, relu);
     };
     std::string cat = relu ? "quantized::cat_relu" : "quantized::cat";
     t[cat] = [cat, relu](Interpreter &in, const BoundArgs &b) -> IValue {
@@ -836,7 +887,8 @@ void registerQuantizedHandlers(std::map<std::string, OpHandler> &t) {
       for (const char *e : f.extra)
         args.push_back(a[e]);
       return inFloat(in, f.aten, std::move(args), x.element(),
-                     perTensor(in, a.f("output_scale"), a.i("output_zero_point"), x.element(), f.name), false);
+                     perTensor(in, a.f("output_scale"), a.i("output_zero_point"), x.element(), f.name), false,
+                     vectorizedKernel(in, f.name, x.element()));
     };
   }
   t["quantized::relu6"] = [](Interpreter &in, const BoundArgs &b) -> IValue {

@@ -310,6 +310,118 @@ def check_linear_dynamic(args, rng):
     return failures
 
 
+def run_exact(args, name, mlir, inputs, want):
+    """`mlir` on the evaluator and the libraries against `want`, exactly."""
+    d = os.path.join(args.work_dir, name)
+    os.makedirs(d, exist_ok=True)
+    model = os.path.join(d, "model.mlir")
+    with open(model, "w") as f:
+        f.write(mlir)
+    paths = []
+    for i, a in enumerate(inputs):
+        paths.append(os.path.join(d, f"input{i}.npy"))
+        np.save(paths[-1], a)
+    bad = []
+    for how, prefix in runs(args, d, model):
+        out = os.path.join(d, how)
+        subprocess.run(prefix + ["-o", out, "--quiet"] + [a for p in paths for a in ("-i", p)], check=True)
+        got = np.load(os.path.join(out, "output0.npy"))
+        if got.shape != want.shape or not np.array_equal(got, want):
+            bad.append(f"{how}: {int((got != want).sum())} of {want.size} differ")
+    print(f"{name}: {'exact' if not bad else 'DIFFERS: ' + '; '.join(bad)} (reference, x86_64, aarch64)")
+    return int(bool(bad))
+
+
+def check_mul(args, rng):
+    """cuvil.quant.mul against torch.ops.quantized.mul / mul_relu on both
+    engines: broadcasting (a squeeze-excitation scale times its input),
+    quint8 and qint8, and products placed where the multiplier's last bit,
+    (sa * sb) * (1 / sy) in float, decides the rounding."""
+    failures = 0
+    f32 = np.float32
+    for engine in ("onednn", "qnnpack"):
+        if engine not in torch.backends.quantized.supported_engines:
+            continue
+        torch.backends.quantized.engine = engine
+        for dtype, elem, lo, hi in ((torch.quint8, "ui8", 0, 255), (torch.qint8, "i8", -128, 127)):
+            if engine == "qnnpack" and dtype == torch.qint8:
+                continue  # PyTorch hands that to XNNPACK
+            for relu in (False, True):
+                za, zb, zy = (128, 128, 40) if dtype == torch.quint8 else (0, 0, -30)
+                # A scale set whose multiplier differs from sa * sb / sy in
+                # float, and the products that difference rounds otherwise.
+                c = np.arange(-16000, 16001, dtype=np.int64)
+                ties = []
+                for i in range(20000):
+                    sa, sb, sy = float(f32(0.02 + 1e-6 * i)), float(f32(0.03)), float(f32(0.05 + 3e-7 * i))
+                    m = f32(f32(sa) * f32(sb)) * (f32(1) / f32(sy))
+                    alt = f32(sa * sb / sy)
+                    if m != alt:
+                        ties = c[np.rint(c.astype(np.float32) * m) != np.rint(c.astype(np.float32) * alt)]
+                        ties = [int(t) for t in ties if any(t % p == 0 and abs(t // p) <= 127 for p in range(1, 128))]
+                        if ties:
+                            break
+                if not ties:
+                    print("FAIL mul: no scales whose multiplier's last bit matters found")
+                    failures += 1
+                    continue
+                a = rng.randint(lo, hi + 1, (2, 5, 1, 1))
+                b = rng.randint(lo, hi + 1, (2, 5, 3, 4))
+                for j, t in enumerate(ties[:10]):  # a few operand pairs with exactly those products
+                    p = next(p for p in range(1, 128) if t % p == 0 and abs(t // p) <= 127)
+                    a.flat[j] = za + p
+                    b[np.unravel_index(j, (2, 5))][0, 0] = zb + t // p
+                qa = torch._make_per_tensor_quantized_tensor(torch.from_numpy(a.astype(np.uint8 if lo == 0 else np.int8)), sa, za)
+                qb = torch._make_per_tensor_quantized_tensor(torch.from_numpy(b.astype(np.uint8 if lo == 0 else np.int8)), sb, zb)
+                y = (torch.ops.quantized.mul_relu if relu else torch.ops.quantized.mul)(qa, qb, sy, zy)
+                attrs = [f"lhs_params = {params_attr([sa], [za], None)}", f"rhs_params = {params_attr([sb], [zb], None)}",
+                         f"output_params = {params_attr([sy], [zy], None)}"] + (["relu"] if relu else [])
+                mlir = f"""func.func @forward(%a: tensor<2x5x1x1x{elem}>, %b: tensor<2x5x3x4x{elem}>) -> tensor<2x5x3x4x{elem}> {{
+  %y = cuvil.quant.mul %a, %b {{{", ".join(attrs)}}} : (tensor<2x5x1x1x{elem}>, tensor<2x5x3x4x{elem}>) -> tensor<2x5x3x4x{elem}>
+  return %y : tensor<2x5x3x4x{elem}>
+}}
+"""
+                failures += run_exact(args, f"mul_{engine}_{elem}{'_relu' if relu else ''}", mlir,
+                                      [qa.int_repr().numpy(), qb.int_repr().numpy()], y.int_repr().numpy())
+    return failures
+
+
+def check_vectorized_dequantize(args):
+    """quantized::hardswish on the onednn engine (PyTorch's vectorized x86
+    kernel) dequantizes with a fused multiply-add: on parameters where that
+    moves an output, every 8-bit input through quant.dequantize {fused},
+    cuvil.act.hardswish and quant.quantize equals PyTorch's."""
+    if "onednn" not in torch.backends.quantized.supported_engines:
+        return 0
+    torch.backends.quantized.engine = "onednn"
+    f32 = np.float32
+    q = np.arange(256, dtype=np.uint8)
+    rng = np.random.RandomState(5)
+    for _ in range(20000):
+        s, z = float(f32(rng.uniform(0.01, 0.08))), int(rng.randint(0, 256))
+        so, zo = float(f32(rng.uniform(0.01, 0.08))), int(rng.randint(0, 64))
+        def out(x):
+            y = x * np.minimum(np.maximum(x + f32(3), f32(0)), f32(6)) / f32(6)
+            return np.clip(np.rint(y * (f32(1) / f32(so))) + zo, 0, 255)
+        plain = f32(s) * (q.astype(np.float32) - f32(z))
+        fused = (np.float64(f32(s)) * q + np.float64(f32(f32(s) * f32(-z)))).astype(np.float32)
+        if (out(plain) != out(fused)).any():
+            break
+    else:
+        print("FAIL hardswish_vectorized: no parameters where the fused dequantization matters")
+        return 1
+    x = torch._make_per_tensor_quantized_tensor(torch.from_numpy(np.tile(q, 4)), s, z)
+    want = torch.ops.quantized.hardswish(x, so, zo).int_repr().numpy()
+    mlir = f"""func.func @forward(%q: tensor<1024xui8>) -> tensor<1024xui8> {{
+  %x = cuvil.quant.dequantize %q {{fused, params = {params_attr([s], [z], None)}}} : tensor<1024xui8> -> tensor<1024xf32>
+  %h = cuvil.act.hardswish %x : tensor<1024xf32>
+  %y = cuvil.quant.quantize %h {{params = {params_attr([so], [zo], None)}}} : tensor<1024xf32> -> tensor<1024xui8>
+  return %y : tensor<1024xui8>
+}}
+"""
+    return run_exact(args, "hardswish_vectorized", mlir, [x.int_repr().numpy()], want)
+
+
 def check_conv(args, rng):
     """cuvil.quant.conv2d against torch.ops.quantized.conv2d (QNNPACK):
     groups, strides, padding, dilation; weights per tensor and per output
@@ -524,6 +636,8 @@ def main():
     failures += check_linear(args, rng)
     failures += check_linear_ties(args)
     failures += check_linear_dynamic(args, rng)
+    failures += check_mul(args, rng)
+    failures += check_vectorized_dequantize(args)
     failures += check_conv(args, rng)
     failures += check_add(args, rng)
     failures += check_avg_pool(args, rng)

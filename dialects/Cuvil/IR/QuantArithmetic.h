@@ -161,6 +161,24 @@ inline int64_t averageValue(int32_t acc, float multiplier, int64_t zeroPoint, bo
   return v < qmin ? qmin : v > qmax ? qmax : static_cast<int64_t>(v);
 }
 
+/// The multiplier of a quantized product of two tensors (qmul):
+/// (float(sa) * float(sb)) * (1.0f / float(sy)).
+inline float mulMultiplier(double sa, double sb, double sy) {
+  float inverse = 1.0f / static_cast<float>(sy);
+  return (static_cast<float>(sa) * static_cast<float>(sb)) * inverse;
+}
+
+/// One element of qmul: the centred operands' int32 product requantized,
+/// zy + nearbyint(float(c) * m), saturated to [lo, hi] (lo = zy for relu).
+inline int64_t mulValues(int64_t a, int64_t za, int64_t b, int64_t zb, float m, int64_t zy, int64_t lo,
+                         int64_t hi) {
+  int32_t c = static_cast<int32_t>((a - za) * (b - zb));
+  float v = std::nearbyint(static_cast<float>(c) * m);
+  v = std::fmin(std::fmax(v, -65536.0f), 65536.0f); // saturation makes the rest moot
+  int64_t y = static_cast<int64_t>(v) + zy;
+  return y < lo ? lo : y > hi ? hi : y;
+}
+
 /// The parameters a dynamically quantized layer gives its input on each
 /// call: PyTorch's ChooseQuantizationParams (quant_utils.h) on the input's
 /// range, u8 [0, 255] ([0, 127] with `reduceRange`). `finite` is false

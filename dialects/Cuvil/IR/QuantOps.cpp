@@ -65,6 +65,8 @@ LogicalResult QuantizeOp::verify() {
 LogicalResult DequantizeOp::verify() {
   if (failed(checkSameShape(*this)))
     return failure();
+  if (getFused() && !getParams().isPerTensor())
+    return emitOpError() << "a fused dequantization is per tensor";
   return checkParams(*this, getParams(), typeOf(getInput()), "params");
 }
 
@@ -208,6 +210,27 @@ LogicalResult QuantAddOp::verify() {
       return emitOpError() << "takes and returns 8-bit storage";
   if (a.getShape() != b.getShape() || a.getShape() != y.getShape())
     return emitOpError() << "operands and result must have one shape (no broadcasting)";
+  const std::pair<QuantParamsAttr, StringRef> params[] = {
+      {getLhsParams(), "lhs_params"}, {getRhsParams(), "rhs_params"}, {getOutputParams(), "output_params"}};
+  for (const auto &[p, role] : params)
+    if (!p.isPerTensor())
+      return emitOpError() << role << " must be per tensor";
+  if (failed(checkParams(*this, getLhsParams(), a, "lhs_params")) ||
+      failed(checkParams(*this, getRhsParams(), b, "rhs_params")))
+    return failure();
+  return checkParams(*this, getOutputParams(), y, "output_params");
+}
+
+LogicalResult QuantMulOp::verify() {
+  auto a = typeOf(getLhs()), b = typeOf(getRhs()), y = typeOf(getResult());
+  if (!a.getElementType().isInteger(8) || a.getElementType() != b.getElementType() ||
+      a.getElementType() != y.getElementType())
+    return emitOpError() << "takes and returns 8-bit storage of one type";
+  SmallVector<int64_t> shape;
+  if (failed(broadcastShapes(a.getShape(), b.getShape(), shape)))
+    return emitOpError() << "operands do not broadcast";
+  if (ArrayRef<int64_t>(shape) != y.getShape())
+    return emitOpError() << "result must have the operands' broadcast shape";
   const std::pair<QuantParamsAttr, StringRef> params[] = {
       {getLhsParams(), "lhs_params"}, {getRhsParams(), "rhs_params"}, {getOutputParams(), "output_params"}};
   for (const auto &[p, role] : params)

@@ -38,13 +38,17 @@ def Cuvil_DequantizeOp : Cuvil_Op<"quant.dequantize", [Pure, Cuvil_Elementwise],
   let summary = "Quantized storage to real values: (q - zero_point) * scale.";
   let description = [{
     `Tensor.dequantize()`: `float(scale) * float(q - zero_point)` in float,
-    as PyTorch computes it.
+    as PyTorch computes it. `fused` (per tensor) is the dequantization of
+    PyTorch's vectorized x86 kernels that compute in float (quantized
+    hardswish, sigmoid, tanh, leaky_relu, elu on the onednn engine): `fma(
+    float(scale), float(q), float(scale) * float(-zero_point))`, which
+    rounds twice and differs in the last bit for some values.
 
     ```mlir
     %x = cuvil.quant.dequantize %q {params = #cuvil.quant<scale = [0.05], zero_point = [128]>} : tensor<4xui8> -> tensor<4xf32>
     ```
   }];
-  let arguments = (ins Cuvil_QuantStorageTensor:$input, Cuvil_QuantParamsAttr:$params);
+  let arguments = (ins Cuvil_QuantStorageTensor:$input, Cuvil_QuantParamsAttr:$params, UnitAttr:$fused);
   let results = (outs Cuvil_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
@@ -201,6 +205,33 @@ def Cuvil_QuantAddOp : Cuvil_Op<"quant.add", [Pure, Cuvil_Elementwise], /*inferT
                        Cuvil_QuantParamsAttr:$lhs_params, Cuvil_QuantParamsAttr:$rhs_params,
                        Cuvil_QuantParamsAttr:$output_params, UnitAttr:$relu,
                        OptionalAttr<StrAttr>:$arithmetic);
+  let results = (outs Cuvil_QuantStorageTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)
+  }];
+}
+
+def Cuvil_QuantMulOp : Cuvil_Op<"quant.mul", [Pure, Cuvil_Elementwise], /*inferTypes=*/0> {
+  let summary = "A quantized element-wise product (broadcasting), optionally with relu.";
+  let description = [{
+    `torch.ops.quantized.mul` / `mul_relu` as PyTorch computes them on
+    every engine and path (its x86 kernels, vectorized or not): the
+    centred operands multiplied in int32, `c = (a - za) * (b - zb)`, then
+    `y = clamp(zy + nearbyint(float(c) * m))` with `m = (float(sa) *
+    float(sb)) * (1.0f / float(sy))`, ties to even; `relu` clamps at `zy`.
+    Operands broadcast NumPy-style (a squeeze-excitation scale `[N, C, 1,
+    1]` times its input); 8-bit storage of one type, per tensor.
+
+    ```mlir
+    %y = cuvil.quant.mul %s, %x {lhs_params = #cuvil.quant<scale = [0.004], zero_point = [0]>,
+           rhs_params = #cuvil.quant<scale = [0.02], zero_point = [3]>,
+           output_params = #cuvil.quant<scale = [0.015], zero_point = [0]>}
+         : (tensor<1x72x1x1xui8>, tensor<1x72x12x12xui8>) -> tensor<1x72x12x12xui8>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantStorageTensor:$lhs, Cuvil_QuantStorageTensor:$rhs,
+                       Cuvil_QuantParamsAttr:$lhs_params, Cuvil_QuantParamsAttr:$rhs_params,
+                       Cuvil_QuantParamsAttr:$output_params, UnitAttr:$relu);
   let results = (outs Cuvil_QuantStorageTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)

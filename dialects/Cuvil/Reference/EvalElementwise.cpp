@@ -330,11 +330,25 @@ void registerElementwiseEvaluators(OpEvaluators &e) {
   e.add<TanhOp>([](TanhOp op, ArrayRef<Tensor> a) {
     return mapUnary(op, a[0], [](double x) { return std::tanh(x); });
   });
+  // Step by step in float below f64, as PyTorch's kernels compute them:
+  // one rounding per step (the quantized kernels' ties depend on it).
   e.add<HardswishOp>([](HardswishOp op, ArrayRef<Tensor> a) {
-    return mapUnary(op, a[0], [](double x) { return x * relu6(x + 3.0) / 6.0; });
+    if (resultDType(op) == DType::Float64)
+      return mapUnary(op, a[0], [](double x) { return x * relu6(x + 3.0) / 6.0; });
+    return mapUnary(op, a[0], [](double x) {
+      float xf = static_cast<float>(x);
+      float t = static_cast<float>(relu6(xf + 3.0f));
+      float r = xf * t;
+      return static_cast<double>(r / 6.0f);
+    });
   });
   e.add<HardsigmoidOp>([](HardsigmoidOp op, ArrayRef<Tensor> a) {
-    return mapUnary(op, a[0], [](double x) { return relu6(x + 3.0) / 6.0; });
+    if (resultDType(op) == DType::Float64)
+      return mapUnary(op, a[0], [](double x) { return relu6(x + 3.0) / 6.0; });
+    return mapUnary(op, a[0], [](double x) {
+      float t = static_cast<float>(relu6(static_cast<float>(x) + 3.0f));
+      return static_cast<double>(t / 6.0f);
+    });
   });
   e.add<SoftplusOp>([](SoftplusOp op, ArrayRef<Tensor> a) {
     double beta = op.getBeta().convertToDouble();

@@ -47,9 +47,14 @@ Tensor quantize(const Tensor &x, QuantParamsAttr p, DType storage) {
   return q;
 }
 
-Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real) {
+Tensor dequantize(const Tensor &q, QuantParamsAttr p, DType real, bool fused = false) {
   Tensor x(real, q.shape());
   ChannelOf channel(p, q.shape());
+  if (fused) {
+    for (int64_t i = 0; i < q.numElements(); ++i)
+      x.setDouble(i, quant::dequantizeFused(q.getInt(i), p.scaleAt(0), p.zeroPointAt(0)));
+    return x;
+  }
   for (int64_t i = 0; i < q.numElements(); ++i) {
     int64_t c = channel(i);
     x.setDouble(i, quant::dequantizeValue(q.getInt(i), p.scaleAt(c), p.zeroPointAt(c),
@@ -250,7 +255,7 @@ void registerQuantEvaluators(OpEvaluators &e) {
     return quantize(a[0], op.getParams(), resultDType(op));
   });
   e.add<DequantizeOp>([](DequantizeOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
-    return dequantize(a[0], op.getParams(), resultDType(op));
+    return dequantize(a[0], op.getParams(), resultDType(op), op.getFused());
   });
   e.add<QuantAddOp>([](QuantAddOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     DType storage = resultDType(op);
@@ -274,6 +279,24 @@ void registerQuantEvaluators(OpEvaluators &e) {
                                    pb.scaleAt(0), pb.zeroPointAt(0), op.getRelu(), py.scaleAt(0),
                                    py.zeroPointAt(0), lo, hi));
     return y;
+  });
+  e.add<QuantMulOp>([](QuantMulOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
+    FailureOr<Shape> shape = broadcastRuntime(op, a[0].shape(), a[1].shape());
+    if (failed(shape))
+      return failure();
+    DType storage = resultDType(op);
+    FailureOr<Tensor> y = allocate(op, storage, *shape);
+    if (failed(y))
+      return failure();
+    auto [lo, hi] = storageRange(storage);
+    QuantParamsAttr pa = op.getLhsParams(), pb = op.getRhsParams(), py = op.getOutputParams();
+    float m = quant::mulMultiplier(pa.scaleAt(0), pb.scaleAt(0), py.scaleAt(0));
+    int64_t zy = py.zeroPointAt(0), floor = op.getRelu() ? std::max<int64_t>(lo, zy) : lo;
+    std::vector<int64_t> ia = broadcastIndexMap(*shape, a[0].shape()), ib = broadcastIndexMap(*shape, a[1].shape());
+    for (int64_t i = 0; i < y->numElements(); ++i)
+      y->setInt(i, quant::mulValues(a[0].getInt(ia[i]), pa.zeroPointAt(0), a[1].getInt(ib[i]), pb.zeroPointAt(0), m,
+                                    zy, floor, hi));
+    return *y;
   });
   e.add<QuantAvgPool2DOp>([](QuantAvgPool2DOp op, ArrayRef<Tensor> a) -> FailureOr<Tensor> {
     auto out = llvm::cast<RankedTensorType>(op.getType());

@@ -172,6 +172,8 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
   }
 };
 
+Value widen(OpBuilder &b, Location loc, Value q, bool unsignedStorage);
+
 struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
@@ -184,9 +186,19 @@ struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
     llvm::append_range(operands, paramOperands(rewriter, loc, p, c, type.getRank(), true));
     bool unsignedStorage = isUnsignedStorage(op.getInput());
     ScalarType out = scalarTypeOf(op.getResult());
+    bool fused = op.getFused();
     Value r = elementwiseGeneric(rewriter, loc, type, operands, [&](OpBuilder &b, Location l, ValueRange s) {
       auto [scale, zero] = paramScalars(b, l, p, c, s.drop_front(), true);
-      Value real = dequantizeScalar(b, l, s[0], unsignedStorage, scale, zero);
+      Value real;
+      if (fused) { // fma(s, q, s * -z), QuantArithmetic.h's dequantizeFused
+        Value sf = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(c.scale[0]));
+        Value q = b.create<arith::SIToFPOp>(l, b.getF32Type(), widen(b, l, s[0], unsignedStorage));
+        Value premultiplied =
+            b.create<arith::ConstantOp>(l, b.getF32FloatAttr(c.scale[0] * static_cast<float>(-c.zeroL[0])));
+        real = b.create<math::FmaOp>(l, sf, q, premultiplied);
+      } else {
+        real = dequantizeScalar(b, l, s[0], unsignedStorage, scale, zero);
+      }
       return convertScalar(b, l, real, ScalarType{b.getF32Type()}, out);
     });
     rewriter.replaceOp(op, r);
@@ -223,7 +235,6 @@ struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
 
 /// qadd: both operands dequantized per tensor, summed in float (max with
 /// 0 for relu), quantized with the output's parameters.
-Value widen(OpBuilder &b, Location loc, Value q, bool unsignedStorage);
 
 struct QuantAddLowering : OpConversionPattern<QuantAddOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -297,6 +308,44 @@ struct QuantAddLowering : OpConversionPattern<QuantAddOp> {
           if (bounded)
             return quantizeBoundedScalar(b, l, sum, type.getElementType(), unsignedY, inverse, zy);
           return quantizeScalar(b, l, sum, type.getElementType(), unsignedY, inverse, zy);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// qmul: the centred operands' int32 product, zy + nearbyint(float(c) *
+/// m), saturated (at zy with relu); operands broadcast.
+struct QuantMulLowering : OpConversionPattern<QuantMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantMulOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
+    QuantParamsAttr pa = op.getLhsParams(), pb = op.getRhsParams(), py = op.getOutputParams();
+    float m = quant::mulMultiplier(pa.scaleAt(0), pb.scaleAt(0), py.scaleAt(0));
+    bool unsignedA = isUnsignedStorage(op.getLhs()), unsignedB = isUnsignedStorage(op.getRhs());
+    bool unsignedY = isUnsignedStorage(op.getResult());
+    int64_t zy = py.zeroPointAt(0);
+    int64_t qmin = unsignedY ? 0 : -128, qmax = unsignedY ? 255 : 127;
+    int64_t lo = op.getRelu() ? std::max(qmin, zy) : qmin;
+    Value r = elementwiseGeneric(
+        rewriter, op.getLoc(), type, ValueRange{adaptor.getLhs(), adaptor.getRhs()},
+        [&](OpBuilder &b, Location l, ValueRange s) {
+          auto c = [&](int64_t v) {
+            return b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(v))).getResult();
+          };
+          Value a = b.create<arith::SubIOp>(l, widen(b, l, s[0], unsignedA), c(pa.zeroPointAt(0)));
+          Value bb = b.create<arith::SubIOp>(l, widen(b, l, s[1], unsignedB), c(pb.zeroPointAt(0)));
+          Value prod = b.create<arith::SIToFPOp>(l, b.getF32Type(), b.create<arith::MulIOp>(l, a, bb));
+          Value scaled = b.create<math::RoundEvenOp>(
+              l, b.create<arith::MulFOp>(l, prod, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(m))));
+          // Bounded before the conversion (saturation makes the rest moot).
+          scaled = b.create<arith::MinNumFOp>(
+              l, b.create<arith::MaxNumFOp>(l, scaled, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(-65536.0f))),
+              b.create<arith::ConstantOp>(l, b.getF32FloatAttr(65536.0f)));
+          Value y = b.create<arith::AddIOp>(l, b.create<arith::FPToSIOp>(l, b.getI32Type(), scaled), c(zy));
+          y = b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, y, c(lo)), c(qmax));
+          return b.create<arith::TruncIOp>(l, type.getElementType(), y).getResult();
         });
     rewriter.replaceOp(op, r);
     return success();
@@ -845,7 +894,7 @@ struct QuantAvgPool2DLowering : OpConversionPattern<QuantAvgPool2DOp> {
 
 void populateQuantLowering(const TypeConverter &tc, RewritePatternSet &patterns) {
   patterns.add<QuantizeLowering, DequantizeLowering, RequantizeLowering, QuantAddLowering, QuantLinearLowering,
-               QuantLinearDynamicLowering, QuantConv2DLowering, QuantAvgPool2DLowering>(tc, patterns.getContext());
+               QuantLinearDynamicLowering, QuantMulLowering, QuantConv2DLowering, QuantAvgPool2DLowering>(tc, patterns.getContext());
 }
 
 } // namespace mlir::cuvil::lowering

@@ -221,3 +221,37 @@ func.func @linear_dynamic(%x: tensor<3x5xf32>, %w: tensor<4x5xi8>, %b: tensor<4x
   %y = cuvil.quant.linear_dynamic %x, %w, %b {arithmetic = "onednn", reduce_range, weight_params = #cuvil.quant<scale = [0.01], zero_point = [0]>} : (tensor<3x5xf32>, tensor<4x5xi8>, tensor<4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// quant.mul: the centred operands' int32 product (the scale broadcast
+// along the input's pixels), requantized with one float multiplier and
+// clamped at the output's zero point for relu.
+// CHECK-LABEL: func.func @mul
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     ins(%{{.*}}, %{{.*}} : tensor<1x8x1x1xi8>, tensor<1x8x4x4xi8>) outs(%{{.*}} : tensor<1x8x4x4xi8>)
+//       CHECK:     arith.subi
+//       CHECK:     arith.subi
+//       CHECK:     arith.muli
+//       CHECK:     arith.sitofp
+//       CHECK:     arith.mulf
+//       CHECK:     math.roundeven
+//       CHECK:     arith.maxsi
+//       CHECK:     arith.minsi
+func.func @mul(%s: tensor<1x8x1x1xui8>, %x: tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8> {
+  %y = cuvil.quant.mul %s, %x {lhs_params = #cuvil.quant<scale = [0.004], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.02], zero_point = [3]>, output_params = #cuvil.quant<scale = [0.015], zero_point = [5]>, relu} : (tensor<1x8x1x1xui8>, tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8>
+  return %y : tensor<1x8x4x4xui8>
+}
+
+// -----
+
+// A fused dequantization: fma(s, q, s * -z) with the premultiplied zero
+// point a constant.
+// CHECK-LABEL: func.func @dequantize_fused
+//       CHECK:   linalg.generic
+//       CHECK:     arith.sitofp
+//       CHECK:     math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+func.func @dequantize_fused(%q: tensor<4xui8>) -> tensor<4xf32> {
+  %x = cuvil.quant.dequantize %q {fused, params = #cuvil.quant<scale = [0.05], zero_point = [128]>} : tensor<4xui8> -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}

@@ -1665,3 +1665,27 @@ func.func @quant_linear_dynamic_unsigned(%x: tensor<3x5xf32>, %w: tensor<4x5xui8
   %y = cuvil.quant.linear_dynamic %x, %w {arithmetic = "qnnpack", weight_params = #cuvil.quant<scale = [0.01], zero_point = [0]>} : (tensor<3x5xf32>, tensor<4x5xui8>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @quant_mul_broadcast(%a: tensor<1x8x2x1xui8>, %b: tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8> {
+  // expected-error @+1 {{operands do not broadcast}}
+  %y = cuvil.quant.mul %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<1x8x2x1xui8>, tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8>
+  return %y : tensor<1x8x4x4xui8>
+}
+
+// -----
+
+func.func @quant_mul_types(%a: tensor<4xui8>, %b: tensor<4xi8>) -> tensor<4xui8> {
+  // expected-error @+1 {{takes and returns 8-bit storage of one type}}
+  %y = cuvil.quant.mul %a, %b {lhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, rhs_params = #cuvil.quant<scale = [0.1], zero_point = [0]>, output_params = #cuvil.quant<scale = [0.1], zero_point = [0]>} : (tensor<4xui8>, tensor<4xi8>) -> tensor<4xui8>
+  return %y : tensor<4xui8>
+}
+
+// -----
+
+func.func @dequantize_fused_per_channel(%q: tensor<2x3xi8>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{a fused dequantization is per tensor}}
+  %x = cuvil.quant.dequantize %q {fused, params = #cuvil.quant<scale = [0.1, 0.2], zero_point = [0, 0], axis = 0>} : tensor<2x3xi8> -> tensor<2x3xf32>
+  return %x : tensor<2x3xf32>
+}
