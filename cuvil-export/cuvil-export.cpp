@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
+#include "plugins/PluginRegistry.h"
 #include "support/LargeStack.h"
 #include "support/Staging.h"
 #include "support/Crash/CrashRecovery.h"
@@ -38,7 +39,7 @@ const char *kTool = "cuvil-export";
 struct Options {
   mlir::cuvil::CompileOptions compile;
   std::string emit = "so", crashReproducer;
-  std::vector<std::string> disabled;
+  std::vector<std::string> disabled, plugins;
   std::string cacheMaxSize;
   LogOptions log;
 };
@@ -55,7 +56,14 @@ int run(Options &opt) {
                                            "' is not a size (e.g. 5G, 500M, 100K)"));
     opt.compile.cacheMaxBytes = *n;
   }
+  for (const std::string &path : opt.plugins) {
+    std::string error;
+    int code = 1;
+    if (!cuvil::plugin::loadPlugin(path, error, code))
+      return reportError(kTool, Error{error, static_cast<ExitCode>(code), "CUVIL-E-PLUGIN"});
+  }
   opt.compile.graph.disabled.insert(opt.disabled.begin(), opt.disabled.end());
+  opt.compile.graph.target = opt.compile.target;
   if (Status s = mlir::cuvil::compile(opt.compile); !s)
     return reportError(kTool, s.error());
   return kExitSuccess;
@@ -114,6 +122,10 @@ int main(int argc, char **argv) {
   app.add_option("--disable-optimization", opt.disabled,
                  "Graph optimizations to switch off (see cuvil-opt --cuvil-print-pipeline)")
       ->delimiter(',');
+  app.add_option("--load-pass-plugin", opt.plugins,
+                 "A Cuvil pass plugin (a shared library built against the SDK with cuvil/Plugin.h): "
+                 "its passes join the graph pipeline by phase and priority, under their constraints "
+                 "(repeatable; the plugin's file is part of the cache key)");
   app.add_option("--emit", opt.emit,
                  "What to write: so (default), obj, asm, llvm (LLVM IR), or mlir: the cuvil IR "
                  "after the graph pipeline with every kernel op's configuration "

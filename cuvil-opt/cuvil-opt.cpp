@@ -10,11 +10,15 @@
 // importer's 64-byte aligned weight blobs (a small file read into a heap
 // buffer is only 16-byte aligned), and the output is written to a
 // temporary file renamed into place, so a failed run leaves no partial or
-// clobbered output.
+// clobbered output. `--load-pass-plugin LIB.so` loads a Cuvil pass plugin
+// (cuvil/Plugin.h) before the command line is parsed, so that its passes
+// have their flags and take their place in the graph pipeline; a plugin
+// that cannot be loaded is an error, not MLIR's warning.
 //
 //===----------------------------------------------------------------------===//
 #include "driver/CompileDriver.h"
 #include "passes/InitAll.h"
+#include "plugins/PluginRegistry.h"
 #include "targets/Targets.h"
 #include "support/AtomicFile.h"
 #include "support/Crash/CrashRecovery.h"
@@ -46,6 +50,18 @@ int main(int argc, char **argv) {
   mlir::cuvil::registerAllPasses();
   mlir::cuvil::registerTargetPasses();
   mlir::cuvil::registerCompilePipelines();
+  // Plugins first: the pass flags are made from the registered passes.
+  std::vector<char *> args(argv, argv + argc);
+  {
+    std::string error;
+    int code = 1;
+    if (!cuvil::plugin::loadPluginsFromCommandLine(args, error, code)) {
+      llvm::errs() << "cuvil-opt: error: " << error << "\n";
+      return code;
+    }
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   // mlir::registerAndParseCLIOptions, except that a bad command line is a
   // usage error (exit 2, as every Cuvil tool) and --version is Cuvil's.
   static llvm::cl::opt<std::string> inputPath(llvm::cl::Positional, llvm::cl::desc("<input file>"),

@@ -1,5 +1,6 @@
 //===- CompileDriver.cpp - One compile driver for every tool --------------===//
 #include "driver/CompileDriver.h"
+#include "plugins/PluginRegistry.h"
 
 #include "cache/CompileCache.h"
 #include "driver/CodeUnits.h"
@@ -721,6 +722,20 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
     m.add("disable", d);
   for (const std::string &shape : options.inputShapes)
     m.add("shape", shape);
+  // A loaded plugin changes what the pipeline does: its file's digest and
+  // its steps' names (a plugin that cannot be read leaves the output
+  // uncached).
+  std::set<std::string> pluginFiles;
+  for (const ::cuvil::plugin::PluginStep &p : ::cuvil::plugin::pluginSteps()) {
+    m.add("plugin-step", p.registration.name);
+    pluginFiles.insert(p.path);
+  }
+  for (const std::string &path : pluginFiles) {
+    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!file)
+      return std::nullopt;
+    m.add("plugin", ::cuvil::cache::digest((*file)->getBuffer()));
+  }
   addCompilerIdentity(m, **target);
   return m;
 }

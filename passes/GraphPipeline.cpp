@@ -2,6 +2,7 @@
 #include "passes/GraphPipeline.h"
 
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "plugins/PluginRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -74,18 +75,52 @@ std::vector<PipelineStep> makeSteps() {
        "verify the plan: no tensor used after its buffer was reused",
        [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilCheckLifetimesPass()); }},
   };
-  // Priorities are distinct within a phase, so the order is total.
-  std::sort(steps.begin(), steps.end(), [](const PipelineStep &a, const PipelineStep &b) {
-    return a.phase != b.phase ? a.phase < b.phase : a.priority < b.priority;
-  });
   return steps;
 }
 
-} // namespace
-
-const std::vector<PipelineStep> &graphPipelineSteps() {
+const std::vector<PipelineStep> &builtInSteps() {
   static const std::vector<PipelineStep> steps = makeSteps();
   return steps;
+}
+
+// Plugins may not take a built-in step's name; set before main, so before
+// any plugin loads.
+[[maybe_unused]] const bool reservedNamesSet = [] {
+  std::set<std::string> names;
+  for (const PipelineStep &s : builtInSteps())
+    names.insert(s.name);
+  ::cuvil::plugin::setReservedStepNames(std::move(names));
+  return true;
+}();
+
+} // namespace
+
+std::vector<PipelineStep> graphPipelineSteps() {
+  std::vector<PipelineStep> steps = builtInSteps();
+  for (const ::cuvil::plugin::PluginStep &p : ::cuvil::plugin::pluginSteps()) {
+    const ::cuvil::plugin::PipelinePass &r = p.registration;
+    steps.push_back({r.name, static_cast<PipelinePhase>(static_cast<int>(r.phase)), r.priority,
+                     r.description,
+                     [&p](OpPassManager &pm, const Options &o) {
+                       pm.addPass(::cuvil::plugin::createPluginStepPass(p, o.target));
+                     },
+                     "plugin " + p.plugin});
+  }
+  // Built-in priorities are distinct within a phase; a plugin's step comes
+  // after a built-in one of its priority, plugins in load order.
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const PipelineStep &a = steps[x], &b = steps[y];
+    if (a.phase != b.phase)
+      return a.phase < b.phase;
+    return a.priority != b.priority ? a.priority < b.priority : x < y;
+  });
+  std::vector<PipelineStep> sorted;
+  for (size_t i : order)
+    sorted.push_back(std::move(steps[i]));
+  return sorted;
 }
 
 std::vector<std::string> optimizationNames() {
@@ -130,7 +165,7 @@ void printGraphPipeline(llvm::raw_ostream &os, const GraphPipelineOptions &optio
     bool off = options.disabled.count(s.name);
     os << llvm::format("    %2d. %-24s", ++index, s.name.c_str()) << " priority "
        << llvm::format("%-3d", s.priority) << " " << s.description
-       << (off ? "  [disabled]" : "") << "\n";
+       << (s.origin.empty() ? "" : "  [" + s.origin + "]") << (off ? "  [disabled]" : "") << "\n";
   }
 }
 
@@ -148,9 +183,13 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<bool> memoryReport{*this, "memory-report",
                             llvm::cl::desc("Print the memory plan's summary, on stderr"),
                             llvm::cl::init(false)};
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("The target plugin constraints see (x86_64, aarch64)"),
+                             llvm::cl::init("")};
 
   GraphPipelineOptions toOptions() const {
     GraphPipelineOptions o;
+    o.target = target;
     o.disabled.insert(disable.begin(), disable.end());
     o.fusionRemarks = fusionRemarks;
     o.graphStats = graphStats;

@@ -5,7 +5,9 @@
 // `--disable-optimization NAME` takes), a phase and a priority inside it;
 // the pipeline is built by sorting the steps, so adding an optimisation is
 // one entry in the table. Steps with the same name (dead-code elimination
-// runs after cleanup and after fusion) are switched together.
+// runs after cleanup and after fusion) are switched together. Passes of
+// loaded plugins (plugins/, cuvil/Plugin.h) join the table by phase and
+// priority, after a built-in step of the same priority.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_PASSES_GRAPHPIPELINE_H
@@ -35,6 +37,9 @@ struct GraphPipelineOptions {
   bool graphStats = false;
   /// Print the memory plan's summary (stderr).
   bool memoryReport = false;
+  /// The target compiled for ("x86_64", "aarch64"; empty in cuvil-opt):
+  /// what plugin constraints such as target("x86_64") see.
+  std::string target;
 };
 
 struct PipelineStep {
@@ -44,10 +49,12 @@ struct PipelineStep {
   std::string description; ///< one line for --cuvil-print-pipeline
   /// Adds the step's pass(es) to a function-level pass manager.
   std::function<void(OpPassManager &, const GraphPipelineOptions &)> add;
+  std::string origin = {}; ///< empty for built-in steps, "plugin libx.so" for a plugin's
 };
 
-/// Every step, in pipeline order (phase, then priority).
-const std::vector<PipelineStep> &graphPipelineSteps();
+/// Every step, the built-in ones and those of loaded plugins, in pipeline
+/// order (phase, then priority).
+std::vector<PipelineStep> graphPipelineSteps();
 
 /// The distinct switch names, sorted.
 std::vector<std::string> optimizationNames();

@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "CUVIL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "unit", "reference", "import", "fuzz", "coverage", "quantize-tool", "sdk", "python", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "unit", "plugins", "reference", "import", "fuzz", "coverage", "quantize-tool", "sdk", "python", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cuvil_obj_root, "test")
@@ -31,6 +31,8 @@ llvm_config.add_tool_substitutions(tools, [config.cuvil_tools_dir, config.llvm_t
 # Python with numpy (and torch) for tests that make .npy inputs.
 config.substitutions.append(("%torch_python", config.torch_python))
 config.substitutions.append(("%cuvil_src_root", config.cuvil_src_root))
+# The pass plugins test/plugins builds (the example and the broken ones).
+config.substitutions.append(("%plugins", os.path.join(config.cuvil_obj_root, "lib", "test-plugins")))
 def _has_module(module):
     try:
         return subprocess.run([config.torch_python, "-c", "import " + module],
