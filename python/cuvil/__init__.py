@@ -284,18 +284,21 @@ def _model_file(model, example_inputs, work):
 
 
 def compile(model, example_inputs=None, strategy="graph_fusion", target=None, cpu=None,
-            disable=(), output=None, threads=0, options=()):
+            disable=(), output=None, threads=0, options=(), plugins=()):
     """Compiles `model` (a torch.nn.Module, a ScriptModule, or a .pt/.mlir/.mlirbc
     path) with cuvil-export and loads the library. `example_inputs` give the
     input shapes and dtypes; `disable` names graph optimizations to switch
-    off (with those of disable_optimization); `output` keeps the library
-    there (else a temporary directory that lives with the model)."""
+    off (with those of disable_optimization); `plugins` are pass plugins
+    (shared libraries built with cuvil/Plugin.h) whose passes join the graph
+    pipeline; `output` keeps the library there (else a temporary directory
+    that lives with the model)."""
     host = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(platform.machine())
     target = target or host or "x86_64"
     work = tempfile.mkdtemp(prefix="cuvil-")
     try:
         return _compile_in(work, model, example_inputs, strategy, target, host, cpu, disable, output,
-                           threads, options)
+                           threads, list(options) + [a for p in plugins
+                                                     for a in ("--load-pass-plugin", os.path.abspath(p))])
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)  # nothing left behind by a failed compile
         raise

@@ -110,6 +110,24 @@ def main():
     check("fusion" in outside.command and "dead-code-elimination" in outside.command,
           "disable_optimization(name) and compile(disable=[...]) together")
 
+    # plugins=: a pass plugin's pass in the compile (the example plugin
+    # turns the division by a constant into a product).
+    plugin = os.path.join(args.bin, "..", "lib", "test-plugins", "libCuvilExamplePlugin.so")
+    if os.path.exists(plugin):
+        class Halve(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x) / 2.0
+        ph = cuvil.compile(Halve(), example_inputs=[x], plugins=[plugin])
+        check("--load-pass-plugin" in ph.command and torch.allclose(ph(x), torch.relu(x) / 2.0),
+              "compile(plugins=[...]): the plugin loaded, the model computes the same")
+        try:
+            cuvil.compile(Halve(), example_inputs=[x], plugins=[os.path.join(args.work_dir, "none.so")])
+            check(False, "a missing plugin: an error")
+        except cuvil.CuvilError as e:
+            check("none.so" in str(e), f"a missing plugin: CuvilError naming it")
+    else:
+        print(f"SKIP plugins: {plugin} not built")
+
     # quantize(): calibration samples from a loader, the gate, a compiled int8 model.
     class CNN(torch.nn.Module):
         def __init__(self):

@@ -3,7 +3,8 @@
 # prefix, then the example application (examples/app) built against it with
 # find_package(Cuvil) and cuvil_add_model, and a C program built with
 # pkg-config against a library the installed cuvil-export makes; both print
-# what the installed cuvil-run computes for the same input.
+# what the installed cuvil-run computes for the same input. Then the example
+# pass plugin built out of tree against the prefix and loaded into its tools.
 #   install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR PYTHON
 set -eu
 build=$1 src=$2 work=$3 python=$4
@@ -68,4 +69,39 @@ cp -r "$src/python" "$work/pysrc" # setuptools writes its build files next to th
 PYTHONPATH=$work/pip CUVIL_BIN_DIR=$prefix/bin "$python" -c "import cuvil, numpy as np; \
 m = cuvil.load('$work/libref.so'); y = m(np.ones((2, 8), np.float32)); \
 assert np.allclose(y, np.load('$work/ref/output0.npy')), y" && echo "ok   pip install ./python, then import cuvil runs a library"
+
+# A pass plugin built out of tree against the installed SDK
+# (examples/pass-plugin: cuvil/Plugin.h, the cuvil dialect's headers,
+# cuvil_add_pass_plugin), loaded into the installed cuvil-opt and cuvil-export.
+cmake -S "$src/examples/pass-plugin" -B "$work/plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_COMPILER=clang++-19 > "$work/plugin-configure.log"
+cmake --build "$work/plugin" > "$work/plugin-build.log" || { cat "$work/plugin-build.log"; echo "FAIL: the example plugin does not build"; exit 1; }
+lib=$work/plugin/libCuvilExamplePlugin.so
+inputs=$src/test/PassPlugins/Inputs
+"$prefix/bin/cuvil-opt" --load-pass-plugin "$lib" --cuvil-print-pipeline "$inputs/divide.mlir" -o /dev/null \
+  2> "$work/pipeline.txt"
+# Its place: after recognize-composites (20), before dead-code-elimination (90) of graph-optimization.
+grep -A1 "recognize-composites" "$work/pipeline.txt" | grep -q "reciprocal-division *priority 85 .*\[plugin libCuvilExamplePlugin.so\]" \
+  && grep -A1 "reciprocal-division" "$work/pipeline.txt" | grep -q "dead-code-elimination *priority 90" \
+  && echo "ok   the out-of-tree plugin's pass in the printed pipeline at priority 85 of graph-optimization" \
+  || { cat "$work/pipeline.txt"; echo "FAIL: the plugin's pass is not where its priority puts it"; exit 1; }
+"$prefix/bin/cuvil-opt" --load-pass-plugin "$lib" "$inputs/divide.mlir" --cuvil-graph-optimize \
+  > "$work/static.mlir" 2> "$work/static.err"
+grep -q "cuvil.math.mul" "$work/static.mlir" && ! grep -q "cuvil.math.div" "$work/static.mlir" \
+  && grep -q "plugin pass 'mark-dynamic-shapes' (libCuvilExamplePlugin.so) skipped on @forward: its constraint 'has dynamic shapes' does not hold" "$work/static.err" \
+  && echo "ok   cuvil-opt: the division rewritten; the dynamic-shape pass skipped on a static model, with the remark" \
+  || { cat "$work/static.mlir" "$work/static.err"; echo "FAIL: the plugin on a static model"; exit 1; }
+"$prefix/bin/cuvil-opt" --load-pass-plugin "$lib" "$inputs/dynamic.mlir" --cuvil-graph-optimize \
+  > "$work/dynamic.mlir" 2> "$work/dynamic.err"
+grep -q "example.dynamic" "$work/dynamic.mlir" && ! grep -q "mark-dynamic-shapes" "$work/dynamic.err" \
+  && echo "ok   cuvil-opt: the dynamic-shape pass applied to a model with run-time sizes" \
+  || { cat "$work/dynamic.mlir" "$work/dynamic.err"; echo "FAIL: the plugin on a dynamic model"; exit 1; }
+"$prefix/bin/cuvil-export" --load-pass-plugin "$lib" --model "$inputs/divide.mlir" --target x86_64 \
+  -o - --emit mlir 2>/dev/null | grep -q "cuvil.math.mul" || { echo "FAIL: cuvil-export without the plugin's pass"; exit 1; }
+"$prefix/bin/cuvil-export" --load-pass-plugin "$lib" --model "$inputs/divide.mlir" --target x86_64 \
+  -o "$work/libplugin.so" 2>/dev/null
+"$prefix/bin/cuvil-run" "$inputs/divide.mlir" --input 0=2x8xf32:random --seed 5 -o "$work/plugin-want" --quiet
+"$prefix/bin/cuvil-run" "$work/libplugin.so" --input 0=2x8xf32:random --seed 5 \
+  --expected-output "$work/plugin-want/output0.npy" --rtol 1e-6 --atol 0 --quiet \
+  && echo "ok   cuvil-export with the plugin: the library computes what the model does"
 echo "all passed"
