@@ -471,8 +471,9 @@ Status ZipArchive::readInto(const ZipEntry &entry, char *dest) const {
   } else {
     z_stream zs;
     std::memset(&zs, 0, sizeof(zs));
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
-      return error("CUVIL-E-ZIP-CORRUPT", "cannot initialise inflate");
+    if (int init = inflateInit2(&zs, -MAX_WBITS); init != Z_OK)
+      return init == Z_MEM_ERROR ? error("CUVIL-E-OOM", "out of memory decompressing entry '" + entry.name + "'")
+                                 : error("CUVIL-E-ZIP-CORRUPT", "cannot initialise inflate");
     std::string chunk(1 << 16, '\0');
     uint64_t readPos = 0, produced = 0;
     int rc = Z_OK;
@@ -499,6 +500,10 @@ Status ZipArchive::readInto(const ZipEntry &entry, char *dest) const {
       uInt before = zs.avail_out;
       rc = inflate(&zs, Z_NO_FLUSH);
       uInt wrote = before - zs.avail_out;
+      if (rc == Z_MEM_ERROR) { // zlib allocates its window on the first call
+        inflateEnd(&zs);
+        return error("CUVIL-E-OOM", "out of memory decompressing entry '" + entry.name + "'");
+      }
       if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
         inflateEnd(&zs);
         return error("CUVIL-E-ZIP-CORRUPT",
