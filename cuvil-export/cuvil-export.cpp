@@ -153,6 +153,10 @@ int main(int argc, char **argv) {
                  "matrix product and pooling with its shapes, the kernel and configuration "
                  "chosen, by whom and why (-v prints it as a table)");
   app.add_flag("--fusion-remarks", opt.compile.graph.fusionRemarks, "Explain every op that was not fused");
+  app.add_flag("--lowering-remarks", opt.compile.loweringRemarks,
+               "A remark for each op a runtime kernel could run that takes the general lowering (linalg) "
+               "instead, naming the failing condition of each of its lowering rules (the rules: cuvil-opt "
+               "--cuvil-print-lowering-table)");
   app.add_option("--cache-dir", opt.compile.cacheDir,
                  "Compile cache directory (default: $CUVIL_CACHE_DIR; none when unset): an export "
                  "seen before is copied from it; one whose model differs only in its weights "

@@ -742,6 +742,7 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
 
 TargetOptions targetOptionsOf(const CompileOptions &options) {
   TargetOptions t{options.cpu, options.instrument};
+  t.loweringRemarks = options.loweringRemarks;
   if (!options.deviceProfile.empty())
     if (::cuvil::Result<::cuvil::tuning::DeviceProfile> p = ::cuvil::tuning::loadDeviceProfile(options.deviceProfile)) {
       t.cpu = p->cpu();
@@ -1010,7 +1011,7 @@ Status compile(const CompileOptions &requested) {
 
   // Remarks and kernel reports come from compiling: asking for them
   // skips whole outputs (the code level still serves).
-  bool compileOnly = options.graph.fusionRemarks || !options.kernelReport.empty();
+  bool compileOnly = options.graph.fusionRemarks || options.loweringRemarks || !options.kernelReport.empty();
   if (cacheOn && !compileOnly && outputUpToDate(lastBuild, *material, options.output)) {
     ::cuvil::OutputSet outputs;
     if (Status s = stageSideOutputs(options, outputs); !s)

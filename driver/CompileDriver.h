@@ -76,6 +76,8 @@ struct CompileOptions {
   std::string soname;    ///< "" = the output's file name
   std::string symbolPrefix; ///< "" = the C API as cuvil_*, else as PREFIX_* (and its header)
   bool instrument = false;  ///< time every kernel call (cuvil_model_profile_*)
+  /// A remark for each op the lowering rules send to the general lowering.
+  bool loweringRemarks = false;
   /// What the library is the build of, kept in it (set by compile(); the
   /// compile cache checks it before serving a library).
   std::string libraryIdentity;

@@ -41,6 +41,10 @@ struct TargetOptions {
   /// The device profile's cache per core (L2 bytes; 0 = unknown): the
   /// heuristics size what must stay in cache by it.
   uint64_t cacheBytes = 0;
+  /// A remark for each op that takes the general lowering because a
+  /// condition of its kernels' lowering rules fails (cuvil-export
+  /// --lowering-remarks).
+  bool loweringRemarks = false;
 };
 
 enum class CodeKind { Assembly, Object };

@@ -23,7 +23,7 @@ class CpuBackend final : public TargetBackend {
 public:
   CpuBackend(CpuTarget target, const TargetOptions &options)
       : target_(std::move(target)), instrument_(options.instrument), tuningDb_(options.tuningDb),
-        cacheBytes_(options.cacheBytes) {}
+        cacheBytes_(options.cacheBytes), loweringRemarks_(options.loweringRemarks) {}
 
   std::string name() const override { return target_.name; }
   std::string cpu() const override { return target_.cpu; }
@@ -90,7 +90,8 @@ public:
   }
 
   void buildKernelChoicePipeline(OpPassManager &pm) const override {
-    buildCpuKernelChoicePipeline(pm, tuningDb_, tuningDb_.empty() ? "" : deviceKey(), cacheBytes_);
+    buildCpuKernelChoicePipeline(pm, tuningDb_, tuningDb_.empty() ? "" : deviceKey(), cacheBytes_,
+                                 loweringRemarks_);
   }
   llvm::json::Array kernelReport(ModuleOp module) const override {
     return cpu::kernelReport(module);
@@ -127,6 +128,7 @@ private:
   bool instrument_;
   std::string tuningDb_;
   uint64_t cacheBytes_;
+  bool loweringRemarks_;
 };
 
 } // namespace

@@ -58,8 +58,9 @@ void registerCpuLoweringDialects(DialectRegistry &registry) {
 }
 
 void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb, const std::string &device,
-                                  uint64_t cacheBytes) {
+                                  uint64_t cacheBytes, bool remarks) {
   ChooseCpuKernelsPassOptions options;
+  options.remarks = remarks;
   options.tuningDb = tuningDb;
   options.device = device;
   // A middle tensor past half the core's L2 would leave it between the two

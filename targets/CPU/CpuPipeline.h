@@ -23,7 +23,8 @@ namespace mlir::cuvil {
 /// `cacheBytes` (a device profile's L2; 0: the heuristics' default) sizes
 /// the tensors a banded pair keeps out of memory.
 void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb = "",
-                                  const std::string &device = "", uint64_t cacheBytes = 0);
+                                  const std::string &device = "", uint64_t cacheBytes = 0,
+                                  bool remarks = false);
 
 /// Adds the lowering from cuvil IR (after the graph pipeline and the kernel
 /// choice) to the LLVM dialect.

@@ -2,6 +2,7 @@
 #include "targets/CPU/KernelConfig.h"
 
 #include "targets/CPU/KernelSites.h"
+#include "targets/CPU/LoweringRules.h"
 
 #include "runtime/include/cuvil/kernel_abi.h"
 #include "tuning/TuningDatabase.h"
@@ -25,8 +26,6 @@ namespace {
 
 constexpr int64_t kMR = CUVIL_MR;
 constexpr int64_t kBPanel = CUVIL_B_PANEL;
-/// The most bytes of patches pixel rows keep in the workspace.
-constexpr int64_t kMaxPixelRowsPatchBytes = 16 << 20;
 
 std::string shapeText(Type t) {
   auto r = llvm::dyn_cast<RankedTensorType>(t);
@@ -38,197 +37,6 @@ std::string shapeText(Type t) {
   llvm::raw_string_ostream os(s);
   r.getElementType().print(os);
   return s;
-}
-
-/// A weight the kernels pack at compile time: a static f32 constant.
-bool isConstantF32(Value v) { return isStaticF32(v) && v.getDefiningOp<ConstantOp>(); }
-
-bool allEqual(ArrayRef<int64_t> values, int64_t to) {
-  return llvm::all_of(values, [&](int64_t v) { return v == to; });
-}
-
-std::string notFor(StringRef kernel, Operation *op) {
-  return ("kernel '" + kernel + "' does not run " + op->getName().getStringRef()).str();
-}
-
-std::string badVariant(StringRef kernel, StringRef variant, ArrayRef<StringRef> variants) {
-  return ("kernel '" + kernel + "' has no variant '" + variant + "' (it has: " +
-          llvm::join(variants, ", ") + ")")
-      .str();
-}
-
-/// The geometry every CPU convolution kernel needs, as a reason when absent.
-std::string convBasics(const KernelSite &s) {
-  Conv2DOp conv = s.conv();
-  if (!s.isStatic() && !s.isStaticButBatch())
-    return "its operands are not static f32 tensors (a run-time batch aside)";
-  if (conv.getStride().size() != 2 || conv.getPadding().size() != 2 ||
-      conv.getDilation().size() != 2 || shapeOf(s.operands[0]).size() != 4)
-    return "it is not a 2-D convolution";
-  return "";
-}
-
-/// The conv itself is a pair's site: outside groups, or anchoring a group
-/// whose epilogue the kernels apply.
-std::optional<KernelSite> pairSite(Conv2DOp conv) {
-  std::optional<KernelSite> s = siteOf(conv);
-  if (!s || (s->root == conv.getOperation() && conv->getParentOfType<FusedGroupOp>()))
-    return std::nullopt;
-  return s;
-}
-
-/// Why a 1x1 conv cannot run with its 3x3 depthwise producer in bands, or
-/// "" (runtime: cuvil_rt_depthwise_pointwise_f32, whose band buffer needs a
-/// row of every channel, C x W floats, many times over).
-std::string checkDepthwisePointwise(Conv2DOp pwConv, KernelSite *producer = nullptr) {
-  std::optional<KernelSite> pw = pairSite(pwConv);
-  if (!pw)
-    return "its fusion group's epilogue is not one the kernel applies";
-  if (std::string b = convBasics(*pw); !b.empty())
-    return b;
-  if (pwConv.getGroups() != 1 || !pw->hasGeometry(1, 1, 0))
-    return "it is not a 1x1 stride-1 convolution without groups";
-  if (!isConstantF32(pw->operands[1]))
-    return "its weights are not constant";
-  Value mid = pw->operands[0];
-  std::optional<KernelSite> dw = convSite(mid.getDefiningOp());
-  if (!dw || !mid.hasOneUse())
-    return "its input is not a depthwise convolution used only here";
-  if (!dw->isStatic() || dw->epilogue.residual || !dw->hasGeometry(3, 1, 1) || !dw->isDepthwise())
-    return "its producer is not a 3x3 stride-1 padding-1 depthwise convolution without residual";
-  ArrayRef<int64_t> in = shapeOf(mid);
-  int64_t c = in[1], w = in[3];
-  if (c > 64 || w < 16 || c * w > 65536)
-    return llvm::formatv("the band needs at most 64 channels, at least 16 columns and C x W at most "
-                         "65536 (here {0} channels, {1} columns)",
-                         c, w)
-        .str();
-  if (producer)
-    *producer = *dw;
-  return "";
-}
-
-/// Why a 3x3 depthwise conv cannot run with its 1x1 producer in bands, or
-/// "" (runtime: cuvil_rt_pointwise_depthwise_f32: three rows of every
-/// channel, C x W at most 32768; 16 or more output columns; an even width
-/// at stride 2).
-std::string checkPointwiseDepthwise(Conv2DOp dwConv, KernelSite *producer = nullptr) {
-  std::optional<KernelSite> dw = pairSite(dwConv);
-  if (!dw)
-    return "its fusion group's epilogue is not one the kernel applies";
-  if (std::string b = convBasics(*dw); !b.empty())
-    return b;
-  int64_t stride = dwConv.getStride()[0];
-  if (dw->epilogue.residual || (stride != 1 && stride != 2) || !dw->hasGeometry(3, stride, 1) ||
-      !dw->isDepthwise())
-    return "it is not a 3x3 padding-1 depthwise convolution of stride 1 or 2 without residual";
-  Value mid = dw->operands[0];
-  std::optional<KernelSite> pw = convSite(mid.getDefiningOp());
-  if (!pw || !mid.hasOneUse())
-    return "its input is not a 1x1 convolution used only here";
-  if (!pw->isStatic() || pw->epilogue.residual || pw->conv().getGroups() != 1 ||
-      !pw->hasGeometry(1, 1, 0) || !isConstantF32(pw->operands[1]))
-    return "its producer is not a 1x1 stride-1 convolution with constant weights, no groups, no "
-           "residual";
-  ArrayRef<int64_t> in = shapeOf(mid);
-  int64_t c = in[1], w = in[3];
-  if (shapeOf(dw->result())[3] < 16 || (stride == 2 && w % 2 != 0) || c * w > 32768)
-    return llvm::formatv("the band needs 16 or more output columns, an even width at stride 2 and "
-                         "C x W at most 32768 (here {0} x {1})",
-                         c, w)
-        .str();
-  if (producer)
-    *producer = *pw;
-  return "";
-}
-
-std::string checkConv(Conv2DOp conv, StringRef k, StringRef v) {
-  if (k == kernel::DepthwisePointwise)
-    return v == variant::Banded ? checkDepthwisePointwise(conv) : badVariant(k, v, {variant::Banded});
-  if (k == kernel::PointwiseDepthwise)
-    return v == variant::Banded ? checkPointwiseDepthwise(conv) : badVariant(k, v, {variant::Banded});
-  if (k != kernel::Conv2d && k != kernel::Depthwise)
-    return notFor(k, conv);
-  std::optional<KernelSite> s = siteOf(conv);
-  if (!s)
-    return "it is not the first product of its fusion group";
-  if (std::string b = convBasics(*s); !b.empty())
-    return b;
-  ArrayRef<int64_t> in = shapeOf(s->operands[0]), w = shapeOf(s->operands[1]);
-  bool depthwiseForm = w[1] == 1 && static_cast<int64_t>(conv.getGroups()) == in[1];
-  if (k == kernel::Depthwise) {
-    if (v != variant::Direct)
-      return badVariant(k, v, {variant::Direct});
-    return depthwiseForm ? "" : "it is not depthwise (one input channel per group)";
-  }
-  if (depthwiseForm)
-    return "depthwise convolutions run on kernel 'depthwise_conv2d'";
-  if (!isConstantF32(s->operands[1]))
-    return "its weights are not constant (only depthwise_conv2d takes run-time weights)";
-  if (v == variant::Im2col || v == variant::PixelRows)
-    return "";
-  if (v == variant::WinogradF4 || v == variant::WinogradF2) {
-    if (conv.getGroups() != 1 || w[2] != 3 || w[3] != 3 || !allEqual(conv.getStride(), 1) ||
-        !allEqual(conv.getDilation(), 1))
-      return "Winograd needs a 3x3 stride-1 convolution without groups or dilation";
-    if (w[0] < kMR || w[1] < kMR)
-      return llvm::formatv("Winograd needs at least {0} input and output channels", kMR).str();
-    return "";
-  }
-  return badVariant(k, v, {variant::Im2col, variant::PixelRows, variant::WinogradF4, variant::WinogradF2});
-}
-
-/// The int8 kernels: u8 activations (per tensor) times constant s8
-/// weights with zero point 0, static shapes, K within a thread's scratch.
-std::string checkQuant(Operation *op, StringRef k, StringRef v) {
-  bool conv = llvm::isa<QuantConv2DOp>(op);
-  StringRef want = conv ? kernel::QConv2d : kernel::QLinear;
-  if (k != want)
-    return notFor(k, op);
-  if (conv ? v != variant::U8S8 && v != variant::U8S8PixelRows : v != variant::U8S8)
-    return conv ? badVariant(k, v, {variant::U8S8, variant::U8S8PixelRows}) : badVariant(k, v, {variant::U8S8});
-  auto x = llvm::dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-  auto w = llvm::dyn_cast<RankedTensorType>(op->getOperand(1).getType());
-  auto y = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!x || !w || !y || !x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape())
-    return "its shapes are not static";
-  if (!x.getElementType().isUnsignedInteger(8) ||
-      !(y.getElementType().isUnsignedInteger(8) || y.getElementType().isF32()))
-    return "the int8 kernels take ui8 activations in, and give ui8 or f32 out";
-  if (!w.getElementType().isSignlessInteger(8) || !op->getOperand(1).getDefiningOp<ConstantOp>())
-    return "the int8 kernels take constant i8 weights";
-  if (op->getNumOperands() > 2 && !isConstantF32(op->getOperand(2)))
-    return "its bias is not a constant f32 tensor";
-  QuantParamsAttr px = conv ? llvm::cast<QuantConv2DOp>(op).getInputParams()
-                            : llvm::cast<QuantLinearOp>(op).getInputParams();
-  QuantParamsAttr pw = conv ? llvm::cast<QuantConv2DOp>(op).getWeightParams()
-                            : llvm::cast<QuantLinearOp>(op).getWeightParams();
-  QuantParamsAttr py = conv ? llvm::cast<QuantConv2DOp>(op).getOutputParamsAttr()
-                            : llvm::cast<QuantLinearOp>(op).getOutputParamsAttr();
-  if (!px.isPerTensor() || (py && !py.isPerTensor()))
-    return "its activations are not quantized per tensor";
-  if (llvm::any_of(pw.getZeroPoint().asArrayRef(), [](int64_t z) { return z != 0; }))
-    return "its weights have a nonzero zero point (the int8 kernels take symmetric weights)";
-  int64_t kSize = w.getNumElements() / std::max<int64_t>(w.getDimSize(0), 1);
-  if (conv && w.getRank() == 4) // channels padded to quads
-    kSize = (w.getDimSize(1) + 3) / 4 * 4 * w.getDimSize(2) * w.getDimSize(3);
-  if (cuvil_qk_padded(kSize) > CUVIL_QCONV_MAX_KP)
-    return llvm::formatv("its reduction ({0}) is longer than the int8 kernels' {1}", kSize,
-                         CUVIL_QCONV_MAX_KP)
-        .str();
-  if (conv ? x.getRank() != 4 || w.getRank() != 4 : x.getRank() != 2 || w.getRank() != 2)
-    return conv ? "it is not a 2-D convolution" : "its input is not a matrix";
-  if (v == variant::U8S8PixelRows) {
-    if (llvm::cast<QuantConv2DOp>(op).getGroups() != 1)
-      return "pixel rows take convolutions of one group";
-    // The patches of every pixel live in the workspace.
-    int64_t patchBytes = y.getDimSize(0) * y.getDimSize(2) * y.getDimSize(3) * cuvil_qk_padded(kSize);
-    if (patchBytes > kMaxPixelRowsPatchBytes)
-      return llvm::formatv("its patches ({0} bytes) exceed pixel rows' {1}", patchBytes,
-                           kMaxPixelRowsPatchBytes)
-          .str();
-  }
-  return "";
 }
 
 /// Multiply-adds per cycle of the int8 pixel tiles (8 channels x up to 3
@@ -248,82 +56,6 @@ double pixelRowsRate(int64_t pixels, int64_t channels) {
   double rows = double(pixels) / double((pixels + 7) / 8 * 8);
   double cols = double(channels) / double((channels + 47) / 48 * 48);
   return 2.0 * rows * cols;
-}
-
-std::string checkLinear(LinearOp linear, StringRef k, StringRef v) {
-  if (k != kernel::Linear)
-    return notFor(k, linear);
-  if (v != variant::WeightRows && v != variant::InputRows)
-    return badVariant(k, v, {variant::WeightRows, variant::InputRows});
-  std::optional<KernelSite> s = siteOf(linear);
-  if (!s)
-    return "it is not the first product of its fusion group";
-  Value input = s->operands[0], weight = s->operands[1], bias = s->bias();
-  // Rows may be a run-time size (the kernel takes M as it runs); the
-  // features, K and N, are the weights'.
-  auto rowsOnlyDynamic = [](Value v) {
-    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-    return t && t.getElementType().isF32() && t.getRank() >= 1 && !t.isDynamicDim(t.getRank() - 1);
-  };
-  if (!rowsOnlyDynamic(input) || !rowsOnlyDynamic(s->result()) || (bias && !isStaticF32(bias)) ||
-      (s->epilogue.residual && !rowsOnlyDynamic(s->epilogue.residual)))
-    return "its operands are not f32 tensors with a static last dimension";
-  if (!isConstantF32(weight) || shapeOf(weight).size() != 2)
-    return "its weights are not a constant matrix";
-  ArrayRef<int64_t> in = shapeOf(input);
-  int64_t kSize = shapeOf(weight)[1];
-  if (in.empty() || kSize == 0 || in.back() != kSize)
-    return "its input's last dimension is not the weights' (or is 0)";
-  return "";
-}
-
-std::string checkMatmul(Operation *op, StringRef k, StringRef v) {
-  if (k != kernel::Matmul)
-    return notFor(k, op);
-  if (v != variant::Packed)
-    return badVariant(k, v, {variant::Packed});
-  std::optional<KernelSite> s = siteOf(op);
-  if (!s)
-    return "it is not the first product of its fusion group";
-  Value lhs = s->operands[0], rhs = s->operands[1], result = s->result();
-  // Sizes may be run-time ones (the kernel reads them from its parameters);
-  // dynamic sizes that the types pair up are the same run-time size (shape
-  // propagation gives them one symbol).
-  auto rankedF32 = [](Value v) {
-    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-    return t && t.getElementType().isF32();
-  };
-  if (!rankedF32(lhs) || !rankedF32(rhs) || !rankedF32(result))
-    return "its operands are not f32 tensors";
-  ArrayRef<int64_t> a = shapeOf(lhs), w = shapeOf(rhs), out = shapeOf(result);
-  size_t ra = a.size(), rb = w.size();
-  if (ra < 2 || rb < 2 || out.size() != ra)
-    return "the kernel takes matrices (rank 2 or more) only";
-  if (w[rb - 2] != a[ra - 1] || out[ra - 2] != a[ra - 2] || out[ra - 1] != w[rb - 1])
-    return "its shapes are not a matrix product's";
-  if (rb != 2 && a.drop_back(2) != w.drop_back(2))
-    return "its batch dimensions differ (broadcasting stays with linalg)";
-  return "";
-}
-
-std::string checkMaxPool(MaxPool2DOp pool, StringRef k, StringRef v) {
-  if (k != kernel::MaxPool2d)
-    return notFor(k, pool);
-  if (v != variant::Direct)
-    return badVariant(k, v, {variant::Direct});
-  Value input = pool.getInput();
-  if (!isStaticButBatchF32(input) || !isStaticButBatchF32(pool.getResult()))
-    return "its operands are not static f32 tensors (a run-time batch aside)";
-  ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(pool.getResult());
-  ArrayRef<int64_t> kernel = pool.getKernelSize(), stride = pool.getStride(),
-                    padding = pool.getPadding(), dilation = pool.getDilation();
-  if (in.size() != 4 || kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
-      dilation.size() != 2)
-    return "it is not a 2-D pooling of an NCHW tensor";
-  for (int64_t i = 0; i < 2; ++i)
-    if ((out[2 + i] - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 > in[2 + i] + 2 * padding[i])
-      return "a window hangs past the padded input (ceil_mode)";
-  return "";
 }
 
 int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
@@ -617,25 +349,13 @@ int64_t scheduleFlags(StringRef s) {
 std::string checkKernelChoice(Operation *op, StringRef k, StringRef v) {
   if (k == kernel::Linalg)
     return v.empty() ? "" : "kernel 'linalg' has no variants";
-  if (auto conv = llvm::dyn_cast<Conv2DOp>(op))
-    return checkConv(conv, k, v);
-  if (auto linear = llvm::dyn_cast<LinearOp>(op))
-    return checkLinear(linear, k, v);
-  if (llvm::isa<MatmulOp, BatchMatmulOp>(op))
-    return checkMatmul(op, k, v);
-  if (auto pool = llvm::dyn_cast<MaxPool2DOp>(op))
-    return checkMaxPool(pool, k, v);
-  if (llvm::isa<QuantConv2DOp, QuantLinearOp>(op))
-    return checkQuant(op, k, v);
-  return notFor(k, op);
+  return checkLoweringRule(op, k, v); // the rules as data (LoweringRules.cpp)
 }
 
 std::string checkBandedPair(Conv2DOp consumer, StringRef kind, KernelSite *producer) {
-  if (kind == kernel::DepthwisePointwise)
-    return checkDepthwisePointwise(consumer, producer);
-  if (kind == kernel::PointwiseDepthwise)
-    return checkPointwiseDepthwise(consumer, producer);
-  return ("'" + kind + "' is not a banded pair").str();
+  if (kind != kernel::DepthwisePointwise && kind != kernel::PointwiseDepthwise)
+    return ("'" + kind + "' is not a banded pair").str();
+  return checkLoweringRule(consumer, kind, variant::Banded, producer);
 }
 
 std::vector<std::string> validKernelChoices(Operation *op) {

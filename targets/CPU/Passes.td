@@ -131,7 +131,30 @@ def ChooseCpuKernelsPass : Pass<"cuvil-choose-cpu-kernels", "::mlir::ModuleOp"> 
     Option<"fuseDepthwiseMinBytes", "fuse-depthwise-min-bytes", "int64_t",
            /*default=*/"1 << 20",
            "Smallest tensor (bytes) between a depthwise and a pointwise convolution, either order, for which the pair runs in bands">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "A remark for each op that takes the general lowering (linalg) because a condition of its kernels' lowering rules fails, naming each rule's first failing condition">,
   ];
+}
+
+def PrintLoweringTablePass : Pass<"cuvil-print-lowering-table", "::mlir::ModuleOp"> {
+  let summary = "Prints the CPU's lowering rules: op, kernel and variants, conditions, fallback.";
+  let description = [{
+    The table checkKernelChoice evaluates (targets/CPU/LoweringRules.cpp):
+    for each op a kernel can run, the kernel and its variants, the named
+    conditions in the order they are checked with what each requires, and
+    the path the op takes when one fails. Printed on stderr; the IR is left
+    alone.
+  }];
+}
+
+def ExplainLoweringPass : Pass<"cuvil-explain-lowering", "::mlir::ModuleOp"> {
+  let summary = "Prints, for every op a lowering rule covers, each condition's verdict.";
+  let description = [{
+    For each op of the module that a CPU lowering rule covers (in order):
+    every rule for it, each condition checked with `holds` or `fails
+    (why)` up to the first that fails, and where the op goes. Printed on
+    stderr, each op headed by its name and location; the IR is left alone.
+  }];
 }
 
 def SelectCpuKernelsPass : Pass<"cuvil-select-cpu-kernels", "::mlir::ModuleOp"> {

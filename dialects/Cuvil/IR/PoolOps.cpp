@@ -46,7 +46,8 @@ LogicalResult inferWindowPool(int64_t spatialRank, RankedTensorType in,
     std::optional<int64_t> out =
         windowOutputSize(in.getDimSize(2 + i), kernel[i], stride[i],
                          padding[i], dilation[i], ceilMode);
-    if (!out || *out < 1)
+    // A run-time size stays one (windowOutputSize says kDynamic).
+    if (!out || (!ShapedType::isDynamic(*out) && *out < 1))
       return emitError() << "spatial dimension " << i << ": input size "
                          << in.getDimSize(2 + i)
                          << " is too small for the pooling window ("

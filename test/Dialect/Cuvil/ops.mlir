@@ -424,3 +424,13 @@ func.func @special_functions(%x: tensor<4xf32>, %n: tensor<f32>) {
   %1 = cuvil.math.special2 %n, %x {function = "polygamma"} : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
   return
 }
+
+// A pooling of run-time spatial sizes keeps them run-time sizes.
+// CHECK-LABEL: func.func @pool_dynamic
+//       CHECK:   cuvil.pool.max_pool2d %{{.*}} kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x2x?x6xf32> -> tensor<1x2x?x3xf32>
+//       CHECK:   cuvil.pool.avg_pool2d %{{.*}} kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x2x?x6xf32> -> tensor<1x2x?x3xf32>
+func.func @pool_dynamic(%x: tensor<1x2x?x6xf32>) {
+  %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x2x?x6xf32> -> tensor<1x2x?x3xf32>
+  %1 = cuvil.pool.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x2x?x6xf32> -> tensor<1x2x?x3xf32>
+  return
+}
