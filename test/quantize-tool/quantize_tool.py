@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import sys
 
 try:
@@ -437,7 +438,11 @@ def main():
     if not chromium:
         print("SKIP HTML report in the browser: chromium is not installed (scripts/setup.sh installs it)")
     elif os.path.exists(html):
-        r = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+        r = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 # A profile of its own: two headless browsers sharing the
+                 # default one (ctest -j runs both report tests) collide.
+                 "--user-data-dir=" + tempfile.mkdtemp(prefix="chromium-", dir=work), "--dump-dom",
                  "file://" + os.path.abspath(html)], timeout=120)
         dom = r.stdout
         check(r.returncode == 0 and 'id="render-check">rendered ' in dom,

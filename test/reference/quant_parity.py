@@ -146,9 +146,8 @@ def runs(args, d, model):
     return out
 
 
-def run_both(args, d, mlir, inputs, want, name, max_step=0):
-    """The model on the evaluator and compiled for x86_64 against `want`
-    (exactly, or within `max_step` quantization steps)."""
+def write_case(d, mlir, inputs):
+    """`mlir` as d/model.mlir and the inputs as d/inputN.npy: (model, paths)."""
     model = os.path.join(d, "model.mlir")
     with open(model, "w") as f:
         f.write(mlir)
@@ -156,6 +155,13 @@ def run_both(args, d, mlir, inputs, want, name, max_step=0):
     for i, a in enumerate(inputs):
         paths.append(os.path.join(d, f"input{i}.npy"))
         np.save(paths[-1], a)
+    return model, paths
+
+
+def run_both(args, d, mlir, inputs, want, name, max_step=0):
+    """The model on the evaluator and compiled for x86_64 against `want`
+    (exactly, or within `max_step` quantization steps)."""
+    model, paths = write_case(d, mlir, inputs)
     failures = 0
     for how, prefix in runs(args, d, model):
         out = os.path.join(d, how)
@@ -231,6 +237,22 @@ def check_linear_ties(args):
     return run_both(args, d, mlir, [x, w], yq.int_repr().numpy(), "linear_ties")
 
 
+def run_exact(args, name, mlir, inputs, want):
+    """`mlir` on the evaluator and the libraries against `want`, exactly."""
+    d = os.path.join(args.work_dir, name)
+    os.makedirs(d, exist_ok=True)
+    model, paths = write_case(d, mlir, inputs)
+    bad = []
+    for how, prefix in runs(args, d, model):
+        out = os.path.join(d, how)
+        subprocess.run(prefix + ["-o", out, "--quiet"] + [a for p in paths for a in ("-i", p)], check=True)
+        got = np.load(os.path.join(out, "output0.npy"))
+        if got.shape != want.shape or not np.array_equal(got, want):
+            bad.append(f"{how}: {int((got != want).sum())} of {want.size} differ")
+    print(f"{name}: {'exact' if not bad else 'DIFFERS: ' + '; '.join(bad)} (reference, x86_64, aarch64)")
+    return int(bool(bad))
+
+
 def check_linear_dynamic(args, rng):
     """cuvil.quant.linear_dynamic against torch.ops.quantized.linear_dynamic
     / linear_relu_dynamic under both engines, bit for bit: inputs whose
@@ -287,49 +309,9 @@ def check_linear_dynamic(args, rng):
   return %y : tensor<{m}x{n}xf32>
 }}
 """
-            d = os.path.join(args.work_dir, name)
-            os.makedirs(d, exist_ok=True)
-            model = os.path.join(d, "model.mlir")
-            with open(model, "w") as f:
-                f.write(mlir)
-            paths = []
-            for i, a in enumerate([x.numpy(), wq.int_repr().numpy()] + ([b.numpy()] if with_bias else [])):
-                paths.append(os.path.join(d, f"input{i}.npy"))
-                np.save(paths[-1], a)
-            want = y.numpy()
-            bad = []
-            for how, prefix in runs(args, d, model):
-                out = os.path.join(d, how)
-                subprocess.run(prefix + ["-o", out, "--quiet"] + [a for p in paths for a in ("-i", p)], check=True)
-                got = np.load(os.path.join(out, "output0.npy"))
-                if got.shape != want.shape or not np.array_equal(got, want):
-                    bad.append(f"{how}: {int((got != want).sum())} of {want.size} differ, worst "
-                               f"{float(np.abs(got - want).max()):.3g}")
-            print(f"{name}: {'exact' if not bad else 'DIFFERS: ' + '; '.join(bad)} (reference, x86_64, aarch64)")
-            failures += bool(bad)
+            inputs = [x.numpy(), wq.int_repr().numpy()] + ([b.numpy()] if with_bias else [])
+            failures += run_exact(args, name, mlir, inputs, y.numpy())
     return failures
-
-
-def run_exact(args, name, mlir, inputs, want):
-    """`mlir` on the evaluator and the libraries against `want`, exactly."""
-    d = os.path.join(args.work_dir, name)
-    os.makedirs(d, exist_ok=True)
-    model = os.path.join(d, "model.mlir")
-    with open(model, "w") as f:
-        f.write(mlir)
-    paths = []
-    for i, a in enumerate(inputs):
-        paths.append(os.path.join(d, f"input{i}.npy"))
-        np.save(paths[-1], a)
-    bad = []
-    for how, prefix in runs(args, d, model):
-        out = os.path.join(d, how)
-        subprocess.run(prefix + ["-o", out, "--quiet"] + [a for p in paths for a in ("-i", p)], check=True)
-        got = np.load(os.path.join(out, "output0.npy"))
-        if got.shape != want.shape or not np.array_equal(got, want):
-            bad.append(f"{how}: {int((got != want).sum())} of {want.size} differ")
-    print(f"{name}: {'exact' if not bad else 'DIFFERS: ' + '; '.join(bad)} (reference, x86_64, aarch64)")
-    return int(bool(bad))
 
 
 def check_mul(args, rng):

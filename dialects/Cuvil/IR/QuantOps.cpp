@@ -199,6 +199,20 @@ LogicalResult QuantLinearDynamicOp::verify() {
   return checkParams(*this, pw, w, "weight_params");
 }
 
+/// The parameters of an element-wise op of two quantized tensors (add,
+/// mul): all per tensor, each fitting its storage.
+static LogicalResult checkBinaryParams(Operation *op, QuantParamsAttr lhs, QuantParamsAttr rhs, QuantParamsAttr out,
+                                       RankedTensorType a, RankedTensorType b, RankedTensorType y) {
+  const std::pair<QuantParamsAttr, StringRef> params[] = {
+      {lhs, "lhs_params"}, {rhs, "rhs_params"}, {out, "output_params"}};
+  for (const auto &[p, role] : params)
+    if (!p.isPerTensor())
+      return op->emitOpError() << role << " must be per tensor";
+  if (failed(checkParams(op, lhs, a, "lhs_params")) || failed(checkParams(op, rhs, b, "rhs_params")))
+    return failure();
+  return checkParams(op, out, y, "output_params");
+}
+
 LogicalResult QuantAddOp::verify() {
   if (failed(checkArithmetic(*this, getArithmetic())))
     return failure();
@@ -210,15 +224,7 @@ LogicalResult QuantAddOp::verify() {
       return emitOpError() << "takes and returns 8-bit storage";
   if (a.getShape() != b.getShape() || a.getShape() != y.getShape())
     return emitOpError() << "operands and result must have one shape (no broadcasting)";
-  const std::pair<QuantParamsAttr, StringRef> params[] = {
-      {getLhsParams(), "lhs_params"}, {getRhsParams(), "rhs_params"}, {getOutputParams(), "output_params"}};
-  for (const auto &[p, role] : params)
-    if (!p.isPerTensor())
-      return emitOpError() << role << " must be per tensor";
-  if (failed(checkParams(*this, getLhsParams(), a, "lhs_params")) ||
-      failed(checkParams(*this, getRhsParams(), b, "rhs_params")))
-    return failure();
-  return checkParams(*this, getOutputParams(), y, "output_params");
+  return checkBinaryParams(*this, getLhsParams(), getRhsParams(), getOutputParams(), a, b, y);
 }
 
 LogicalResult QuantMulOp::verify() {
@@ -231,15 +237,7 @@ LogicalResult QuantMulOp::verify() {
     return emitOpError() << "operands do not broadcast";
   if (ArrayRef<int64_t>(shape) != y.getShape())
     return emitOpError() << "result must have the operands' broadcast shape";
-  const std::pair<QuantParamsAttr, StringRef> params[] = {
-      {getLhsParams(), "lhs_params"}, {getRhsParams(), "rhs_params"}, {getOutputParams(), "output_params"}};
-  for (const auto &[p, role] : params)
-    if (!p.isPerTensor())
-      return emitOpError() << role << " must be per tensor";
-  if (failed(checkParams(*this, getLhsParams(), a, "lhs_params")) ||
-      failed(checkParams(*this, getRhsParams(), b, "rhs_params")))
-    return failure();
-  return checkParams(*this, getOutputParams(), y, "output_params");
+  return checkBinaryParams(*this, getLhsParams(), getRhsParams(), getOutputParams(), a, b, y);
 }
 
 LogicalResult QuantAvgPool2DOp::verify() {

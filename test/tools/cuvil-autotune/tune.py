@@ -33,6 +33,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -244,7 +245,11 @@ def main():
     if not chromium:
         print("SKIP HTML report in the browser: chromium is not installed (scripts/setup.sh installs it)")
     elif os.path.exists(html):
-        r = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + html],
+        r = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 # A profile of its own: two headless browsers sharing the
+                 # default one (ctest -j runs both report tests) collide.
+                 "--user-data-dir=" + tempfile.mkdtemp(prefix="chromium-", dir=work), "--dump-dom", "file://" + html],
                 timeout=120)
         check(r.returncode == 0 and r.stdout.count("<svg") >= 1 and "Gains per layer" in r.stdout,
               "HTML report renders in chromium")
