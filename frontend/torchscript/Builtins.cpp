@@ -526,6 +526,20 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
   if (name == "prim::data" && n == 1 && arg(0).isTensor())
     return arg(0);
 
+  // `a and b` / `a or b` of a Python bool and a condition on tensor data
+  // (TorchScript's desugared `break`, conditions merged by a data-dependent
+  // if): the condition stays a tensor.
+  if ((name == "aten::__and__" || name == "aten::__or__" || name == "aten::__xor__") && n == 2 &&
+      (arg(0).isTensor() || arg(1).isTensor()) && (arg(0).is(K::Bool) || arg(1).is(K::Bool))) {
+    const IValue &flag = arg(0).is(K::Bool) ? arg(0) : arg(1), &t = arg(0).is(K::Bool) ? arg(1) : arg(0);
+    if (name == "aten::__and__")
+      return flag.b ? t : IValue::boolean(false);
+    if (name == "aten::__or__")
+      return flag.b ? IValue::boolean(true) : t;
+    return flag.b ? in.callOperator("aten::logical_not", {t}, {}) : t;
+  }
+  if (name == "aten::__not__" && n == 1 && arg(0).isTensor())
+    return in.callOperator("aten::logical_not", {arg(0)}, {});
   // bool(tensor) stays a tensor: a condition on tensor data, which an `if`
   // turns into scf.if.
   if ((name == "builtin::bool" || name == "aten::Bool") && n == 1 && arg(0).isTensor())
@@ -875,6 +889,23 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
   }
   if (name == "builtin::divmod" && n == 2)
     return IValue::makeTuple({in.binaryOp("//", arg(0), arg(1)), in.binaryOp("%", arg(0), arg(1))});
+  // A range over run-time ints (its length is a run-time loop's count):
+  // the same arithmetic on 0-d tensors; the step must be known.
+  if (name == "aten::__range_length" && n == 3 && (isSymbolicInt(arg(0)) || isSymbolicInt(arg(1)))) {
+    int64_t step = requireInt(arg(2));
+    if (step == 0)
+      in.fail("CUVIL-E-IMPORT-RAISE", "range step is zero");
+    IValue span = step > 0 ? in.binaryOp("-", arg(1), arg(0)) : in.binaryOp("-", arg(0), arg(1));
+    int64_t magnitude = step > 0 ? step : -step;
+    IValue len = in.binaryOp("//", in.binaryOp("+", span, IValue::integer(magnitude - 1)),
+                             IValue::integer(magnitude));
+    IValue clamped = in.callOperator("aten::clamp", {len, IValue::integer(0), IValue::none()}, {});
+    if (clamped.isTensor())
+      clamped.tensor->symbolicInt = true;
+    return clamped;
+  }
+  if (name == "aten::__derive_index" && n == 3 && (isSymbolicInt(arg(0)) || isSymbolicInt(arg(1))))
+    return in.binaryOp("+", arg(1), in.binaryOp("*", arg(0), arg(2)));
   if (name == "aten::__range_length" && n == 3) {
     int64_t lo = requireInt(arg(0)), hi = requireInt(arg(1)), step = requireInt(arg(2));
     if (step == 0)

@@ -350,8 +350,16 @@ IValue Interpreter::weight(const PValue &t, bool fromConstants, const std::strin
         /*dataIsMutable=*/false);
     attr = mlir::DenseResourceElementsAttr::get(type, cir::resourceKey(name), std::move(blob));
   }
+  // Weights go at the top of the function, in the order first used, so
+  // that a first use inside a data-dependent branch or loop still sees
+  // them defined before it.
+  if (lastWeight_)
+    constants_.setInsertionPointAfter(lastWeight_);
+  else
+    constants_.setInsertionPointToStart(&func_.getBody().front());
   mlir::Value v = constants_.create<cir::ConstantOp>(
       mlir::NameLoc::get(mlir::StringAttr::get(ctx_, name)), type, attr);
+  lastWeight_ = v.getDefiningOp();
   IValue result = IValue::ofTensor(v);
   weights_[&t] = result;
   return result;
@@ -1444,7 +1452,38 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
     return exec(truthy(c) ? s->body : s->orelse, ret);
   }
   case Stmt::Kind::For: {
-    std::vector<IValue> items = iterate(eval(s->value));
+    // range() of a count known only at run time: a run-time loop.
+    const Expr *it = s->value;
+    IValue iterable;
+    if (it->kind == Expr::Kind::Call && it->base && it->base->kind == Expr::Kind::Name &&
+        it->base->name == "range" && it->kwargs.empty() && !it->args.empty() && it->args.size() <= 3 &&
+        s->targets.size() == 1) {
+      frame.site = it;
+      std::vector<IValue> bounds;
+      for (const Expr *a : it->args)
+        bounds.push_back(eval(a));
+      bool runTime = llvm::any_of(bounds, [](const IValue &v) { return v.isTensor(); });
+      if (runTime) {
+        RunTimeRange r;
+        r.start = bounds.size() >= 2 ? bounds[0] : IValue::integer(0);
+        r.stop = bounds.size() >= 2 ? bounds[1] : bounds[0];
+        if (bounds.size() == 3) {
+          if (!bounds[2].is(IValue::Kind::Int) || bounds[2].i == 0) {
+            unsupported("range() with a step known only at run time, or a zero step");
+            throw StopImport();
+          }
+          r.step = bounds[2].i;
+        }
+        for (const IValue &b : {r.start, r.stop})
+          if (!(b.is(IValue::Kind::Int) || (b.isTensor() && b.tensor->symbolicInt)))
+            fail("CUVIL-E-IMPORT-TYPE", "range() expects ints, got " + b.typeName());
+        return execTensorWhile(s, ret, &r);
+      }
+      iterable = call(eval(it->base), bounds, {});
+    } else {
+      iterable = eval(s->value);
+    }
+    std::vector<IValue> items = iterate(iterable);
     for (const IValue &item : items) {
       if (--loopBudget_ < 0)
         fail("CUVIL-E-IMPORT-LOOP", "loops run more than 10 million iterations at import time");
@@ -1460,7 +1499,12 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
   case Stmt::Kind::While: {
     while (true) {
       frames_.back().site = s->cond;
-      if (!truthy(eval(s->cond)))
+      IValue c = eval(s->cond);
+      // A condition on tensor data (possibly only from some iteration on:
+      // those before ran at import time): the rest is a run-time loop.
+      if (c.isTensor())
+        return execTensorWhile(s, ret);
+      if (!truthy(c))
         break;
       if (--loopBudget_ < 0)
         fail("CUVIL-E-IMPORT-LOOP", "loops run more than 10 million iterations at import time");
@@ -1527,21 +1571,313 @@ Interpreter::Flow Interpreter::execStmt(const Stmt *s, IValue &ret) {
   return Flow::Normal;
 }
 
-Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condValue, IValue &ret) {
+mlir::Value Interpreter::conditionFlag(mlir::Value c) {
   using mlir::RankedTensorType;
-  mlir::Value c = condValue.tensor->value;
   auto ct = llvm::cast<RankedTensorType>(c.getType());
   if (ct.hasStaticShape() && ct.getNumElements() != 1)
     fail("CUVIL-E-IMPORT-RAISE", "Boolean value of Tensor with more than one value is ambiguous");
   if (ct.getRank() > 0)
     c = build<cir::ReshapeOp>(c, builder_.getDenseI64ArrayAttr({}));
-  if (!llvm::cast<RankedTensorType>(c.getType()).getElementType().isInteger(1)) {
-    mlir::Value zero = scalarConstant(IValue::integer(0),
-                                      llvm::cast<RankedTensorType>(c.getType()).getElementType().isF32()
-                                          ? DType::Float32 : DType::Int64);
-    c = build<cir::NeOp>(c, zero);
+  mlir::Type e = llvm::cast<RankedTensorType>(c.getType()).getElementType();
+  if (!e.isInteger(1)) {
+    DType dt = mlir::cuvil::dtypeOfElementType(e).value_or(DType::Int64);
+    c = build<cir::NeOp>(c, scalarConstant(IValue::integer(0), dt));
   }
-  mlir::Value flag = builder_.create<mlir::tensor::ExtractOp>(location(), c, mlir::ValueRange{});
+  return builder_.create<mlir::tensor::ExtractOp>(location(), c, mlir::ValueRange{});
+}
+
+IValue Interpreter::asRunTimeScalar(const IValue &v) {
+  if (v.isTensor())
+    return v;
+  if (v.is(IValue::Kind::Bool))
+    return IValue::ofTensor(scalarConstant(v, DType::Bool));
+  if (v.is(IValue::Kind::Int)) {
+    IValue r = IValue::ofTensor(scalarConstant(v, DType::Int64));
+    r.tensor->symbolicInt = true;
+    return r;
+  }
+  if (v.is(IValue::Kind::Float)) {
+    IValue r = IValue::ofTensor(scalarConstant(v, DType::Float64));
+    r.tensor->symbolicFloat = true;
+    return r;
+  }
+  fail("CUVIL-E-IMPORT-TYPE", "a " + v.typeName() + " is not a number");
+}
+
+namespace {
+std::string typeString(mlir::Type t) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  t.print(os);
+  return out;
+}
+
+/// The names a block of statements may bind (Python's assignment targets),
+/// nested blocks included.
+void collectAssignedNames(const std::vector<Stmt *> &body, std::set<std::string> &names) {
+  std::function<void(const Expr *)> target = [&](const Expr *t) {
+    if (!t)
+      return;
+    if (t->kind == Expr::Kind::Name)
+      names.insert(t->name);
+    else if (t->kind == Expr::Kind::Tuple || t->kind == Expr::Kind::List)
+      for (const Expr *a : t->args)
+        target(a);
+  };
+  for (const Stmt *s : body) {
+    switch (s->kind) {
+    case Stmt::Kind::Assign:
+    case Stmt::Kind::AugAssign:
+    case Stmt::Kind::AnnAssign:
+    case Stmt::Kind::For:
+    case Stmt::Kind::With:
+      for (const Expr *t : s->targets)
+        target(t);
+      break;
+    default:
+      break;
+    }
+    collectAssignedNames(s->body, names);
+    collectAssignedNames(s->orelse, names);
+  }
+}
+} // namespace
+
+Interpreter::Flow Interpreter::execTensorWhile(const Stmt *s, IValue &ret, const RunTimeRange *range) {
+  using mlir::RankedTensorType;
+  Frame &frame = frames_.back();
+  std::set<std::string> assigned;
+  collectAssignedNames(s->body, assigned);
+  // A counted loop's counter: a variable no Python name can spell.
+  const std::string counter = "\x01range-counter";
+  if (range) {
+    assigned.insert(counter);
+    frame.locals[counter] = asRunTimeScalar(range->start);
+  }
+
+  // What the loop carries: the variables of this frame the body binds
+  // (defined before the loop; Python numbers become run-time ones), then
+  // every tensor a live frame can reach (in-place ops).
+  struct Slot {
+    std::string name; ///< a variable, or empty for a tensor reached in place
+    std::shared_ptr<TensorBox> box;
+    bool symbolicInt = false, symbolicFloat = false;
+  };
+  std::vector<Slot> slots;
+  llvm::SmallVector<mlir::Value> inits;
+  std::map<std::string, IValue> before = frame.locals;
+  for (const std::string &name : assigned) {
+    auto it = frame.locals.find(name);
+    if (it == frame.locals.end() || it->second.is(IValue::Kind::Uninitialized))
+      continue;
+    IValue v = it->second;
+    if (v.is(IValue::Kind::Poison))
+      throw StopImport();
+    if (v.isScalar())
+      v = asRunTimeScalar(v);
+    if (!v.isTensor())
+      continue; // checked unchanged after the body
+    if (v.tensor->complex || v.tensor->qstorage) {
+      unsupported("a complex or quantized tensor ('" + name + "') carried by a data-dependent loop");
+      throw StopImport();
+    }
+    slots.push_back({name, nullptr, v.tensor->symbolicInt, v.tensor->symbolicFloat});
+    inits.push_back(v.tensor->value);
+  }
+  std::set<TensorBox *> seen;
+  auto addBox = [&](const IValue &v) {
+    if (v.isTensor() && seen.insert(v.tensor.get()).second && !v.tensor->complex && !v.tensor->qstorage) {
+      slots.push_back({"", v.tensor, v.tensor->symbolicInt, v.tensor->symbolicFloat});
+      inits.push_back(v.tensor->value);
+    }
+  };
+  for (const Frame &f : frames_)
+    for (auto &[name, v] : f.locals) {
+      addBox(v);
+      if (v.isSequence())
+        for (const IValue &x : *v.list)
+          addBox(x);
+    }
+  // Lists may not change under a data-dependent loop (their length would).
+  std::vector<std::pair<std::shared_ptr<IValueList>, IValueList>> lists;
+  for (const Frame &f : frames_)
+    for (auto &[name, v] : f.locals)
+      if (v.is(IValue::Kind::List))
+        lists.emplace_back(v.list, *v.list);
+
+  llvm::SmallVector<mlir::Type> types;
+  for (mlir::Value v : inits)
+    types.push_back(v.getType());
+  llvm::SmallVector<mlir::Location> locs(types.size(), location());
+  mlir::OpBuilder::InsertPoint outside = builder_.saveInsertionPoint();
+  auto loop = builder_.create<mlir::scf::WhileOp>(location(), types, inits);
+  mlir::Block *beforeBlock = builder_.createBlock(&loop.getBefore(), {}, types, locs);
+  mlir::Block *afterBlock = builder_.createBlock(&loop.getAfter(), {}, types, locs);
+
+  // Binds the carried values to `args` (a region's arguments or the
+  // loop's results).
+  auto bind = [&](mlir::ValueRange args) {
+    frame.locals = before;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (slots[k].box) {
+        slots[k].box->value = args[k];
+        continue;
+      }
+      IValue v = IValue::ofTensor(args[k]);
+      v.tensor->symbolicInt = slots[k].symbolicInt;
+      v.tensor->symbolicFloat = slots[k].symbolicFloat;
+      frame.locals[slots[k].name] = v;
+    }
+  };
+  ++tensorIfDepth_;
+  size_t savedDepth = ifFrameDepth_;
+  ifFrameDepth_ = frames_.size();
+  auto leave = [&] {
+    --tensorIfDepth_;
+    ifFrameDepth_ = savedDepth;
+    builder_.restoreInsertionPoint(outside);
+  };
+  try {
+    // Before: the condition, from the carried values.
+    builder_.setInsertionPointToStart(beforeBlock);
+    bind(beforeBlock->getArguments());
+    IValue c;
+    if (range) {
+      frame.site = s->value;
+      c = callOperator(range->step > 0 ? "aten::lt" : "aten::gt",
+                       {frame.locals[counter], asRunTimeScalar(range->stop)}, {});
+    } else {
+      frame.site = s->cond;
+      c = eval(s->cond);
+    }
+    mlir::Value flag = conditionFlag(c.isTensor() ? c.tensor->value
+                                                  : scalarConstant(IValue::boolean(truthy(c)), DType::Bool));
+    builder_.create<mlir::scf::ConditionOp>(location(), flag, beforeBlock->getArguments());
+
+    // After: the body once, symbolically; what it leaves is yielded.
+    builder_.setInsertionPointToStart(afterBlock);
+    bind(afterBlock->getArguments());
+    IValue bodyRet;
+    if (range)
+      assign(s->targets[0], frame.locals[counter]);
+    Flow f = exec(s->body, bodyRet);
+    if (range && f == Flow::Normal) {
+      frame.site = s->value;
+      frame.locals[counter] = binaryOp("+", frame.locals[counter], IValue::integer(range->step));
+    }
+    if (f != Flow::Normal) {
+      unsupported(f == Flow::Return ? "return inside a loop that depends on tensor data"
+                                    : "break or continue inside a loop that depends on tensor data");
+      throw StopImport();
+    }
+    llvm::SmallVector<mlir::Value> yields;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      mlir::Value v;
+      if (slots[k].box) {
+        v = slots[k].box->value;
+      } else {
+        IValue now = frame.locals[slots[k].name];
+        if (now.is(IValue::Kind::Poison))
+          throw StopImport();
+        if (now.isScalar())
+          now = asRunTimeScalar(IValue(now));
+        if (!now.isTensor()) {
+          unsupported("variable '" + slots[k].name + "' becomes a " + now.typeName() +
+                      " inside a loop that depends on tensor data");
+          throw StopImport();
+        }
+        v = now.tensor->value;
+        // A Python number of another kind than the variable had (int 0
+        // becoming a float): the variable's kind, as at the start.
+        if (v.getType() != types[k] && llvm::cast<RankedTensorType>(v.getType()).getRank() == 0 &&
+            llvm::cast<RankedTensorType>(types[k]).getRank() == 0)
+          v = builder_.create<cir::CastOp>(location(), types[k], v);
+      }
+      if (v.getType() != types[k]) {
+        unsupported("variable '" + (slots[k].name.empty() ? std::string("(a tensor changed in place)")
+                                                          : slots[k].name) +
+                    "' changes its type inside a loop that depends on tensor data (" +
+                    typeString(types[k]) + " before, " + typeString(v.getType()) +
+                    " after an iteration): give it one shape or use a run-time dimension");
+        throw StopImport();
+      }
+      yields.push_back(v);
+    }
+    for (const std::string &name : assigned) {
+      auto b = before.find(name);
+      if (b == before.end() || b->second.is(IValue::Kind::Uninitialized) || b->second.isTensor() ||
+          b->second.isScalar())
+        continue;
+      IValue now = frame.locals[name];
+      if (now.kind != b->second.kind || !compareOp("==", now, b->second).b) {
+        unsupported("a non-tensor value ('" + name + "') that changes inside a loop that depends on tensor data");
+        throw StopImport();
+      }
+    }
+    for (auto &[list, items] : lists)
+      if (list->size() != items.size()) {
+        unsupported("a list that grows or shrinks inside a loop that depends on tensor data (its "
+                    "length would be known only at run time)");
+        throw StopImport();
+      }
+    builder_.create<mlir::scf::YieldOp>(location(), yields);
+  } catch (...) {
+    leave();
+    throw;
+  }
+  leave();
+
+  // Values the body leaves as they were are not carried: their uses read
+  // the value from before the loop, and the loop is rebuilt without them.
+  auto condition = llvm::cast<mlir::scf::ConditionOp>(beforeBlock->getTerminator());
+  auto yield = llvm::cast<mlir::scf::YieldOp>(afterBlock->getTerminator());
+  llvm::SmallVector<bool> invariant(slots.size());
+  for (size_t k = slots.size(); k-- > 0;) {
+    invariant[k] = yield.getOperand(k) == afterBlock->getArgument(k);
+    if (!invariant[k])
+      continue;
+    beforeBlock->getArgument(k).replaceAllUsesWith(inits[k]);
+    afterBlock->getArgument(k).replaceAllUsesWith(inits[k]);
+    condition.getArgsMutable().erase(k);
+    yield.getResultsMutable().erase(k);
+    beforeBlock->eraseArgument(k);
+    afterBlock->eraseArgument(k);
+  }
+  llvm::SmallVector<mlir::Value> keptInits;
+  for (size_t k = 0; k < slots.size(); ++k)
+    if (!invariant[k])
+      keptInits.push_back(inits[k]);
+  builder_.setInsertionPoint(loop);
+  auto kept = builder_.create<mlir::scf::WhileOp>(loop.getLoc(), mlir::ValueRange(keptInits).getTypes(),
+                                                  keptInits);
+  kept.getBefore().takeBody(loop.getBefore());
+  kept.getAfter().takeBody(loop.getAfter());
+  loop->erase();
+  builder_.restoreInsertionPoint(outside);
+
+  llvm::SmallVector<mlir::Value> outs;
+  for (size_t k = 0, r = 0; k < slots.size(); ++k)
+    outs.push_back(invariant[k] ? inits[k] : kept.getResult(r++));
+  bind(outs);
+  for (size_t k = 0; k < slots.size(); ++k)
+    if (invariant[k] && !slots[k].box)
+      frame.locals[slots[k].name] = before[slots[k].name]; // as it was, aliases kept
+  if (range)
+    frame.locals.erase(counter);
+  // Names the body bound first exist after the loop only if it ran: as
+  // TorchScript requires, later code does not read them.
+  for (const std::string &name : assigned)
+    if (!before.count(name)) {
+      IValue u;
+      u.kind = IValue::Kind::Uninitialized;
+      frame.locals[name] = u;
+    }
+  return exec(s->orelse, ret);
+}
+
+Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condValue, IValue &ret) {
+  mlir::Value flag = conditionFlag(condValue.tensor->value);
+  mlir::Value c = flag.getDefiningOp<mlir::tensor::ExtractOp>().getTensor();
 
   // What a branch may change: the current frame's variables, and tensors
   // that any live frame can reach (in-place ops).
@@ -1629,7 +1965,7 @@ Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condVal
   // Merge: values equal on both sides pass through; tensors that differ are
   // yielded; anything else cannot depend on tensor data.
   std::vector<mlir::Value> thenYield, elseYield;
-  std::vector<std::pair<std::string, size_t>> varResults;
+  std::vector<std::pair<std::string, size_t>> varResults, scalarResults;
   std::vector<std::pair<size_t, size_t>> boxResults;
   std::map<std::string, IValue> merged;
   std::set<std::string> names;
@@ -1668,11 +2004,52 @@ Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condVal
       merged[name] = tv.is(IValue::Kind::Uninitialized) ? tv : ev;
       continue;
     }
-    if (tv.isTensor() != ev.isTensor() || !compareOp("==", tv, ev).b) {
+    if (tv.isTensor() == ev.isTensor() && compareOp("==", tv, ev).b) {
+      merged[name] = tv;
+      continue;
+    }
+    // A Python bool, int or float that differs between the branches (`_2 =
+    // True` / `_2 = False` of `a and b`, a counter): a run-time scalar, a 0-d
+    // tensor yielded like the others.
+    auto scalarLike = [](const IValue &v) {
+      return v.isScalar() ||
+             (v.isTensor() && llvm::cast<mlir::RankedTensorType>(v.tensor->value.getType()).getRank() == 0);
+    };
+    if (!scalarLike(tv) || !scalarLike(ev)) {
       unsupported("a non-tensor value ('" + name + "') that depends on tensor data");
       throw StopImport();
     }
-    merged[name] = tv;
+    auto inBranch = [&](mlir::Region &region, const IValue &v, const IValue &other) {
+      mlir::OpBuilder::InsertionGuard g(builder_);
+      builder_.setInsertionPoint(region.front().getTerminator());
+      if (v.isTensor())
+        return v;
+      if (other.isTensor()) { // the other side's type, and what it stands for
+        IValue r = IValue::ofTensor(scalarConstant(
+            v, mlir::cuvil::dtypeOfElementType(
+                   llvm::cast<mlir::RankedTensorType>(other.tensor->value.getType()).getElementType())
+                   .value_or(DType::Int64)));
+        r.tensor->symbolicInt = other.tensor->symbolicInt;
+        r.tensor->symbolicFloat = other.tensor->symbolicFloat;
+        return r;
+      }
+      IValue widened = v;
+      if (other.is(IValue::Kind::Float) && !v.is(IValue::Kind::Float))
+        widened = IValue::floating(v.is(IValue::Kind::Bool) ? double(v.b) : double(v.i));
+      else if (other.is(IValue::Kind::Int) && v.is(IValue::Kind::Bool))
+        widened = IValue::integer(v.b);
+      return asRunTimeScalar(widened);
+    };
+    IValue tt = inBranch(ifOp.getThenRegion(), tv, ev), et = inBranch(ifOp.getElseRegion(), ev, tv);
+    if (tt.tensor->value.getType() != et.tensor->value.getType()) {
+      unsupported("a value ('" + name + "') of different types on the two sides of a data-dependent if");
+      throw StopImport();
+    }
+    IValue result = tt;
+    merged[name] = result;
+    scalarResults.emplace_back(name, thenYield.size());
+    thenYield.push_back(tt.tensor->value);
+    elseYield.push_back(et.tensor->value);
   }
   for (size_t k = 0; k < boxes.size(); ++k) {
     if (thenState.boxValues[k] == elseState.boxValues[k]) {
@@ -1703,8 +2080,19 @@ Interpreter::Flow Interpreter::execTensorIf(const Stmt *s, const IValue &condVal
   ifOp->erase();
 
   frame.locals = merged;
-  for (auto &[name, k] : varResults)
-    frame.locals[name] = IValue::ofTensor(result.getResult(k));
+  for (auto &[name, k] : varResults) {
+    IValue v = IValue::ofTensor(result.getResult(k));
+    const IValue &t = thenState.locals[name];
+    v.tensor->symbolicInt = t.tensor->symbolicInt;
+    v.tensor->symbolicFloat = t.tensor->symbolicFloat;
+    frame.locals[name] = v;
+  }
+  for (auto &[name, k] : scalarResults) {
+    IValue v = IValue::ofTensor(result.getResult(k));
+    v.tensor->symbolicInt = merged[name].tensor->symbolicInt;
+    v.tensor->symbolicFloat = merged[name].tensor->symbolicFloat;
+    frame.locals[name] = v;
+  }
   for (auto &[box, k] : boxResults)
     boxes[box]->value = result.getResult(k);
   (void)ret;

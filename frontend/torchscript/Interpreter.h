@@ -21,6 +21,7 @@
 #include "mlir/IR/Location.h"
 
 #include <functional>
+#include <deque>
 #include <map>
 #include <stdexcept>
 
@@ -175,6 +176,20 @@ private:
   /// An `if` whose condition is tensor data: both branches are traced into
   /// an scf.if, and what they change becomes its results.
   Flow execTensorIf(const Stmt *s, const IValue &cond, IValue &ret);
+  /// A `while` whose condition is tensor data: scf.while carrying the
+  /// variables the body assigns (Python numbers as 0-d tensors) and the
+  /// tensors it may change in place.
+  /// `for target in range(start, stop, step)` with a run-time stop (or
+  /// start): the counter is carried too, and `step`'s sign is known.
+  struct RunTimeRange {
+    IValue start, stop;
+    int64_t step = 1;
+  };
+  Flow execTensorWhile(const Stmt *s, IValue &ret, const RunTimeRange *range = nullptr);
+  /// A Python bool, int or float as the 0-d tensor a run-time one is.
+  IValue asRunTimeScalar(const IValue &v);
+  /// The `if` condition / `while` condition tensor as an i1 scalar.
+  mlir::Value conditionFlag(mlir::Value condition);
   IValue eval(const Expr *e);
   void assign(const Expr *target, const IValue &v);
   IValue lookup(const std::string &name);
@@ -197,7 +212,11 @@ private:
   mlir::func::FuncOp func_;
   mlir::OpBuilder builder_;
   mlir::OpBuilder constants_; ///< inserts weights at the top of the function
-  std::vector<Frame> frames_;
+  mlir::Operation *lastWeight_ = nullptr; ///< the last weight constants_ made
+  /// A deque: a frame keeps its address while calls push and pop others
+  /// (data-dependent if and while hold a reference across the calls of
+  /// their bodies).
+  std::deque<Frame> frames_;
   std::map<const PValue *, IValue> weights_;
   std::map<const PValue *, std::shared_ptr<ObjectInst>> objects_;
   std::vector<UnsupportedItem> unsupported_;

@@ -6,7 +6,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -56,12 +58,94 @@ int64_t positionIn(Block &body, Operation *op, const llvm::DenseMap<Operation *,
   return it == pos.end() ? 0 : it->second;
 }
 
+/// The alloc whose buffer `v` is (through view-like ops), if any.
+memref::AllocOp rootAlloc(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto alloc = llvm::dyn_cast<memref::AllocOp>(def))
+      return alloc;
+    auto view = llvm::dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return {};
+    v = view.getViewSource();
+  }
+  return {};
+}
+
+/// An arena buffer has one place for the whole run, but a buffer that an
+/// scf.while's iteration allocates and hands on (yielded, or forwarded by
+/// its condition) would be written again by the next iteration while it is
+/// still read there as an argument. So every value a loop's region hands
+/// on is copied, at the region's end, into a buffer of its own allocated
+/// there (a carry: in the loop, its place differs from every other buffer
+/// of the loop's, and it is written only after the iteration's last read).
+/// Values that are themselves arguments or carries (`a, b = b, a + b`) go
+/// through a fresh buffer first, so no copy reads a carry already written.
+void carryLoopValuesInOwnBuffers(func::FuncOp func) {
+  llvm::SmallPtrSet<Operation *, 8> carries;
+  func.walk([&](scf::WhileOp loop) {
+    for (Operation *terminator : {static_cast<Operation *>(loop.getConditionOp()),
+                                  static_cast<Operation *>(loop.getYieldOp())}) {
+      bool isCondition = llvm::isa<scf::ConditionOp>(terminator);
+      unsigned first = isCondition ? 1 : 0;
+      OpBuilder b(terminator);
+      Location loc = terminator->getLoc();
+      auto allocLike = [&](Value v) -> Value {
+        auto type = llvm::cast<MemRefType>(v.getType());
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(b.create<memref::DimOp>(loc, v, d));
+        auto plain = MemRefType::get(type.getShape(), type.getElementType());
+        return b.create<memref::AllocOp>(loc, plain, sizes);
+      };
+      auto handOn = [&](Value buffer, Type type) -> Value {
+        return buffer.getType() == type ? buffer : b.create<memref::CastOp>(loc, type, buffer).getResult();
+      };
+      SmallVector<std::pair<OpOperand *, Value>> toCarry; // operand, value to copy
+      for (OpOperand &operand : llvm::drop_begin(terminator->getOpOperands(), first)) {
+        Value v = operand.get();
+        if (!llvm::isa<MemRefType>(v.getType()))
+          continue;
+        unsigned k = operand.getOperandNumber() - first;
+        // What goes on unchanged needs nothing: the before region's
+        // argument k forwarded as k, the after region's argument j yielded
+        // back where it came from.
+        if (isCondition && k < loop.getBeforeArguments().size() && v == loop.getBeforeArguments()[k])
+          continue;
+        if (!isCondition) {
+          if (auto arg = llvm::dyn_cast<BlockArgument>(v); arg && arg.getOwner() == loop.getAfterBody() &&
+                                                           loop.getConditionOp().getArgs()[arg.getArgNumber()] ==
+                                                               loop.getBeforeArguments()[k])
+            continue;
+        }
+        memref::AllocOp root = rootAlloc(v);
+        bool fresh = root && loop->isProperAncestor(root) && !carries.contains(root);
+        if (!fresh && (!root || loop->isProperAncestor(root))) {
+          // An argument, a carry or a view of one: through a fresh buffer.
+          Value temp = allocLike(v);
+          b.create<linalg::CopyOp>(loc, v, temp);
+          v = temp;
+        }
+        if (!fresh || loop->isProperAncestor(root))
+          toCarry.emplace_back(&operand, v);
+      }
+      for (auto [operand, v] : toCarry) {
+        Value carry = allocLike(v);
+        carries.insert(carry.getDefiningOp());
+        b.create<linalg::CopyOp>(loc, v, carry);
+        operand->set(handOn(carry, operand->get().getType()));
+      }
+    }
+  });
+}
+
 struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<AllocsToArenaPass> {
   using Base::Base;
 
   LogicalResult planFunction(func::FuncOp func) {
     if (func.isExternal())
       return success();
+    carryLoopValuesInOwnBuffers(func);
     Block &body = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> pos;
     int64_t index = 0;
@@ -93,13 +177,18 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
           continue;
         for (Operation *user : v.getUsers()) {
           b.end = std::max(b.end, positionIn(body, user, pos));
-          if (auto view = llvm::dyn_cast<ViewLikeOpInterface>(user))
-            if (view.getViewSource() == v)
-              worklist.append(user->result_begin(), user->result_end());
+          // Any buffer an op returns may be this one: views, casts, the
+          // arith.select a two-buffer scf.if becomes, a loop's results (the
+          // buffers it starts from, after no iteration).
+          for (Value r : user->getResults())
+            if (llvm::isa<BaseMemRefType>(r.getType()))
+              worklist.push_back(r);
+          if (user->hasTrait<OpTrait::IsTerminator>() && llvm::isa_and_present<scf::WhileOp>(user->getParentOp()))
+            worklist.append(user->getParentOp()->result_begin(), user->getParentOp()->result_end());
           // A buffer yielded out of a region (scf.if, scf.for) lives on as
           // the parent's result.
-          if (user->hasTrait<OpTrait::IsTerminator>() && user->getParentOp() &&
-              !llvm::isa<func::FuncOp>(user->getParentOp()))
+          else if (user->hasTrait<OpTrait::IsTerminator>() && user->getParentOp() &&
+                   !llvm::isa<func::FuncOp>(user->getParentOp()))
             for (OpOperand &operand : user->getOpOperands())
               if (operand.get() == v &&
                   operand.getOperandNumber() < user->getParentOp()->getNumResults())

@@ -81,6 +81,9 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   // (memref.copy of strided buffers would need MLIR's C runner library).
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // A data-dependent loop hands each iteration's new buffers on; the arena
+  // pass gives them places of their own (AllocsToArena.cpp).
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
   bufferize.unknownTypeConverterFn = [](Value value, Attribute memorySpace,
                                         const bufferization::BufferizationOptions &) {

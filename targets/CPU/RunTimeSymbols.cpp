@@ -5,6 +5,8 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <limits>
 
 namespace mlir::cuvil::cpu {
@@ -111,17 +113,86 @@ private:
     return true;
   }
 
+  /// `to` has `from`'s labels (copied first: inserting may move them).
+  void copyLabels(Value from, Value to) {
+    if (auto it = labels.find(from); it != labels.end()) {
+      std::vector<std::string> l = it->second;
+      labels[to] = std::move(l);
+    }
+  }
+
+  /// A data-dependent loop: its arguments and results have the sizes it
+  /// starts from, which holds only if every iteration hands on the same
+  /// run-time sizes (the code sizes what it carries by them).
+  LogicalResult loop(scf::WhileOp loop) {
+    for (auto [init, arg] : llvm::zip(loop.getInits(), loop.getBeforeArguments()))
+      copyLabels(init, arg);
+    if (failed(visit(loop.getBefore().front())))
+      return failure();
+    for (auto [forwarded, arg, result] :
+         llvm::zip(loop.getConditionOp().getArgs(), loop.getAfterArguments(), loop.getResults())) {
+      copyLabels(forwarded, arg);
+      copyLabels(forwarded, result);
+    }
+    if (failed(visit(loop.getAfter().front())))
+      return failure();
+    // What an iteration hands to the next has the sizes the loop started
+    // with.
+    for (auto [init, v] : llvm::zip(loop.getInits(), loop.getYieldOp().getResults())) {
+      auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+      if (!t)
+        continue;
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (!t.isDynamicDim(d))
+          continue;
+        std::string before = labelOf(init, d), after = labelOf(v, d);
+        if (!before.empty() && before == after)
+          continue;
+        return loop.emitError() << "this data-dependent loop hands on a tensor of type " << t
+                                << " whose run-time size " << d << " may change between iterations (it starts as "
+                                << (before.empty() ? std::string("a size of no input symbol") : "'" + before + "'")
+                                << ", an iteration leaves "
+                                << (after.empty() ? std::string("a size of no input symbol") : "'" + after + "'")
+                                << "): a loop may carry run-time sizes only unchanged";
+      }
+    }
+    return success();
+  }
+
   LogicalResult visit(Block &block) {
     for (Operation &op : block) {
+      if (auto w = llvm::dyn_cast<scf::WhileOp>(op)) {
+        if (failed(loop(w)))
+          return failure();
+        continue;
+      }
+      if (auto i = llvm::dyn_cast<scf::IfOp>(op)) {
+        // Each branch on its own; a result keeps the labels both agree on.
+        for (Region *r : {&i.getThenRegion(), &i.getElseRegion()})
+          if (!r->empty() && failed(visit(r->front())))
+            return failure();
+        if (i.getElseRegion().empty())
+          continue;
+        for (auto [k, result] : llvm::enumerate(i.getResults())) {
+          auto t = llvm::dyn_cast<RankedTensorType>(result.getType());
+          if (!t)
+            continue;
+          Value a = i.thenYield().getOperand(k), b = i.elseYield().getOperand(k);
+          std::vector<std::string> l(t.getRank());
+          for (int64_t d = 0; d < t.getRank(); ++d)
+            if (labelOf(a, d) == labelOf(b, d))
+              l[d] = labelOf(a, d);
+          labels[result] = std::move(l);
+        }
+        continue;
+      }
       if (auto g = llvm::dyn_cast<FusedGroupOp>(op)) {
         Block &body = g.getBody().front();
         for (auto [arg, input] : llvm::zip(body.getArguments(), g.getInputs()))
-          if (auto it = labels.find(input); it != labels.end())
-            labels[arg] = it->second;
+          copyLabels(input, arg);
         if (failed(visit(body)))
           return failure();
-        if (auto it = labels.find(g.getYielded()); it != labels.end())
-          labels[g.getResult()] = it->second;
+        copyLabels(g.getYielded(), g.getResult());
         continue;
       }
       if (op.getNumResults() != 1)
@@ -158,8 +229,7 @@ private:
       } else if (llvm::isa<Conv2DOp, MaxPool2DOp, AdaptiveAvgPool2DOp, AvgPool2DOp>(op)) {
         mapped(op.getOperand(0), r, [](int64_t d) { return d == 0 ? int64_t(0) : int64_t(-1); });
       } else if (llvm::isa<SoftmaxOp, LayerNormOp>(op)) {
-        if (auto it = labels.find(op.getOperand(0)); it != labels.end())
-          labels[r] = it->second;
+        copyLabels(op.getOperand(0), r);
       } else if (auto linear = llvm::dyn_cast<LinearOp>(op)) {
         std::vector<std::string> out(rt.getRank());
         for (int64_t d = 0; d + 1 < rt.getRank(); ++d)

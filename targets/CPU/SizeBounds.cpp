@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/Matchers.h"
@@ -106,6 +107,26 @@ std::optional<int64_t> dimUpperBound(Value shaped, int64_t dim) {
     return std::nullopt;
   if (!type.isDynamicDim(dim))
     return type.getDimSize(dim);
+  // A data-dependent loop carries run-time sizes unchanged (the hybrid
+  // check of RunTimeSymbols.cpp): its before region's arguments have the
+  // sizes it starts from, its results and after region's arguments those
+  // its condition forwards.
+  // A data-dependent if's result: the larger of its branches'.
+  if (auto branch = llvm::dyn_cast_or_null<scf::IfOp>(shaped.getDefiningOp())) {
+    unsigned k = llvm::cast<OpResult>(shaped).getResultNumber();
+    if (branch.getElseRegion().empty())
+      return std::nullopt;
+    Bound a = dimUpperBound(branch.thenYield().getOperand(k), dim);
+    Bound b = dimUpperBound(branch.elseYield().getOperand(k), dim);
+    return a && b ? Bound(std::max(*a, *b)) : std::nullopt;
+  }
+  if (auto loop = llvm::dyn_cast_or_null<scf::WhileOp>(shaped.getDefiningOp()))
+    return dimUpperBound(loop.getConditionOp().getArgs()[llvm::cast<OpResult>(shaped).getResultNumber()], dim);
+  if (auto arg = llvm::dyn_cast<BlockArgument>(shaped))
+    if (auto loop = llvm::dyn_cast<scf::WhileOp>(arg.getOwner()->getParentOp()))
+      return arg.getOwner() == loop.getBeforeBody()
+                 ? dimUpperBound(loop.getInits()[arg.getArgNumber()], dim)
+                 : dimUpperBound(loop.getConditionOp().getArgs()[arg.getArgNumber()], dim);
   if (auto arg = llvm::dyn_cast<BlockArgument>(shaped)) {
     auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
     if (!func || arg.getOwner() != &func.getBody().front())

@@ -168,6 +168,9 @@ namespace {
 /// Evaluates the ops of `block` in order; returns the terminator's operands
 /// (func.return or scf.yield). Values are freed after their last use in
 /// this block.
+/// Iterations an scf.while may run before the evaluator calls it endless.
+constexpr int64_t kMaxLoopIterations = 100'000'000;
+
 FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
                                              llvm::DenseMap<Value, Tensor> &values,
                                              const EvaluateOptions &options,
@@ -195,7 +198,7 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
         return op.emitOpError() << "uses a value the evaluator has not computed";
       operands.push_back(it->second);
     }
-    if (llvm::isa<func::ReturnOp, scf::YieldOp, FusedYieldOp>(op))
+    if (llvm::isa<func::ReturnOp, scf::YieldOp, scf::ConditionOp, FusedYieldOp>(op))
       return SmallVector<Tensor>(operands.begin(), operands.end());
 
     SmallVector<Tensor> results;
@@ -212,6 +215,32 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
         if (failed(r))
           return failure();
         results = std::move(*r);
+      }
+    } else if (auto loop = llvm::dyn_cast<scf::WhileOp>(op)) {
+      // Before computes the condition (and what goes on) from the carried
+      // values, after the next ones; a loop that never ends is an error
+      // here rather than a hang.
+      SmallVector<Tensor> carried(operands.begin(), operands.end());
+      for (int64_t iteration = 0;; ++iteration) {
+        if (iteration >= kMaxLoopIterations)
+          return op.emitOpError() << "ran " << kMaxLoopIterations
+                                  << " iterations without its condition becoming false";
+        for (auto [arg, tensor] : llvm::zip(loop.getBeforeArguments(), carried))
+          values[arg] = tensor;
+        FailureOr<SmallVector<Tensor>> before = evaluateBlock(loop.getBefore().front(), values, options, depth + 1);
+        if (failed(before))
+          return failure();
+        SmallVector<Tensor> forwarded(before->begin() + 1, before->end());
+        if ((*before)[0].getInt(0) == 0) {
+          results = std::move(forwarded);
+          break;
+        }
+        for (auto [arg, tensor] : llvm::zip(loop.getAfterArguments(), forwarded))
+          values[arg] = tensor;
+        FailureOr<SmallVector<Tensor>> after = evaluateBlock(loop.getAfter().front(), values, options, depth + 1);
+        if (failed(after))
+          return failure();
+        carried = std::move(*after);
       }
     } else if (auto extract = llvm::dyn_cast<tensor::ExtractOp>(op)) {
       if (!extract.getIndices().empty())

@@ -69,3 +69,69 @@ func.func @bounded(%x: memref<?x32xf32> {cuvil.dim_bounds = array<i64: 1, 64, 32
   return
 }
 
+
+// -----
+
+// The arith.select a two-buffer scf.if canonicalizes to: both buffers live
+// as long as its result (here read after a third buffer is written, which
+// therefore gets bytes of its own).
+// CHECK-LABEL: func @through_select
+// CHECK-SAME: attributes {cuvil.arena_bytes = 12288 : i64}
+// CHECK: memref.view %{{.*}}[%c{{[0-9]+}}{{[_0-9]*}}]
+// CHECK: memref.view %{{.*}}[%c{{[0-9]+}}{{[_0-9]*}}]
+// CHECK: arith.select
+// CHECK: memref.view %{{.*}}[%c{{[0-9]+}}{{[_0-9]*}}]
+func.func @through_select(%x: memref<32x32xf32>, %flag: i1, %out: memref<32x32xf32>) {
+  %a = memref.alloc() : memref<32x32xf32>
+  memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
+  %b = memref.alloc() : memref<32x32xf32>
+  memref.copy %x, %b : memref<32x32xf32> to memref<32x32xf32>
+  %r = arith.select %flag, %a, %b : memref<32x32xf32>
+  %c = memref.alloc() : memref<32x32xf32>
+  memref.copy %x, %c : memref<32x32xf32> to memref<32x32xf32>
+  memref.copy %r, %out : memref<32x32xf32> to memref<32x32xf32>
+  memref.copy %c, %out : memref<32x32xf32> to memref<32x32xf32>
+  return
+}
+
+// -----
+
+// A data-dependent loop: the buffer an iteration computes is copied at the
+// end of the after region into a carry buffer of its own, which is what the
+// next iteration reads (the computed one would be rewritten while read);
+// a swapped argument (a, b = b, f) goes through a fresh buffer first. The
+// loop's results outlive it: nothing after the loop takes their bytes.
+// CHECK-LABEL: func @carried
+// CHECK: scf.while
+// CHECK: } do {
+// CHECK: ^bb0(%[[A:.*]]: memref<8x8xf32>, %[[B:.*]]: memref<8x8xf32>):
+// CHECK: %[[NEW:.*]] = memref.view
+// CHECK: linalg.copy ins(%[[A]] : memref<8x8xf32>) outs(%[[NEW]] : memref<8x8xf32>)
+// CHECK: %[[TEMP:.*]] = memref.view
+// CHECK-NEXT: linalg.copy ins(%[[B]] : memref<8x8xf32>) outs(%[[TEMP]] : memref<8x8xf32>)
+// CHECK: %[[CARRY0:.*]] = memref.view
+// CHECK-NEXT: linalg.copy ins(%[[TEMP]] : memref<8x8xf32>) outs(%[[CARRY0]] : memref<8x8xf32>)
+// CHECK: %[[CARRY1:.*]] = memref.view
+// CHECK-NEXT: linalg.copy ins(%[[NEW]] : memref<8x8xf32>) outs(%[[CARRY1]] : memref<8x8xf32>)
+// CHECK-NEXT: scf.yield %[[CARRY0]], %[[CARRY1]]
+// CHECK: memref.view %{{.*}}[%c0{{[_0-9]*}}][]
+// CHECK-NEXT: linalg.copy ins(%arg0
+func.func @carried(%x: memref<8x8xf32>, %n: index, %out: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %r:2 = scf.while (%a = %x, %b = %x) : (memref<8x8xf32>, memref<8x8xf32>) -> (memref<8x8xf32>, memref<8x8xf32>) {
+    %v = memref.load %a[%c0, %c0] : memref<8x8xf32>
+    %zero = arith.constant 0.0 : f32
+    %go = arith.cmpf ogt, %v, %zero : f32
+    scf.condition(%go) %a, %b : memref<8x8xf32>, memref<8x8xf32>
+  } do {
+  ^bb0(%a: memref<8x8xf32>, %b: memref<8x8xf32>):
+    %new = memref.alloc() : memref<8x8xf32>
+    linalg.copy ins(%a : memref<8x8xf32>) outs(%new : memref<8x8xf32>)
+    scf.yield %b, %new : memref<8x8xf32>, memref<8x8xf32>
+  }
+  %after = memref.alloc() : memref<8x8xf32>
+  linalg.copy ins(%x : memref<8x8xf32>) outs(%after : memref<8x8xf32>)
+  linalg.copy ins(%r#1 : memref<8x8xf32>) outs(%out : memref<8x8xf32>)
+  linalg.copy ins(%after : memref<8x8xf32>) outs(%out : memref<8x8xf32>)
+  return
+}

@@ -155,6 +155,24 @@ class DynamicQuantized(nn.Module):
         return self.fc(y[:, -1])
 
 
+class WhileLoop(nn.Module):
+    """A loop on tensor data: it carries y, the step count (a Python int)
+    and the condition, not the weights or x, which it only reads; the
+    `and` becomes a data-dependent if whose branches give Python bools."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        steps = 0
+        while bool(y.abs().max() > 0.5) and steps < 8:
+            y = torch.tanh(self.lin(y)) * 0.5 + x * 0.0
+            steps += 1
+        return y, steps
+
+
 def dynamic_quantized(engine):
     m = DynamicQuantized().eval()
     torch.backends.quantized.engine = engine
@@ -164,7 +182,7 @@ def dynamic_quantized(engine):
 MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
           "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided,
           "inplace_expanded": InPlaceExpanded,
-          "dynamic_batch": DynamicBatch, "value_view": ValueView}
+          "dynamic_batch": DynamicBatch, "value_view": ValueView, "while_loop": WhileLoop}
 
 if __name__ == "__main__":
     torch.manual_seed(0)
