@@ -9,7 +9,9 @@ variables (`a, b = b, f(a, b)`), an accumulation by an in-place op on a
 tensor the loop does not rebind, a loop whose condition is a Python bool the
 first time and tensor data from then on, a loop with a data-dependent `if`
 inside, a counted `for` loop left by a `break` on tensor data, and `for`
-loops over `range()` of a count computed from tensor data. Each is exported twice: with static shapes (graph_fusion) and
+loops over `range()` of a count computed from tensor data, and an
+embedding lookup inside a loop and an if (its run-time index check reaches
+the library's status: an id out of range stops the loop and fails the run). Each is exported twice: with static shapes (graph_fusion) and
 with a run-time batch (hybrid), and run on inputs for which the loops run
 zero, a few and many times; outputs are compared with PyTorch's (rtol 1e-3,
 atol 1e-4; step counts exactly).
@@ -157,6 +159,25 @@ class Repeat(nn.Module):
         return x
 
 
+class LookupInLoop(nn.Module):
+    """An embedding lookup (a run-time index check) inside a loop and inside
+    a data-dependent if: out-of-range ids are a run-time error, as in
+    PyTorch, and the loop stops at the first one."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+
+    def forward(self, x, ids):
+        n = 0
+        while bool(x.abs().sum() > 1.0) and n < 20:
+            x = x * 0.5 + self.emb(ids).sum(0) * 0.01
+            n += 1
+        if bool(x.sum() > 0.0):
+            x = x + self.emb(ids[:1]).sum(0)
+        return x
+
+
 def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
@@ -264,6 +285,31 @@ def main():
             for counts in ([0, 0], [2, 3], [10, 15]):
                 compare(args.bin, lib, repeat, [normal((n, 8)), np.array(counts, np.int64)], work,
                         f"repeat ({form}) rows={n} counts={counts}")
+
+    # Run-time checks inside the loop and the if.
+    lookup = torch.jit.script(LookupInLoop().eval())
+    path = os.path.join(work, "lookup.pt")
+    lookup.save(path)
+    for form, strategy, x_shape, rows in (("static", "graph_fusion", "0=4x8xf32", [4]),
+                                          ("hybrid", "hybrid", "0=rows:1..64x8xf32", [1, 64])):
+        lib = os.path.join(work, f"lookup_{form}.so")
+        r = export(args.bin, path, [x_shape, "1=3xi64"], lib, strategy)
+        check(r.returncode == 0, f"lookup ({form}): exported" + ("" if r.returncode == 0 else ": " + r.stderr))
+        if r.returncode != 0:
+            continue
+        for n in rows:
+            for scale in (3.0, 1e-3):
+                compare(args.bin, lib, lookup, [normal((n, 8), scale), np.array([1, 9, 4], np.int64)], work,
+                        f"lookup ({form}) rows={n} scale={scale}")
+            np.save(os.path.join(work, "bad0.npy"), normal((n, 8), 3.0))
+            np.save(os.path.join(work, "bad1.npy"), np.array([1, 12, 4], np.int64))
+            r = run([os.path.join(args.bin, "cuvil-run"), lib, "--input", os.path.join(work, "bad0.npy"),
+                     "--input", os.path.join(work, "bad1.npy"), "--output-dir", os.path.join(work, "bad"),
+                     "--quiet"])
+            text = r.stderr + r.stdout
+            ok = r.returncode != 0 and "index out of range" in text and "embedding" in text
+            check(ok, f"lookup ({form}) rows={n}: an id out of range inside the loop is a run-time error "
+                      f"naming the check (exit {r.returncode})" + ("" if ok else f": {text.strip()}"))
 
     # What is refused.
     class Grows(nn.Module):

@@ -7,9 +7,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
 
 namespace mlir::cuvil::lowering {
 namespace {
@@ -110,36 +113,198 @@ void recordCheck(OpBuilder &b, Location loc, Operation *cuvilOp, Value failed) {
   select->setAttr(kCheckAttr, id);
 }
 
-LogicalResult addStatusResult(func::FuncOp func) {
-  SmallVector<std::pair<int64_t, arith::SelectOp>> checks;
-  WalkResult nested = func.walk([&](arith::SelectOp select) {
-    auto id = select->getAttrOfType<IntegerAttr>(kCheckAttr);
-    if (!id)
-      return WalkResult::advance();
-    if (select->getParentOp() != func.getOperation() || !func.getBody().hasOneBlock()) {
-      select.emitError() << "a run-time check inside a region is not supported by the CPU "
-                            "code generator yet";
-      return WalkResult::interrupt();
+namespace {
+
+/// A failure status produced in a block: a recorded check (its select) or
+/// the status an scf.if / scf.while inside the block returns. `order` is
+/// the lowest check number it may report (lower numbers win, as at the top).
+struct StatusSource {
+  int64_t order;
+  Value failed; ///< i1: this source failed
+  Value status; ///< i32: the number it reports then
+};
+
+/// Folds the sources of a block into one i32 status at `b`'s point: the
+/// lowest-ordered failed source's number, or 0.
+Value foldStatus(OpBuilder &b, Location loc, SmallVector<StatusSource> sources) {
+  llvm::sort(sources, [](const StatusSource &x, const StatusSource &y) { return x.order > y.order; });
+  Value status = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
+  for (const StatusSource &src : sources)
+    status = b.create<arith::SelectOp>(loc, src.failed, src.status, status);
+  return status;
+}
+
+/// Checks inside data-dependent control flow: every scf.if and scf.while
+/// holding checks returns one more value, the status of what it ran (a
+/// loop carries it and stops at the first failure), which its parent folds
+/// like a check of its own.
+class StatusThreader {
+public:
+  explicit StatusThreader(func::FuncOp func) : func(func) {}
+
+  /// The sources of `block`, its nested control flow threaded first.
+  FailureOr<SmallVector<StatusSource>> sourcesOf(Block &block) {
+    SmallVector<StatusSource> sources;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (auto select = llvm::dyn_cast<arith::SelectOp>(op)) {
+        if (auto id = select->getAttrOfType<IntegerAttr>(kCheckAttr)) {
+          sources.push_back({id.getInt(), select.getCondition(), select.getTrueValue()});
+          select->removeAttr(kCheckAttr);
+        }
+        continue;
+      }
+      if (op.getNumRegions() == 0)
+        continue;
+      bool holdsChecks = false;
+      op.walk([&](arith::SelectOp s) { holdsChecks |= s->hasAttr(kCheckAttr); });
+      if (!holdsChecks)
+        continue;
+      FailureOr<StatusSource> nested = failure();
+      if (auto branch = llvm::dyn_cast<scf::IfOp>(op))
+        nested = threadIf(branch);
+      else if (auto loop = llvm::dyn_cast<scf::WhileOp>(op))
+        nested = threadWhile(loop);
+      else
+        return op.emitError() << "a run-time check inside '" << op.getName()
+                              << "' is not supported by the CPU code generator yet";
+      if (failed(nested))
+        return failure();
+      sources.push_back(*nested);
     }
-    checks.emplace_back(id.getInt(), select);
-    return WalkResult::advance();
-  });
-  if (nested.wasInterrupted())
-    return failure();
-  if (checks.empty()) {
+    return sources;
+  }
+
+private:
+  func::FuncOp func;
+
+  static int64_t lowest(ArrayRef<StatusSource> sources) {
+    int64_t order = std::numeric_limits<int64_t>::max();
+    for (const StatusSource &s : sources)
+      order = std::min(order, s.order);
+    return order;
+  }
+
+  static StatusSource sourceOf(OpBuilder &b, Location loc, Value status, int64_t order) {
+    Value zero = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
+    Value failed = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, status, zero);
+    return {order, failed, status};
+  }
+
+  FailureOr<StatusSource> threadIf(scf::IfOp branch) {
+    Location loc = branch.getLoc();
+    OpBuilder b(branch);
+    int64_t order = std::numeric_limits<int64_t>::max();
+    SmallVector<Value> statuses;
+    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()}) {
+      if (region->empty()) { // an if without else: give it one that yields
+        OpBuilder eb(branch.getContext());
+        Block *block = eb.createBlock(region);
+        eb.setInsertionPointToEnd(block);
+        eb.create<scf::YieldOp>(loc);
+      }
+      Block &block = region->front();
+      FailureOr<SmallVector<StatusSource>> sources = sourcesOf(block);
+      if (failed(sources))
+        return failure();
+      order = std::min(order, lowest(*sources));
+      OpBuilder end(block.getTerminator());
+      statuses.push_back(foldStatus(end, loc, *sources));
+    }
+    // The if again, with the status as its last result.
+    SmallVector<Type> types(branch.getResultTypes());
+    types.push_back(b.getI32Type());
+    auto threaded = b.create<scf::IfOp>(loc, types, branch.getCondition(), /*withElse=*/true);
+    for (auto [k, region] : llvm::enumerate(SmallVector<Region *>{&branch.getThenRegion(), &branch.getElseRegion()})) {
+      Region &to = k == 0 ? threaded.getThenRegion() : threaded.getElseRegion();
+      to.getBlocks().clear();
+      to.takeBody(*region);
+      Operation *yield = to.front().getTerminator();
+      SmallVector<Value> operands(yield->getOperands());
+      operands.push_back(statuses[k]);
+      OpBuilder yb(yield);
+      yb.create<scf::YieldOp>(yield->getLoc(), operands);
+      yield->erase();
+    }
+    branch.replaceAllUsesWith(threaded.getResults().drop_back());
+    branch.erase();
+    OpBuilder after(threaded->getBlock(), std::next(Block::iterator(threaded)));
+    return sourceOf(after, loc, threaded.getResults().back(), order);
+  }
+
+  FailureOr<StatusSource> threadWhile(scf::WhileOp loop) {
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    Block &before = loop.getBefore().front(), &after = loop.getAfter().front();
+    Type i32 = b.getI32Type();
+    BlockArgument beforeStatus = before.addArgument(i32, loc);
+    BlockArgument afterStatus = after.addArgument(i32, loc);
+
+    // Before: the status so far, or this test's; the loop goes on only
+    // while it is 0.
+    FailureOr<SmallVector<StatusSource>> beforeSources = sourcesOf(before);
+    if (failed(beforeSources))
+      return failure();
+    auto condition = loop.getConditionOp();
+    OpBuilder cb(condition);
+    Value zero = cb.create<arith::ConstantOp>(loc, cb.getI32IntegerAttr(0));
+    Value earlier = cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, beforeStatus, zero);
+    Value now = foldStatus(cb, loc, *beforeSources);
+    Value status = cb.create<arith::SelectOp>(loc, earlier, beforeStatus, now);
+    Value ok = cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status, zero);
+    Value go = cb.create<arith::AndIOp>(loc, condition.getCondition(), ok);
+    SmallVector<Value> forwarded(condition.getArgs());
+    forwarded.push_back(status);
+    cb.create<scf::ConditionOp>(condition.getLoc(), go, forwarded);
+    condition.erase();
+
+    // After: the status it was given, or the body's.
+    FailureOr<SmallVector<StatusSource>> afterSources = sourcesOf(after);
+    if (failed(afterSources))
+      return failure();
+    auto yield = loop.getYieldOp();
+    OpBuilder yb(yield);
+    Value zeroA = yb.create<arith::ConstantOp>(loc, yb.getI32IntegerAttr(0));
+    Value earlierA = yb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, afterStatus, zeroA);
+    Value body = foldStatus(yb, loc, *afterSources);
+    SmallVector<Value> yielded(yield.getResults());
+    yielded.push_back(yb.create<arith::SelectOp>(loc, earlierA, afterStatus, body));
+    yb.create<scf::YieldOp>(yield.getLoc(), yielded);
+    yield.erase();
+
+    // The loop again, carrying the status from 0.
+    SmallVector<Value> inits(loop.getInits());
+    inits.push_back(b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(0)));
+    SmallVector<Type> types(loop.getResultTypes());
+    types.push_back(i32);
+    auto threaded = b.create<scf::WhileOp>(loc, types, inits);
+    threaded.getBefore().takeBody(loop.getBefore());
+    threaded.getAfter().takeBody(loop.getAfter());
+    loop.replaceAllUsesWith(threaded.getResults().drop_back());
+    loop.erase();
+    int64_t order = std::min(lowest(*beforeSources), lowest(*afterSources));
+    OpBuilder afterLoop(threaded->getBlock(), std::next(Block::iterator(threaded)));
+    return sourceOf(afterLoop, loc, threaded.getResults().back(), order);
+  }
+};
+
+} // namespace
+
+LogicalResult addStatusResult(func::FuncOp func) {
+  bool any = false;
+  func.walk([&](arith::SelectOp select) { any |= select->hasAttr(kCheckAttr); });
+  if (!any) {
     func->removeAttr(kFailureMessagesAttr); // every check was folded away
     return success();
   }
-  // The lowest-numbered failed check is the status: fold from the last.
-  llvm::sort(checks, [](auto &a, auto &b) { return a.first > b.first; });
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "run-time checks in a function of several blocks are not supported";
+  FailureOr<SmallVector<StatusSource>> sources = StatusThreader(func).sourcesOf(func.getBody().front());
+  if (failed(sources))
+    return failure();
+  // The lowest-numbered failed check is the status.
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   OpBuilder b(ret);
-  Location loc = func.getLoc();
-  Value status = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
-  for (auto &[id, select] : checks) {
-    status = b.create<arith::SelectOp>(loc, select.getCondition(), select.getTrueValue(), status);
-    select->removeAttr(kCheckAttr);
-  }
+  Value status = foldStatus(b, func.getLoc(), *sources);
   unsigned index = func.getNumResults();
   func.insertResult(index, b.getI32Type(), DictionaryAttr::get(func.getContext()));
   ret->insertOperands(index, status);

@@ -33,8 +33,9 @@ bool needsRuntimeCheck(Operation *cuvilOp);
 void recordCheck(OpBuilder &b, Location loc, Operation *cuvilOp, Value failed);
 
 /// After the conversion: folds the recorded checks of `func` into the i32
-/// status result. Fails (with a diagnostic) when a check sits in a nested
-/// region, where its value cannot reach the return.
+/// status result; checks inside scf.if and scf.while reach it through one
+/// more result of each (a loop stops at its first failed check). Fails
+/// (with a diagnostic) for a check in any other region.
 LogicalResult addStatusResult(func::FuncOp func);
 
 /// Whether any element of the integer tensor `indices` lies outside

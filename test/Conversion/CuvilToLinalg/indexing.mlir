@@ -195,3 +195,55 @@ func.func @scatter(%x: tensor<5x3xf32>, %i: tensor<2x3xi64>, %s: tensor<2x3xf32>
   %1 = cuvil.tensor.scatter %x, %i, %s {dim = 0 : i64, reduce = #cuvil<scatter_reduce mean>} : tensor<5x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<5x3xf32>
   return %0, %1 : tensor<5x3xf32>, tensor<5x3xf32>
 }
+
+// -----
+
+// Checks inside data-dependent control flow reach the status: an scf.if
+// returns one more i32 (its branch's status), an scf.while carries one from
+// 0, folds each iteration's checks into it and goes on only while it is 0;
+// the function's status folds both like checks of its own.
+// CHECK-LABEL: func.func @checks_in_regions
+//  CHECK-SAME: -> (tensor<3x2xf32>, i32)
+//       CHECK: %[[IF:.*]]:2 = scf.if %{{.*}} -> (tensor<3x2xf32>, i32) {
+//       CHECK:   arith.select %{{.*}}, %c1_i32
+//       CHECK:   %[[THEN:.*]] = arith.select %{{.*}}, %c1_i32
+//  CHECK-NEXT:   scf.yield %{{.*}}, %[[THEN]] : tensor<3x2xf32>, i32
+//       CHECK: } else {
+//       CHECK:   scf.yield %{{.*}}, %c0_i32{{.*}} : tensor<3x2xf32>, i32
+//       CHECK: %[[IFFAILED:.*]] = arith.cmpi ne, %[[IF]]#1
+//       CHECK: %[[LOOP:.*]]:2 = scf.while (%{{.*}} = %[[IF]]#0, %[[ST:.*]] = %c0_i32{{.*}}) : (tensor<3x2xf32>, i32) -> (tensor<3x2xf32>, i32) {
+//       CHECK:   %[[EARLIER:.*]] = arith.cmpi ne, %[[ST]]
+//       CHECK:   %[[SO_FAR:.*]] = arith.select %[[EARLIER]], %[[ST]]
+//       CHECK:   %[[OK:.*]] = arith.cmpi eq, %[[SO_FAR]]
+//       CHECK:   %[[GO:.*]] = arith.andi %{{.*}}, %[[OK]] : i1
+//       CHECK:   scf.condition(%[[GO]]) %{{.*}}, %[[SO_FAR]] : tensor<3x2xf32>, i32
+//       CHECK: } do {
+//       CHECK:   arith.select %{{.*}}, %c2_i32
+//       CHECK:   scf.yield %{{.*}}, %{{.*}} : tensor<3x2xf32>, i32
+//       CHECK: %[[LOOPFAILED:.*]] = arith.cmpi ne, %[[LOOP]]#1
+//       CHECK: %[[S2:.*]] = arith.select %[[LOOPFAILED]], %[[LOOP]]#1,
+//       CHECK: %[[S1:.*]] = arith.select %[[IFFAILED]], %[[IF]]#1, %[[S2]]
+//       CHECK: return %[[LOOP]]#0, %[[S1]] : tensor<3x2xf32>, i32
+func.func @checks_in_regions(%c: i1, %w: tensor<4x2xf32>, %ids: tensor<3xi64>, %x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %0 = scf.if %c -> (tensor<3x2xf32>) {
+    %e = cuvil.tensor.embedding %w, %ids : tensor<4x2xf32>, tensor<3xi64> -> tensor<3x2xf32>
+    scf.yield %e : tensor<3x2xf32>
+  } else {
+    scf.yield %x : tensor<3x2xf32>
+  }
+  %1 = scf.while (%y = %0) : (tensor<3x2xf32>) -> tensor<3x2xf32> {
+    %s = cuvil.reduce.sum %y dims [0, 1] : tensor<3x2xf32> -> tensor<f32>
+    %one = cuvil.constant dense<1.0> : tensor<f32>
+    %gt = cuvil.logic.gt %s, %one : tensor<f32>, tensor<f32> -> tensor<i1>
+    %go = tensor.extract %gt[] : tensor<i1>
+    scf.condition(%go) %y : tensor<3x2xf32>
+  } do {
+  ^bb0(%y: tensor<3x2xf32>):
+    %e = cuvil.tensor.embedding %w, %ids : tensor<4x2xf32>, tensor<3xi64> -> tensor<3x2xf32>
+    %half = cuvil.constant dense<0.5> : tensor<f32>
+    %m = cuvil.math.mul %y, %half : tensor<3x2xf32>, tensor<f32> -> tensor<3x2xf32>
+    %n = cuvil.math.add %m, %e : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+    scf.yield %n : tensor<3x2xf32>
+  }
+  return %1 : tensor<3x2xf32>
+}
