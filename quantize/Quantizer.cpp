@@ -75,8 +75,13 @@ Value postOf(Value y) {
   return y;
 }
 
+/// Whether `op` runs once per inference, at the function's top level:
+/// layers inside data-dependent control flow (a loop's body, a branch)
+/// stay in float (calibration observes values the function can return).
+bool atTopLevel(Operation *op) { return llvm::isa_and_present<mlir::func::FuncOp>(op->getParentOp()); }
+
 bool isProductLayer(Operation *op) {
-  if (!llvm::isa<mc::Conv2DOp, mc::LinearOp>(op))
+  if (!llvm::isa<mc::Conv2DOp, mc::LinearOp>(op) || !atTopLevel(op))
     return false;
   Value x = op->getOperand(0), w = op->getOperand(1), y = op->getResult(0);
   if (!isF32Tensor(x) || !isF32Tensor(y) || !w.getDefiningOp<mc::ConstantOp>())
@@ -104,7 +109,7 @@ llvm::DenseSet<Operation *> quantizableAdds(mlir::func::FuncOp f) {
   };
   for (Operation *op : llvm::reverse(ops)) { // readers before the adds they read
     auto add = llvm::dyn_cast<mc::AddOp>(op);
-    if (!add || !isF32Tensor(add.getResult()) || add.getLhs().getType() != add.getType() ||
+    if (!add || !atTopLevel(op) || !isF32Tensor(add.getResult()) || add.getLhs().getType() != add.getType() ||
         add.getRhs().getType() != add.getType() || add.getLhs().getDefiningOp<mc::ConstantOp>() ||
         add.getRhs().getDefiningOp<mc::ConstantOp>())
       continue;
@@ -466,6 +471,18 @@ Status Quantizer::loadFloatGraph() {
   report.graphHash = structuralHash(f);
 
   layers = collectLayers(f);
+  // RELIABILITY F6: layers in data-dependent control flow run a number of
+  // times calibration cannot bound (or never); they stay float, said once.
+  unsigned inControlFlow = 0;
+  f.walk([&](Operation *op) {
+    if (llvm::isa<mc::Conv2DOp, mc::LinearOp>(op) && !llvm::isa<mlir::func::FuncOp>(op->getParentOp())) {
+      if (inControlFlow++ == 0)
+        mlir::emitWarning(op->getLoc())
+            << "this '" << op->getName()
+            << "' is inside data-dependent control flow (a loop's body or a branch): it stays float"
+            << " (with any others there)";
+    }
+  });
   if (layers.empty())
     return inputError("'" + opt.model + "' has no convolution or linear layer with float32 "
                       "activations and constant weights: there is nothing to quantize");

@@ -111,6 +111,24 @@ class TokenMLP(nn.Module):
         return torch.softmax(self.head(self.norm(x + h)), -1)
 
 
+class LoopRefine(nn.Module):
+    """A layer before a data-dependent loop and one inside it (RELIABILITY F6:
+    control flow at calibration)."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(16, 16)
+        self.inner = nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = torch.relu(self.first(x))
+        n = 0
+        while bool(y.abs().max() > 0.5) and n < 6:
+            y = torch.tanh(self.inner(y)) * 0.5
+            n += 1
+        return y
+
+
 def make_model(work, name, module, shape):
     torch.manual_seed(0)
     m = module().eval()
@@ -390,6 +408,25 @@ def main():
     torch.jit.script(NoLayers()).save(nolayers)
     r = quantize(args, "--model", nolayers, "--calibration-data", cal, "--output", os.path.join(work, "bad.mlirbc"))
     check(r.returncode == 1 and "nothing to quantize" in r.stderr, f"no layers to quantize ({r.stderr.strip()[-120:]})")
+
+    # Data-dependent control flow: the layer before the loop is quantized,
+    # the one inside it (run a data-dependent number of times) stays float,
+    # and the compiled model passes the gate against PyTorch.
+    loop_pt, loop_cal, loop_val, loop_refs = make_model(work, "loop", LoopRefine, (4, 16))
+    out = os.path.join(work, "loop.mlirbc")
+    rep = os.path.join(work, "loop.json")
+    r = quantize(args, "--model", loop_pt, "--calibration-data", loop_cal, "--validation-data", loop_val,
+                 "--output", out, "--report", rep)
+    check(r.returncode == 0, f"a model with a data-dependent loop quantizes ({r.stderr.strip()[-300:]})")
+    check("inside data-dependent control flow" in r.stderr and "stays float" in r.stderr,
+          "loop: a warning names the layer left in float")
+    if r.returncode == 0:
+        precisions = {l["name"]: l["precision"] for l in json.load(open(rep))["layers"]}
+        check(list(precisions) == ["first"],
+              f"loop: the layer before the loop is a layer (int8 or its fallback), the one inside it "
+              f"stays float ({precisions})")
+        l2 = compiled_l2(args, work, out, loop_refs)
+        check(l2 <= 0.01, f"loop: compiled quantized model within the gate of PyTorch (relative L2 {l2:.2e})")
 
     argmax = os.path.join(work, "argmax.pt")
     torch.jit.script(ArgMax().eval()).save(argmax)
