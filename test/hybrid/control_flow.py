@@ -13,7 +13,8 @@ loops over `range()` of a count computed from tensor data, and an
 embedding lookup inside a loop and an if (its run-time index check reaches
 the library's status: an id out of range stops the loop and fails the run). Each is exported twice: with static shapes (graph_fusion) and
 with a run-time batch (hybrid), and run on inputs for which the loops run
-zero, a few and many times; outputs are compared with PyTorch's (rtol 1e-3,
+zero, a few and many times (two of them for aarch64 too, under qemu);
+outputs are compared with PyTorch's (rtol 1e-3,
 atol 1e-4; step counts exactly).
 
 Then what is refused, with a clear message and no library: a loop that
@@ -23,6 +24,7 @@ Exit 0: every case passed; 1: a failure (named); 77: PyTorch is missing.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -182,22 +184,22 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def export(bin_dir, model_path, shapes, out, strategy):
-    cmd = [os.path.join(bin_dir, "cuvil-export"), "--model", model_path, "--target", "x86_64",
+def export(bin_dir, model_path, shapes, out, strategy, target="x86_64"):
+    cmd = [os.path.join(bin_dir, "cuvil-export"), "--model", model_path, "--target", target,
            "--strategy", strategy, "-o", out]
     for s in shapes:
         cmd += ["--input-shape", s]
     return run(cmd)
 
 
-def compare(bin_dir, lib, model, arrays, work, what):
+def compare(bin_dir, lib, model, arrays, work, what, runner=None):
     paths = []
     for i, a in enumerate(arrays):
         p = os.path.join(work, f"in{i}.npy")
         np.save(p, a)
         paths += ["--input", p]
     out = os.path.join(work, "out")
-    r = run([os.path.join(bin_dir, "cuvil-run"), lib, *paths, "--output-dir", out, "--quiet"])
+    r = run((runner or [os.path.join(bin_dir, "cuvil-run")]) + [lib, *paths, "--output-dir", out, "--quiet"])
     if r.returncode != 0:
         check(False, f"{what}: cuvil-run failed: {r.stderr.strip()}")
         return
@@ -243,6 +245,11 @@ def main():
     def positive(shape):
         return (rng.random(shape) * 20 + 0.01).astype(np.float32)
 
+    # The aarch64 libraries run under qemu where it is installed.
+    qemu = shutil.which("qemu-aarch64")
+    run_aarch64 = os.path.join(args.bin, "aarch64", "cuvil-run")
+    aarch64 = [qemu, "-L", "/usr/aarch64-linux-gnu", run_aarch64] if qemu and os.path.exists(run_aarch64) else None
+
     # (name, module, features, inputs(rows) -> list of input lists)
     cases = [
         ("refine", Refine(), [16], lambda n: [[normal((n, 16), 3.0)], [normal((n, 16), 1e-4)]]),
@@ -258,17 +265,23 @@ def main():
         path = os.path.join(work, f"{name}.pt")
         scripted.save(path)
         dims = "x".join(str(f) for f in features)
-        variants = [("static", "graph_fusion", [f"0=4x{dims}xf32"], [4]),
-                    ("hybrid", "hybrid", [f"0=rows:1..64x{dims}xf32"], [1, 5, 64])]
-        for form, strategy, shapes, rows in variants:
-            lib = os.path.join(work, f"{name}_{form}.so")
-            r = export(args.bin, path, shapes, lib, strategy)
+        variants = [("static", "graph_fusion", [f"0=4x{dims}xf32"], [4], "x86_64"),
+                    ("hybrid", "hybrid", [f"0=rows:1..64x{dims}xf32"], [1, 5, 64], "x86_64")]
+        if name in ("refine", "recurrence"):
+            if aarch64:
+                variants.append(("hybrid aarch64", "hybrid", [f"0=rows:1..64x{dims}xf32"], [5], "aarch64"))
+            else:
+                print(f"skip {name} (hybrid aarch64): qemu-aarch64 or the aarch64 cuvil-run is missing")
+        for form, strategy, shapes, rows, target in variants:
+            lib = os.path.join(work, f"{name}_{form.replace(' ', '_')}.so")
+            r = export(args.bin, path, shapes, lib, strategy, target)
             check(r.returncode == 0, f"{name} ({form}): exported" + ("" if r.returncode == 0 else ": " + r.stderr))
             if r.returncode != 0:
                 continue
             for n in rows:
                 for k, arrays in enumerate(inputs(n)):
-                    compare(args.bin, lib, scripted, arrays, work, f"{name} ({form}) rows={n} input {k}")
+                    compare(args.bin, lib, scripted, arrays, work, f"{name} ({form}) rows={n} input {k}",
+                            aarch64 if target == "aarch64" else None)
 
     # Counted loops over a run-time count.
     repeat = torch.jit.script(Repeat())
