@@ -115,6 +115,11 @@ int main(int argc, char **argv) {
                  "SYMBOL:MIN..MAX in --input-shape are run-time sizes, checked against their "
                  "bounds at every call; the static parts compile as with graph_fusion, the arena "
                  "is planned at the maxima)");
+  app.add_option("--specialize", opt.compile.specialize,
+                 "With --strategy hybrid: sizes of run-time dimensions to compile a static copy "
+                 "of the model for, chosen at run time when the inputs have exactly those sizes "
+                 "(other sizes run the generic code): SYMBOL=SIZE[,SIZE...], several symbols "
+                 "separated by ';' give every combination (at most 16), e.g. seq=128,256");
   app.add_option("--tuning-db", opt.compile.tuningDb,
                  "With --strategy autotune: the tuning database (cuvil-autotune tune) whose records "
                  "for this target, CPU and compiler configure the kernels; --kernel-report says "

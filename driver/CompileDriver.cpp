@@ -18,6 +18,7 @@
 #include "tuning/TuningDatabase.h"
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "dialects/Cuvil/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -491,6 +492,15 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
 
   // The graph pipeline, unless the IR is past it (an --emit mlir output).
   auto stage = module->getAttrOfType<StringAttr>(kCompileStageAttrName);
+  if (!stage && !options.specialize.empty()) {
+    clock.begin("shape specialisation");
+    PassManager specialize(ctx);
+    CuvilSpecializeShapesPassOptions so;
+    so.sizes = options.specialize;
+    specialize.addPass(createCuvilSpecializeShapesPass(so));
+    if (Status s = runPipeline(specialize, module, "specialising shapes (--specialize)", options.debug); !s)
+      return s.error();
+  }
   if (!stage) {
     clock.begin("graph optimisation");
     PassManager graph(ctx);
@@ -713,6 +723,7 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
   m.add("target-name", options.target);
   m.add("emit", emitKindName(options.emit));
   m.add("strategy", options.strategy);
+  m.add("specialize", options.specialize);
   m.add("name", modelNameOf(options));
   m.add("soname", sonameOf(options, options.output));
   m.add("symbol-prefix", options.symbolPrefix);
@@ -764,6 +775,9 @@ Status checkCompileOptions(const CompileOptions &options) {
       options.strategy != "hybrid")
     return ::cuvil::usageError("--strategy: unknown strategy '" + options.strategy +
                                "' (the strategies: graph_fusion, autotune, hybrid)");
+  if (!options.specialize.empty() && options.strategy != "hybrid")
+    return ::cuvil::usageError("--specialize adds static copies of a model with run-time dimensions: it "
+                               "needs --strategy hybrid (this build's strategy is " + options.strategy + ")");
   if (options.strategy == "autotune" && options.tuningDb.empty())
     return ::cuvil::usageError("--strategy autotune takes its kernel configurations from a tuning "
                                "database: give one with --tuning-db FILE (made by cuvil-autotune tune)");

@@ -64,6 +64,9 @@ struct CompileOptions {
   /// features to compile for (instead of --cpu).
   std::string deviceProfile;
   std::string strategy = "graph_fusion";
+  /// --specialize (hybrid): "seq=128,256[;batch=1]", sizes that get a static
+  /// copy of the graph, chosen at run time.
+  std::string specialize;
   /// --strategy autotune: the tuning database whose records configure the
   /// kernels (the heuristics configure the kernels it lacks).
   std::string tuningDb;

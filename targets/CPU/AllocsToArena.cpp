@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::cuvil {
@@ -50,13 +51,39 @@ std::optional<int64_t> maxBytesOf(memref::AllocOp alloc) {
   return bytes;
 }
 
-/// Position of the top-level (function body) ancestor of `op`.
-int64_t positionIn(Block &body, Operation *op, const llvm::DenseMap<Operation *, int64_t> &pos) {
-  while (op && op->getBlock() != &body)
-    op = op->getParentOp();
-  auto it = pos.find(op);
-  return it == pos.end() ? 0 : it->second;
-}
+/// Program order for live ranges: every op numbered in a pre-order walk,
+/// so the branches of an scf.if are straight-line code one after the other
+/// (they never run both, and both lead to what follows, so a buffer of one
+/// may take the bytes of a buffer of the other); a loop is one position as
+/// a whole (what it holds is live across its iterations).
+class ProgramOrder {
+public:
+  explicit ProgramOrder(func::FuncOp func) { number(func.getBody().front()); }
+
+  int64_t of(Operation *op) const {
+    Operation *at = op;
+    for (Operation *p = op; p && !llvm::isa<func::FuncOp>(p); p = p->getParentOp())
+      if (llvm::isa<LoopLikeOpInterface>(p))
+        at = p; // the outermost loop
+    auto it = pos.find(at);
+    return it == pos.end() ? 0 : it->second;
+  }
+
+private:
+  llvm::DenseMap<Operation *, int64_t> pos;
+  int64_t next = 0;
+
+  void number(Block &block) {
+    for (Operation &op : block) {
+      pos[&op] = next++;
+      if (llvm::isa<LoopLikeOpInterface>(op))
+        continue;
+      for (Region &r : op.getRegions())
+        for (Block &b : r)
+          number(b);
+    }
+  }
+};
 
 /// The alloc whose buffer `v` is (through view-like ops), if any.
 memref::AllocOp rootAlloc(Value v) {
@@ -146,11 +173,7 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
     if (func.isExternal())
       return success();
     carryLoopValuesInOwnBuffers(func);
-    Block &body = func.getBody().front();
-    llvm::DenseMap<Operation *, int64_t> pos;
-    int64_t index = 0;
-    for (Operation &op : body)
-      pos[&op] = index++;
+    ProgramOrder order(func);
 
     SmallVector<Buffer> buffers;
     WalkResult walk = func.walk([&](memref::AllocOp alloc) -> WalkResult {
@@ -166,7 +189,7 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
       Buffer b;
       b.alloc = alloc;
       b.bytes = (*bytes + kAlignment - 1) / kAlignment * kAlignment;
-      b.start = positionIn(body, alloc, pos);
+      b.start = order.of(alloc);
       b.end = b.start;
       // Every use through view-like ops keeps the buffer alive.
       SmallVector<Value> worklist = {alloc.getResult()};
@@ -176,7 +199,7 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
         if (!seen.insert(v).second)
           continue;
         for (Operation *user : v.getUsers()) {
-          b.end = std::max(b.end, positionIn(body, user, pos));
+          b.end = std::max(b.end, order.of(user));
           // Any buffer an op returns may be this one: views, casts, the
           // arith.select a two-buffer scf.if becomes, a loop's results (the
           // buffers it starts from, after no iteration).

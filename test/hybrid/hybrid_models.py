@@ -263,6 +263,31 @@ def main():
             compare(args.bin, lib, enc, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
                     f"encoder seq={n}")
 
+    # The same encoder with static copies for two lengths (--specialize):
+    # those lengths take the static code, the others the generic one.
+    enc_path = os.path.join(work, "encoder.pt")
+    spec_lib = os.path.join(work, "encoder_spec.so")
+    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
+             "--strategy", "hybrid", "--input-shape", "0=1xseq:1..512x64xf32", "--specialize", "seq=64,128",
+             "-o", spec_lib])
+    check(r.returncode == 0, "encoder --specialize seq=64,128: exported" + ("" if r.returncode == 0 else ": " + r.stderr))
+    if r.returncode == 0:
+        for n in SIZES:
+            compare(args.bin, spec_lib, enc, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
+                    f"encoder --specialize seq={n}")
+    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
+             "--strategy", "hybrid", "--input-shape", "0=1xseq:1..512x64xf32", "--specialize", "len=64",
+             "-o", os.path.join(work, "spec_bad.so")])
+    expect_error(r, ["no input has a run-time dimension named 'len'", "'seq'"], "--specialize of an unknown symbol")
+    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
+             "--strategy", "hybrid", "--input-shape", "0=1xseq:1..512x64xf32", "--specialize", "seq=1024",
+             "-o", os.path.join(work, "spec_bad.so")])
+    expect_error(r, ["seq=1024 is outside the bounds 1..512"], "--specialize outside the bounds")
+    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
+             "--input-shape", "0=1x64x64xf32", "--specialize", "seq=64", "-o", os.path.join(work, "spec_bad.so")])
+    expect_error(r, ["--specialize", "--strategy hybrid"], "--specialize without the hybrid strategy")
+    check(not os.path.exists(os.path.join(work, "spec_bad.so")), "no library written for a refused --specialize")
+
     # Attention with a padding mask, sizes read from the input.
     att = torch.jit.script(MaskedAttention().eval())
     _, lib = build(args.bin, work, "attention", att, ["0=2xseq:1..512x64xf32", "1=2xseqxf32"], "attention")

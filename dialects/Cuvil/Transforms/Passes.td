@@ -181,6 +181,35 @@ def CuvilPlanMemoryPass : Pass<"cuvil-plan-memory", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CuvilSpecializeShapesPass : Pass<"cuvil-specialize-shapes", "::mlir::ModuleOp"> {
+  let summary = "Shape-specialised copies of the entry function, chosen at run time.";
+  let description = [{
+    For `sizes = "seq=128,256"` (symbols of `cuvil.dim_symbols`, values
+    within their `cuvil.dim_bounds`; several symbols separated by `;` give
+    every combination), the entry function becomes a dispatch: when every
+    listed symbol has one of the combinations' values, a copy of the graph
+    with those dimensions static runs (its shapes refined by
+    `cuvil-infer-shapes`, so the static kernels and their packed weights
+    serve it); otherwise the generic graph. The copies are inlined as the
+    branches of `scf.if`s on the inputs' run-time sizes.
+
+    ```mlir
+    %n = tensor.dim %x, %c1 : tensor<1x?x64xf32>
+    %is128 = arith.cmpi eq, %n, %c128 : index
+    %r = scf.if %is128 -> (tensor<1x?x64xf32>) {
+      %s = tensor.cast %x : tensor<1x?x64xf32> to tensor<1x128x64xf32>
+      ... (static graph) ...
+    } else { ... (generic graph) ... }
+    ```
+  }];
+  let options = [
+    Option<"sizes", "sizes", "std::string", "\"\"",
+           "symbol=v1,v2[;symbol2=...]: the sizes to specialise for">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def CuvilCheckLifetimesPass : Pass<"cuvil-check-lifetimes", "::mlir::func::FuncOp"> {
   let summary = "Verifies a memory plan: no tensor is used after its buffer was reused.";
   let description = [{

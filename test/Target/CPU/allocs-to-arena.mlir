@@ -135,3 +135,34 @@ func.func @carried(%x: memref<8x8xf32>, %n: index, %out: memref<8x8xf32>) {
   linalg.copy ins(%after : memref<8x8xf32>) outs(%out : memref<8x8xf32>)
   return
 }
+
+// -----
+
+// The two branches of an scf.if never both run: a temporary of the else
+// branch takes the bytes of one of the then branch, while the buffers
+// either branch yields (both may be the if's result) keep their own.
+// CHECK-LABEL: func @branches_share
+// CHECK-SAME: attributes {cuvil.arena_bytes = 12288 : i64}
+// CHECK: scf.if
+// CHECK: memref.view %{{.*}}[%c0{{[_0-9]*}}]
+// CHECK: memref.view %{{.*}}[%c4096{{[_0-9]*}}]
+// CHECK: } else {
+// CHECK: memref.view %{{.*}}[%c0{{[_0-9]*}}]
+// CHECK: memref.view %{{.*}}[%c8192{{[_0-9]*}}]
+func.func @branches_share(%x: memref<32x32xf32>, %flag: i1, %out: memref<32x32xf32>) {
+  %r = scf.if %flag -> memref<32x32xf32> {
+    %a = memref.alloc() : memref<32x32xf32>
+    memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
+    %b = memref.alloc() : memref<32x32xf32>
+    memref.copy %a, %b : memref<32x32xf32> to memref<32x32xf32>
+    scf.yield %b : memref<32x32xf32>
+  } else {
+    %c = memref.alloc() : memref<32x32xf32>
+    memref.copy %x, %c : memref<32x32xf32> to memref<32x32xf32>
+    %d = memref.alloc() : memref<32x32xf32>
+    memref.copy %c, %d : memref<32x32xf32> to memref<32x32xf32>
+    scf.yield %d : memref<32x32xf32>
+  }
+  memref.copy %r, %out : memref<32x32xf32> to memref<32x32xf32>
+  return
+}
