@@ -475,7 +475,7 @@ Status Quantizer::loadFloatGraph() {
   // times calibration cannot bound (or never); they stay float, said once.
   unsigned inControlFlow = 0;
   f.walk([&](Operation *op) {
-    if (llvm::isa<mc::Conv2DOp, mc::LinearOp>(op) && !llvm::isa<mlir::func::FuncOp>(op->getParentOp())) {
+    if (llvm::isa<mc::Conv2DOp, mc::LinearOp>(op) && !atTopLevel(op)) {
       if (inControlFlow++ == 0)
         mlir::emitWarning(op->getLoc())
             << "this '" << op->getName()

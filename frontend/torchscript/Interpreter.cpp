@@ -1814,12 +1814,18 @@ Interpreter::Flow Interpreter::execTensorWhile(const Stmt *s, IValue &ret, const
         throw StopImport();
       }
     }
-    for (auto &[list, items] : lists)
+    for (auto &[list, items] : lists) {
       if (list->size() != items.size()) {
         unsupported("a list that grows or shrinks inside a loop that depends on tensor data (its "
                     "length would be known only at run time)");
         throw StopImport();
       }
+      // An item replaced in the body would be a value of one iteration.
+      if (!compareOp("==", IValue::makeList(*list), IValue::makeList(items)).b) {
+        unsupported("a list whose items are replaced inside a loop that depends on tensor data");
+        throw StopImport();
+      }
+    }
     builder_.create<mlir::scf::YieldOp>(location(), yields);
   } catch (...) {
     leave();

@@ -153,8 +153,7 @@ void carryLoopValuesInOwnBuffers(func::FuncOp func) {
           b.create<linalg::CopyOp>(loc, v, temp);
           v = temp;
         }
-        if (!fresh || loop->isProperAncestor(root))
-          toCarry.emplace_back(&operand, v);
+        toCarry.emplace_back(&operand, v);
       }
       for (auto [operand, v] : toCarry) {
         Value carry = allocLike(v);

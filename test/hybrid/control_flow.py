@@ -25,7 +25,6 @@ Exit 0: every case passed; 1: a failure (named); 77: PyTorch is missing.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -37,13 +36,7 @@ except ImportError as e:  # pragma: no cover
     print(f"skipped: {e}")
     sys.exit(77)
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+from harness import check, compare, export, failures, run  # noqa: E402
 
 
 class Refine(nn.Module):
@@ -178,44 +171,6 @@ class LookupInLoop(nn.Module):
         if bool(x.sum() > 0.0):
             x = x + self.emb(ids[:1]).sum(0)
         return x
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
-def export(bin_dir, model_path, shapes, out, strategy, target="x86_64"):
-    cmd = [os.path.join(bin_dir, "cuvil-export"), "--model", model_path, "--target", target,
-           "--strategy", strategy, "-o", out]
-    for s in shapes:
-        cmd += ["--input-shape", s]
-    return run(cmd)
-
-
-def compare(bin_dir, lib, model, arrays, work, what, runner=None):
-    paths = []
-    for i, a in enumerate(arrays):
-        p = os.path.join(work, f"in{i}.npy")
-        np.save(p, a)
-        paths += ["--input", p]
-    out = os.path.join(work, "out")
-    r = run((runner or [os.path.join(bin_dir, "cuvil-run")]) + [lib, *paths, "--output-dir", out, "--quiet"])
-    if r.returncode != 0:
-        check(False, f"{what}: cuvil-run failed: {r.stderr.strip()}")
-        return
-    with torch.no_grad():
-        want = model(*[torch.from_numpy(a) for a in arrays])
-    want = want if isinstance(want, tuple) else (want,)
-    for k, w in enumerate(want):
-        got = np.load(os.path.join(out, f"output{k}.npy"))
-        w = np.asarray(w.numpy() if isinstance(w, torch.Tensor) else w)
-        if w.dtype.kind in "iu":
-            same = got.shape == w.shape and np.array_equal(got, w)
-            check(same, f"{what}: output{k} = {got.tolist()} (PyTorch {w.tolist()})")
-            continue
-        same = got.shape == w.shape and np.allclose(got, w, rtol=1e-3, atol=1e-4)
-        err = float(np.abs(got - w).max()) if got.shape == w.shape else float("nan")
-        check(same, f"{what}: output{k} {got.shape} vs PyTorch {w.shape} (max |diff| {err:.2e})")
 
 
 def expect_refused(bin_dir, work, name, module, shapes, strategy, needles, what):

@@ -21,7 +21,6 @@ Exit 0: every case passed; 1: a failure (named); 77: PyTorch is missing.
 import argparse
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -33,14 +32,9 @@ except ImportError as e:  # pragma: no cover
     print(f"skipped: {e}")
     sys.exit(77)
 
+from harness import check, compare, expect_error, export, failures, run, run_library  # noqa: E402
+
 SIZES = [1, 7, 64, 128, 384, 512]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 class Mlp(nn.Module):
@@ -153,51 +147,6 @@ class Cnn(nn.Module):
         return self.fc(torch.flatten(self.f(x), 1))
 
 
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
-def export(bin_dir, model_path, shapes, out, strategy="hybrid"):
-    cmd = [os.path.join(bin_dir, "cuvil-export"), "--model", model_path, "--target", "x86_64",
-           "--strategy", strategy, "-o", out]
-    for s in shapes:
-        cmd += ["--input-shape", s]
-    return run(cmd)
-
-
-def run_library(bin_dir, lib, arrays, work):
-    paths = []
-    for i, a in enumerate(arrays):
-        p = os.path.join(work, f"in{i}.npy")
-        np.save(p, a)
-        paths += ["--input", p]
-    out = os.path.join(work, "out")
-    r = run([os.path.join(bin_dir, "cuvil-run"), lib, *paths, "--output-dir", out, "--quiet"])
-    return r, out
-
-
-def compare(bin_dir, lib, model, arrays, work, what):
-    r, out = run_library(bin_dir, lib, arrays, work)
-    if r.returncode != 0:
-        check(False, f"{what}: cuvil-run failed: {r.stderr.strip()}")
-        return
-    with torch.no_grad():
-        want = model(*[torch.from_numpy(a) for a in arrays])
-    want = want if isinstance(want, tuple) else (want,)
-    for k, w in enumerate(want):
-        got = np.load(os.path.join(out, f"output{k}.npy"))
-        w = w.numpy()
-        same = got.shape == w.shape and np.allclose(got, w, rtol=1e-3, atol=1e-4)
-        err = float(np.abs(got - w).max()) if got.shape == w.shape else float("nan")
-        check(same, f"{what}: output{k} {got.shape} vs PyTorch {w.shape} (max |diff| {err:.2e})")
-
-
-def expect_error(r, needles, what):
-    text = r.stderr + r.stdout
-    ok = r.returncode != 0 and all(n in text for n in needles) and "Assertion" not in text
-    check(ok, f"{what}: exit {r.returncode}, message names {needles}" + ("" if ok else f": {text.strip()}"))
-
-
 def build(bin_dir, work, name, module, shapes, what):
     """Saves `module` as NAME.pt and exports NAME.so with --strategy hybrid:
     (the model's path, the library's or None when the export failed)."""
@@ -267,24 +216,19 @@ def main():
     # those lengths take the static code, the others the generic one.
     enc_path = os.path.join(work, "encoder.pt")
     spec_lib = os.path.join(work, "encoder_spec.so")
-    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
-             "--strategy", "hybrid", "--input-shape", "0=1xseq:1..512x64xf32", "--specialize", "seq=64,128",
-             "-o", spec_lib])
+    seq = ["0=1xseq:1..512x64xf32"]
+    r = export(args.bin, enc_path, seq, spec_lib, extra=["--specialize", "seq=64,128"])
     check(r.returncode == 0, "encoder --specialize seq=64,128: exported" + ("" if r.returncode == 0 else ": " + r.stderr))
     if r.returncode == 0:
         for n in SIZES:
             compare(args.bin, spec_lib, enc, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
                     f"encoder --specialize seq={n}")
-    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
-             "--strategy", "hybrid", "--input-shape", "0=1xseq:1..512x64xf32", "--specialize", "len=64",
-             "-o", os.path.join(work, "spec_bad.so")])
+    bad = os.path.join(work, "spec_bad.so")
+    r = export(args.bin, enc_path, seq, bad, extra=["--specialize", "len=64"])
     expect_error(r, ["no input has a run-time dimension named 'len'", "'seq'"], "--specialize of an unknown symbol")
-    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
-             "--strategy", "hybrid", "--input-shape", "0=1xseq:1..512x64xf32", "--specialize", "seq=1024",
-             "-o", os.path.join(work, "spec_bad.so")])
+    r = export(args.bin, enc_path, seq, bad, extra=["--specialize", "seq=1024"])
     expect_error(r, ["seq=1024 is outside the bounds 1..512"], "--specialize outside the bounds")
-    r = run([os.path.join(args.bin, "cuvil-export"), "--model", enc_path, "--target", "x86_64",
-             "--input-shape", "0=1x64x64xf32", "--specialize", "seq=64", "-o", os.path.join(work, "spec_bad.so")])
+    r = export(args.bin, enc_path, ["0=1x64x64xf32"], bad, strategy="graph_fusion", extra=["--specialize", "seq=64"])
     expect_error(r, ["--specialize", "--strategy hybrid"], "--specialize without the hybrid strategy")
     check(not os.path.exists(os.path.join(work, "spec_bad.so")), "no library written for a refused --specialize")
 

@@ -153,14 +153,15 @@ struct CuvilSpecializeShapesPass final
     for (size_t k = 0; k < variants.size(); ++k)
       copies.push_back(entry.clone());
     for (auto [variant, copy] : llvm::zip(variants, copies))
-      if (failed(addVariant(entry, copy, variant)))
+      if (failed(addVariant(entry, copy, variant, sites)))
         return signalPassFailure();
   }
 
   /// Wraps the entry's body in `if (sizes == variant) { static copy } else
   /// { what it was }`.
   LogicalResult addVariant(func::FuncOp entry, func::FuncOp copy,
-                           ArrayRef<std::pair<std::string, int64_t>> variant) {
+                           ArrayRef<std::pair<std::string, int64_t>> variant,
+                           const std::map<std::string, SymbolSite> &sites) {
     MLIRContext *ctx = entry.getContext();
     Location loc = entry.getLoc();
     std::map<std::string, int64_t> size(variant.begin(), variant.end());
@@ -202,17 +203,8 @@ struct CuvilSpecializeShapesPass final
     b.setInsertionPoint(&body, after);
     Value all;
     for (auto &[name, value] : variant) {
-      unsigned arg = 0;
-      int64_t dim = -1;
-      for (unsigned i = 0; i < entry.getNumArguments() && dim < 0; ++i)
-        if (auto symbols = entry.getArgAttrOfType<ArrayAttr>(i, kDimSymbolsAttrName))
-          for (auto [d, a] : llvm::enumerate(symbols))
-            if (auto s = llvm::dyn_cast<StringAttr>(a); s && s.getValue() == name) {
-              arg = i;
-              dim = int64_t(d);
-              break;
-            }
-      Value n = b.create<tensor::DimOp>(loc, entry.getArgument(arg), dim);
+      const SymbolSite &site = sites.at(name);
+      Value n = b.create<tensor::DimOp>(loc, entry.getArgument(site.arg), site.dim);
       Value v = b.create<arith::ConstantIndexOp>(loc, value);
       Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, v);
       all = all ? b.create<arith::AndIOp>(loc, all, eq).getResult() : eq;

@@ -190,6 +190,15 @@ private:
     return {order, failed, status};
   }
 
+  /// `sources` with the status an earlier iteration left, which wins: the
+  /// first failure is the one reported.
+  static SmallVector<StatusSource> withCarried(OpBuilder &b, Location loc, ArrayRef<StatusSource> sources,
+                                               Value carried) {
+    SmallVector<StatusSource> all(sources);
+    all.push_back(sourceOf(b, loc, carried, std::numeric_limits<int64_t>::min()));
+    return all;
+  }
+
   FailureOr<StatusSource> threadIf(scf::IfOp branch) {
     Location loc = branch.getLoc();
     OpBuilder b(branch);
@@ -216,7 +225,6 @@ private:
     auto threaded = b.create<scf::IfOp>(loc, types, branch.getCondition(), /*withElse=*/true);
     for (auto [k, region] : llvm::enumerate(SmallVector<Region *>{&branch.getThenRegion(), &branch.getElseRegion()})) {
       Region &to = k == 0 ? threaded.getThenRegion() : threaded.getElseRegion();
-      to.getBlocks().clear();
       to.takeBody(*region);
       Operation *yield = to.front().getTerminator();
       SmallVector<Value> operands(yield->getOperands());
@@ -246,10 +254,8 @@ private:
       return failure();
     auto condition = loop.getConditionOp();
     OpBuilder cb(condition);
+    Value status = foldStatus(cb, loc, withCarried(cb, loc, *beforeSources, beforeStatus));
     Value zero = cb.create<arith::ConstantOp>(loc, cb.getI32IntegerAttr(0));
-    Value earlier = cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, beforeStatus, zero);
-    Value now = foldStatus(cb, loc, *beforeSources);
-    Value status = cb.create<arith::SelectOp>(loc, earlier, beforeStatus, now);
     Value ok = cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status, zero);
     Value go = cb.create<arith::AndIOp>(loc, condition.getCondition(), ok);
     SmallVector<Value> forwarded(condition.getArgs());
@@ -263,11 +269,8 @@ private:
       return failure();
     auto yield = loop.getYieldOp();
     OpBuilder yb(yield);
-    Value zeroA = yb.create<arith::ConstantOp>(loc, yb.getI32IntegerAttr(0));
-    Value earlierA = yb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, afterStatus, zeroA);
-    Value body = foldStatus(yb, loc, *afterSources);
     SmallVector<Value> yielded(yield.getResults());
-    yielded.push_back(yb.create<arith::SelectOp>(loc, earlierA, afterStatus, body));
+    yielded.push_back(foldStatus(yb, loc, withCarried(yb, loc, *afterSources, afterStatus)));
     yb.create<scf::YieldOp>(yield.getLoc(), yielded);
     yield.erase();
 
