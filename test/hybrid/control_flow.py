@@ -18,7 +18,7 @@ outputs are compared with PyTorch's (rtol 1e-3,
 atol 1e-4; step counts exactly).
 
 Then what is refused, with a clear message and no library: a loop that
-changes a tensor's shape, one that grows a list, and (hybrid) a loop that changes a run-time size.
+changes a tensor's shape, one that grows a list or replaces its items, and (hybrid) a loop that changes a run-time size.
 
 Exit 0: every case passed; 1: a failure (named); 77: PyTorch is missing.
 """
@@ -294,6 +294,14 @@ def main():
                 outs.append(x)
             return torch.stack(outs).sum(0)
 
+    class Replaces(nn.Module):
+        def forward(self, x):
+            outs = [x, x]
+            while bool(x.sum() > 1.0):
+                x = x * 0.5
+                outs[1] = x
+            return outs[0] + outs[1]
+
     class Shrinks(nn.Module):
         def forward(self, x):
             while bool(x.sum() > 1.0):
@@ -307,6 +315,9 @@ def main():
     expect_refused(args.bin, work, "collects", torch.jit.script(Collects()), ["0=4x8xf32"], "graph_fusion",
                    ["a list that grows or shrinks inside a loop that depends on tensor data"],
                    "a loop that grows a list")
+    expect_refused(args.bin, work, "replaces", torch.jit.script(Replaces()), ["0=4x8xf32"], "graph_fusion",
+                   ["a list whose items are replaced inside a loop that depends on tensor data"],
+                   "a loop that replaces a list item")
     expect_refused(args.bin, work, "shrinks", torch.jit.script(Shrinks()), ["0=rows:1..64x8xf32"], "hybrid",
                    ["data-dependent loop", "run-time size 0 may change between iterations",
                     "'rows'"],
