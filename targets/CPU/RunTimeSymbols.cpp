@@ -3,6 +3,7 @@
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -111,6 +112,24 @@ private:
     if (int64_t(source.size()) == llvm::cast<RankedTensorType>(r.getType()).getRank())
       mapped(r.getInput(), r.getResult(), [&](int64_t d) { return source[d]; });
     return true;
+  }
+
+  /// The label of a run-time size (a 0-d value): its dimension's symbol,
+  /// or an expression of it and constants ("(seq+1)"), so that sizes of
+  /// one symbol that differ are told apart; "" for any other size.
+  std::string sizeLabel(Value size, int depth = 0) {
+    Value v = lookThroughSize(size);
+    if (auto d = v.getDefiningOp<DimOp>())
+      return labelOf(d.getInput(), d.getDim());
+    Operation *def = v.getDefiningOp();
+    if (depth > 8 || !def || !llvm::isa<AddOp, SubOp, MulOp, DivOp>(def))
+      return "";
+    std::optional<int64_t> c = constantSize(lookThroughSize(def->getOperand(1)));
+    std::string l = sizeLabel(def->getOperand(0), depth + 1);
+    if (!c || l.empty())
+      return "";
+    const char *sign = llvm::isa<AddOp>(def) ? "+" : llvm::isa<SubOp>(def) ? "-" : llvm::isa<MulOp>(def) ? "*" : "/";
+    return "(" + l + sign + std::to_string(*c) + ")";
   }
 
   /// `to` has `from`'s labels (copied first: inserting may move them).
@@ -223,6 +242,39 @@ private:
         mapped(st.getInput(), r, [&](int64_t d) { return d == cut ? int64_t(-1) : d; });
         if (auto d = st.getSize().getDefiningOp<DimOp>())
           labels[r][cut] = labelOf(d.getInput(), d.getDim());
+      } else if (auto x = llvm::dyn_cast<ExpandDynamicOp>(op)) {
+        // A dimension other than a static 1 keeps the input's size.
+        auto in = llvm::cast<RankedTensorType>(x.getInput().getType());
+        int64_t offset = rt.getRank() - in.getRank();
+        std::vector<std::string> out(rt.getRank());
+        for (int64_t d = 0; d < rt.getRank(); ++d) {
+          std::string size = sizeLabel(x.getSizes()[d]);
+          int64_t j = d - offset;
+          if (j >= 0 && in.getDimSize(j) != 1) {
+            FailureOr<std::string> m = meet(&op, d, labelOf(x.getInput(), j), size);
+            if (failed(m))
+              return failure();
+            size = *m;
+          }
+          out[d] = rt.isDynamicDim(d) ? size : "";
+        }
+        labels[r] = std::move(out);
+      } else if (auto cat = llvm::dyn_cast<ConcatOp>(op)) {
+        // The inputs agree outside the concatenated dimension; that one is
+        // their sum (no symbol's).
+        std::vector<std::string> out(rt.getRank());
+        for (Value in : cat.getInputs())
+          for (int64_t d = 0; d < rt.getRank(); ++d) {
+            if (d == int64_t(cat.getDim()))
+              continue;
+            FailureOr<std::string> m = meet(&op, d, out[d], labelOf(in, d));
+            if (failed(m))
+              return failure();
+            out[d] = *m;
+          }
+        labels[r] = std::move(out);
+      } else if (auto iota = llvm::dyn_cast<IotaOp>(op)) {
+        labels[r] = {sizeLabel(iota.getCount())};
       } else if (reduction<SumOp>(op) || reduction<ProdOp>(op) || reduction<MeanOp>(op) ||
                  reduction<MaxOp>(op) || reduction<MinOp>(op) || reduction<AnyOp>(op) ||
                  reduction<AllOp>(op) || reduction<VarOp>(op) || reduction<StdOp>(op)) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -364,6 +365,47 @@ OpFoldResult ExpandOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType() && getType().hasStaticShape())
     return getInput();
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ExpandDynamicOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExpandDynamicOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                                SmallVectorImpl<Type> &types) {
+  RankedTensorType in = tensorType(adaptor.getInput());
+  ValueRange sizes = adaptor.getSizes();
+  int64_t rank = sizes.size(), inRank = in.getRank();
+  if (rank < inRank)
+    return emitError() << rank << " sizes for an input of rank " << inRank
+                       << " (expanding may only add leading dimensions)";
+  SmallVector<int64_t> out(rank, ShapedType::kDynamic);
+  for (int64_t i = 0; i < rank; ++i) {
+    std::optional<int64_t> c = constantSize(sizes[i]);
+    if (c && *c < 0)
+      return emitError() << "size " << i << " is negative (" << *c << ")";
+    int64_t j = i - (rank - inRank);
+    // A dimension other than a static 1 keeps its own size.
+    if (j >= 0 && in.getDimSize(j) != 1) {
+      if (c && isStatic(in.getDimSize(j)) && *c != in.getDimSize(j))
+        return emitError() << "input dimension " << j << " of size " << in.getDimSize(j)
+                           << " cannot expand to " << *c << " (only size-1 dimensions expand)";
+      out[i] = in.getDimSize(j);
+      continue;
+    }
+    if (c)
+      out[i] = *c;
+  }
+  types.push_back(RankedTensorType::get(out, in.getElementType()));
+  return success();
+}
+
+OpFoldResult ExpandDynamicOp::fold(FoldAdaptor adaptor) {
+  // A splat (a factory's fill value) of a size that became static.
+  auto splat = llvm::dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput());
+  if (!splat || !getType().hasStaticShape())
+    return {};
+  return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
 }
 
 //===----------------------------------------------------------------------===//

@@ -144,4 +144,29 @@ def Cuvil_ExpandOp : Cuvil_ShapeOp<"expand"> {
   let hasFolder = 1;
 }
 
+def Cuvil_ExpandDynamicOp : Cuvil_Op<"shape.expand_dynamic", [Pure]> {
+  let summary = "Broadcasts `input` to sizes known only at run time.";
+  let description = [{
+    `x.expand(n, -1)`, `torch.zeros(n, 4)`, `torch.ones_like(x)` where a
+    size comes from a dynamic dimension: one 0-d i64 size per result
+    dimension, NumPy-aligned to the right of `input`. A static size-1
+    dimension of `input` (and a new leading one) takes the run-time size;
+    any other dimension keeps its own size, which the run-time size must
+    equal (a run-time check where that is not evident). A negative size is
+    a run-time error. Sizes that are constants make the result dimension
+    static, so shape propagation turns the op static once the dimensions
+    are known (`--specialize`).
+
+    ```mlir
+    %z = cuvil.shape.expand_dynamic %zero, [%n, %c4] : tensor<f32>, [tensor<i64>, tensor<i64>] -> tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, Variadic<0DTensorOf<[I64]>>:$sizes);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` `[` $sizes `]` attr-dict `:` type($input) `,` `[` type($sizes) `]` `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
 #endif // CUVIL_DIALECT_CUVIL_IR_SHAPEOPS_TD

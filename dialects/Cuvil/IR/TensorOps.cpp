@@ -1,5 +1,6 @@
 //===- TensorOps.cpp - cuvil.constant and cuvil.tensor.* ------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 
 #include <cmath>
 
@@ -158,6 +159,28 @@ LogicalResult SliceToOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError
   out[dim] = ShapedType::kDynamic;
   types.push_back(RankedTensorType::get(out, in.getElementType()));
   return success();
+}
+
+LogicalResult IotaOp::inferResultTypes(Adaptor adaptor, EmitErrorFn emitError,
+                                       SmallVectorImpl<Type> &types) {
+  std::optional<int64_t> n = constantSize(adaptor.getCount());
+  if (n && *n < 0)
+    return emitError() << "the count is negative (" << *n << ")";
+  types.push_back(RankedTensorType::get({n ? *n : ShapedType::kDynamic},
+                                        IntegerType::get(adaptor.getCount().getContext(), 64)));
+  return success();
+}
+
+OpFoldResult IotaOp::fold(FoldAdaptor) {
+  // A count that became constant (static shapes, --specialize): the values.
+  constexpr int64_t kMaxFolded = int64_t(1) << 20;
+  std::optional<int64_t> n = constantSize(getCount());
+  if (!n || *n > kMaxFolded || getType().getDimSize(0) != *n)
+    return {};
+  SmallVector<int64_t> values(*n);
+  for (int64_t k = 0; k < *n; ++k)
+    values[k] = k;
+  return DenseIntElementsAttr::get(getType(), llvm::ArrayRef<int64_t>(values));
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {

@@ -99,6 +99,25 @@ def Cuvil_SliceToOp : Cuvil_Op<"tensor.slice_to", [Pure]> {
   let assemblyFormat = "$input `,` $size attr-dict `:` type($input) `,` type($size) `->` type($result)";
 }
 
+def Cuvil_IotaOp : Cuvil_Op<"tensor.iota", [Pure]> {
+  let summary = "0, 1, ..., n - 1 for a count `n` known only at run time.";
+  let description = [{
+    What `torch.arange` with a run-time bound is built from (positions
+    `torch.arange(t)` of a sequence of run-time length, the rows and
+    columns of a run-time causal mask). A negative count is a run-time
+    error (PyTorch's "upper bound and larger bound inconsistent with step
+    sign"). A constant count gives a static result and folds.
+
+    ```mlir
+    %i = cuvil.tensor.iota %n : tensor<i64> -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I64]>:$count);
+  let results = (outs 1DTensorOf<[I64]>:$result);
+  let assemblyFormat = "$count attr-dict `:` type($count) `->` type($result)";
+  let hasFolder = 1;
+}
+
 def Cuvil_SelectOp : Cuvil_Op<"tensor.select", [Pure]> {
   let summary = "x.select(dim, index): removes `dim`, keeping one index.";
   let description = [{

@@ -98,6 +98,44 @@ FailureOr<Tensor> evalExpand(ExpandOp op, ArrayRef<Tensor> a) {
   });
 }
 
+FailureOr<Tensor> evalExpandDynamic(ExpandDynamicOp op, ArrayRef<Tensor> a) {
+  const Tensor &x = a[0];
+  int64_t rank = static_cast<int64_t>(a.size()) - 1, offset = rank - x.rank();
+  Shape outShape(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t target = a[i + 1].getInt(0), j = i - offset;
+    if (target < 0)
+      return op.emitOpError() << "run-time size " << i << " is negative (" << target << ")";
+    outShape[i] = target;
+    if (j >= 0 && x.dim(j) != 1 && x.dim(j) != target)
+      return op.emitOpError() << "runtime dimension " << j << " of size " << x.dim(j)
+                              << " cannot expand to " << target;
+  }
+  if (::cuvil::Result<int64_t> n = ::cuvil::checkedNumElements(outShape, x.dtype()); !n)
+    return op.emitOpError() << "result: " << n.error().message;
+  std::vector<int64_t> map = broadcastIndexMap(outShape, x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t flat = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      flat = flat * outShape[i] + idx[i];
+    return map[flat];
+  });
+}
+
+FailureOr<Tensor> evalIota(IotaOp op, ArrayRef<Tensor> a) {
+  int64_t n = a[0].getInt(0);
+  if (n < 0)
+    return op.emitOpError() << "upper bound and larger bound inconsistent with step sign "
+                               "(a run-time count of "
+                            << n << ")";
+  FailureOr<Tensor> out = allocate(op, DType::Int64, {n});
+  if (failed(out))
+    return failure();
+  for (int64_t k = 0; k < n; ++k)
+    out->setInt(k, k);
+  return out;
+}
+
 FailureOr<Tensor> evalConcat(ConcatOp op, ArrayRef<Tensor> a) {
   int64_t dim = op.getDim();
   Shape outShape = a[0].shape();
@@ -566,6 +604,8 @@ void registerShapeEvaluators(OpEvaluators &e) {
     return permute(op, a[0], dims);
   });
   e.add<ExpandOp>(evalExpand);
+  e.add<ExpandDynamicOp>(evalExpandDynamic);
+  e.add<IotaOp>(evalIota);
   e.add<ConcatOp>(evalConcat);
   e.add<SliceOp>(evalSlice);
   e.add<SliceToOp>(evalSliceTo);

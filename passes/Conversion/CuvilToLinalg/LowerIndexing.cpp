@@ -28,12 +28,14 @@ RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType
 /// gets the builder, the scalars of `ins` and returns the element.
 Value gatherGeneric(OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange ins,
                     ArrayRef<AffineMap> inMaps,
-                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+                    function_ref<Value(OpBuilder &, Location, ValueRange)> body, Value init = {}) {
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps(inMaps.begin(), inMaps.end());
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+  if (!init)
+    init = emptyTensor(b, loc, resultType, {});
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{resultType}, ins, ValueRange{emptyTensor(b, loc, resultType, {})}, maps,
+      loc, TypeRange{resultType}, ins, ValueRange{init}, maps,
       parallelIterators(rank), [&](OpBuilder &nb, Location nl, ValueRange args) {
         nb.create<linalg::YieldOp>(nl, body(nb, nl, args.drop_back()));
       });
@@ -62,20 +64,32 @@ struct IndexSelectLowering final : OpConversionPattern<IndexSelectOp> {
     Location loc = op.getLoc();
     Value input = adaptor.getInput(), index = adaptor.getIndex();
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    if (!type.hasStaticShape() || !typeOf(input).hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic index_select");
-    int64_t dim = op.getDim(), size = typeOf(input).getDimSize(dim), rank = type.getRank();
-    checkIndices(rewriter, loc, op, index, size);
+    int64_t dim = op.getDim(), rank = type.getRank();
+    RankedTensorType in = typeOf(input);
+    // Run-time sizes (x[:, t] in a loop over a run-time length): the
+    // input's along the other dimensions, the indices' along `dim`.
+    Value size = in.isDynamicDim(dim) ? rewriter.create<tensor::DimOp>(loc, input, dim).getResult()
+                                      : rewriter.create<arith::ConstantIndexOp>(loc, in.getDimSize(dim)).getResult();
+    if (needsRuntimeCheck(op))
+      recordCheck(rewriter, loc, op, anyIndexOutOfRange(rewriter, loc, index, size));
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        dynamicSizes.push_back(d == dim ? rewriter.create<tensor::DimOp>(loc, index, 0).getResult()
+                                        : rewriter.create<tensor::DimOp>(loc, input, d).getResult());
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), dynamicSizes);
     MLIRContext *ctx = op.getContext();
     AffineMap indexMap =
         typeOf(index).getRank() == 1 ? AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx)
                                      : AffineMap::get(rank, 0, {}, ctx);
-    Value r = gatherGeneric(rewriter, loc, type, index, indexMap,
-                            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                              SmallVector<Value> at = loopIndices(b, l, rank);
-                              at[dim] = wrapAndClampIndex(b, l, a[0], size);
-                              return b.create<tensor::ExtractOp>(l, input, at);
-                            });
+    Value r = gatherGeneric(
+        rewriter, loc, type, index, indexMap,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          SmallVector<Value> at = loopIndices(b, l, rank);
+          at[dim] = wrapAndClampIndex(b, l, a[0], size);
+          return b.create<tensor::ExtractOp>(l, input, at);
+        },
+        init);
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -113,10 +127,16 @@ struct EmbeddingLowering final : OpConversionPattern<EmbeddingOp> {
     Location loc = op.getLoc();
     Value weight = adaptor.getWeight(), indices = adaptor.getIndices();
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    if (!type.hasStaticShape() || !typeOf(weight).hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic embedding");
+    if (!typeOf(weight).hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic embedding table");
     int64_t rows = typeOf(weight).getDimSize(0), rank = type.getRank();
     checkIndices(rewriter, loc, op, indices, rows);
+    // Run-time sizes (token ids of a run-time length) are the indices'.
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (type.isDynamicDim(d))
+        dynamicSizes.push_back(rewriter.create<tensor::DimOp>(loc, indices, d));
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), dynamicSizes);
     MLIRContext *ctx = op.getContext();
     SmallVector<AffineExpr> lead;
     for (int64_t d = 0; d + 1 < rank; ++d)
@@ -126,7 +146,8 @@ struct EmbeddingLowering final : OpConversionPattern<EmbeddingOp> {
                               Value row = wrapAndClampIndex(b, l, a[0], rows);
                               Value col = b.create<linalg::IndexOp>(l, rank - 1);
                               return b.create<tensor::ExtractOp>(l, weight, ValueRange{row, col});
-                            });
+                            },
+                            init);
     rewriter.replaceOp(op, r);
     return success();
   }

@@ -10,7 +10,9 @@
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
+#include "passes/Conversion/CuvilToLinalg/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -56,6 +58,44 @@ Value staticReshape(OpBuilder &b, Location loc, Value src, RankedTensorType type
   return b.create<tensor::ExpandShapeOp>(loc, type, flat, all);
 }
 
+/// Groups the dimensions of `t` around its run-time ones: group k holds
+/// run-time dimension k and the static ones after it (the first group also
+/// those before it).
+SmallVector<ReassociationIndices> aroundRunTimeSizes(RankedTensorType t) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices leading;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    if (t.isDynamicDim(d)) {
+      groups.push_back(groups.empty() ? leading : ReassociationIndices{});
+      groups.back().push_back(d);
+    } else if (groups.empty()) {
+      leading.push_back(d);
+    } else {
+      groups.back().push_back(d);
+    }
+  }
+  return groups;
+}
+
+/// A view that keeps several run-time sizes in order (runTimeSizesKeepOrder):
+/// collapsed to one dimension per run-time size, then expanded, so that
+/// each reassociation group holds one run-time size (tensor.dim of the
+/// result then folds to the right size; MLIR assumes one per group).
+Value segmentedReshape(OpBuilder &b, Location loc, Value src, RankedTensorType type,
+                       ArrayRef<Value> runTimeSizes) {
+  RankedTensorType in = typeOf(src);
+  SmallVector<ReassociationIndices> inGroups = aroundRunTimeSizes(in), outGroups = aroundRunTimeSizes(type);
+  auto middle = RankedTensorType::get(SmallVector<int64_t>(inGroups.size(), ShapedType::kDynamic),
+                                      in.getElementType());
+  Value collapsed = b.create<tensor::CollapseShapeOp>(loc, middle, src, inGroups);
+  SmallVector<OpFoldResult> outputShape;
+  size_t next = 0;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    outputShape.push_back(type.isDynamicDim(d) ? OpFoldResult(runTimeSizes[next++])
+                                               : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  return b.create<tensor::ExpandShapeOp>(loc, type, collapsed, outGroups, outputShape);
+}
+
 /// Reshapes `src` to `type` with run-time sizes, through 1-D. The result's
 /// dynamic sizes: one alone is what the static ones leave of the element
 /// count; several take the input's dynamic sizes in order (a view keeps a
@@ -82,6 +122,8 @@ Value dynamicReshape(OpBuilder &b, Location loc, Value src, RankedTensorType typ
   // Several run-time sizes pass through in order only where they keep it.
   if (dynamicCount > 1 && !runTimeSizesKeepOrder(in, type))
     return {};
+  if (dynamicCount > 1)
+    return segmentedReshape(b, loc, src, type, inputSizes);
   SmallVector<OpFoldResult> outputShape;
   size_t next = 0;
   for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -332,6 +374,152 @@ struct SliceToLowering final : OpConversionPattern<SliceToOp> {
   }
 };
 
+/// A run-time size (a 0-d i64 cuvil value) as an `index`, rebuilt from
+/// the dimensions and constants it is computed from, so that the sizes of
+/// the buffers it makes keep the inputs' bounds (SizeBounds.h); a size of
+/// any other origin is read from its tensor.
+FailureOr<Value> materializeSize(ConversionPatternRewriter &rewriter, Location loc, Value size,
+                                 int depth = 0) {
+  Value v = lookThroughSize(size);
+  if (std::optional<int64_t> c = constantSize(v))
+    return rewriter.create<arith::ConstantIndexOp>(loc, *c).getResult();
+  Operation *def = v.getDefiningOp();
+  if (auto d = llvm::dyn_cast_or_null<DimOp>(def)) {
+    Value source = rewriter.getRemappedValue(d.getInput());
+    if (source) {
+      RankedTensorType t = typeOf(source);
+      if (!t.isDynamicDim(d.getDim()))
+        return rewriter.create<arith::ConstantIndexOp>(loc, t.getDimSize(d.getDim())).getResult();
+      return rewriter.create<tensor::DimOp>(loc, source, d.getDim()).getResult();
+    }
+  }
+  if (def && depth < 32 && llvm::isa<AddOp, SubOp, MulOp, MaximumOp, MinimumOp, DivOp>(def)) {
+    auto div = llvm::dyn_cast<DivOp>(def);
+    if (!div || div.getRoundingMode() != RoundingMode::None) {
+      FailureOr<Value> a = materializeSize(rewriter, loc, def->getOperand(0), depth + 1);
+      FailureOr<Value> b = materializeSize(rewriter, loc, def->getOperand(1), depth + 1);
+      if (succeeded(a) && succeeded(b)) {
+        if (llvm::isa<AddOp>(def))
+          return rewriter.create<arith::AddIOp>(loc, *a, *b).getResult();
+        if (llvm::isa<SubOp>(def))
+          return rewriter.create<arith::SubIOp>(loc, *a, *b).getResult();
+        if (llvm::isa<MulOp>(def))
+          return rewriter.create<arith::MulIOp>(loc, *a, *b).getResult();
+        if (llvm::isa<MaximumOp>(def))
+          return rewriter.create<arith::MaxSIOp>(loc, *a, *b).getResult();
+        if (llvm::isa<MinimumOp>(def))
+          return rewriter.create<arith::MinSIOp>(loc, *a, *b).getResult();
+        // Integer division by zero is refused by the division's own
+        // lowering; a size divides by positive constants.
+        std::optional<int64_t> divisor = constantSize(lookThroughSize(div.getRhs()));
+        if (divisor && *divisor > 0)
+          return div.getRoundingMode() == RoundingMode::Floor
+                     ? rewriter.create<arith::FloorDivSIOp>(loc, *a, *b).getResult()
+                     : rewriter.create<arith::DivSIOp>(loc, *a, *b).getResult();
+      }
+    }
+  }
+  Value converted = rewriter.getRemappedValue(size);
+  if (!converted)
+    return failure();
+  Value element = rewriter.create<tensor::ExtractOp>(loc, converted, ValueRange{});
+  return rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), element).getResult();
+}
+
+/// `size` clamped at 0, its being negative recorded in `anyFailed` (i1 or
+/// null) when the op carries a check.
+Value clampNegative(OpBuilder &b, Location loc, Value size, Value originalSize, Value &anyFailed) {
+  if (isNonNegativeSize(originalSize))
+    return size;
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, size, zero);
+  anyFailed = anyFailed ? b.create<arith::OrIOp>(loc, anyFailed, negative).getResult() : negative;
+  return b.create<arith::MaxSIOp>(loc, size, zero);
+}
+
+/// x.expand(sizes) / a factory with run-time sizes: a broadcasting generic
+/// into a tensor of those sizes. A dimension that is not a static 1 keeps
+/// the input's size (so nothing is read out of bounds), its size operand
+/// checked against it at run time.
+struct ExpandDynamicLowering final : OpConversionPattern<ExpandDynamicOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ExpandDynamicOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    RankedTensorType in = typeOf(input);
+    RankedTensorType type = convertTensorType(op.getType());
+    int64_t rank = type.getRank(), offset = rank - in.getRank();
+    bool checked = needsRuntimeCheck(op);
+    Value anyFailed;
+    SmallVector<Value> dynamicSizes;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t j = i - offset;
+      Value sizeOperand = op.getSizes()[i];
+      if (j >= 0 && in.getDimSize(j) != 1) {
+        Value own = in.isDynamicDim(j) ? rewriter.create<tensor::DimOp>(loc, input, j).getResult()
+                                       : rewriter.create<arith::ConstantIndexOp>(loc, in.getDimSize(j)).getResult();
+        if (checked && !isDimOf(sizeOperand, op.getInput(), j)) {
+          FailureOr<Value> s = materializeSize(rewriter, loc, sizeOperand);
+          if (failed(s))
+            return rewriter.notifyMatchFailure(op, "a size is not converted");
+          Value differs = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, *s, own);
+          anyFailed = anyFailed ? rewriter.create<arith::OrIOp>(loc, anyFailed, differs).getResult() : differs;
+        }
+        if (type.isDynamicDim(i))
+          dynamicSizes.push_back(own);
+        continue;
+      }
+      if (!type.isDynamicDim(i))
+        continue;
+      FailureOr<Value> s = materializeSize(rewriter, loc, sizeOperand);
+      if (failed(s))
+        return rewriter.notifyMatchFailure(op, "a size is not converted");
+      dynamicSizes.push_back(checked ? clampNegative(rewriter, loc, *s, sizeOperand, anyFailed) : *s);
+    }
+    if (anyFailed)
+      recordCheck(rewriter, loc, op, anyFailed);
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), dynamicSizes);
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineMap> maps = {broadcastMap(ctx, in, rank, type.getShape()),
+                                   rewriter.getMultiDimIdentityMap(rank)};
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, ValueRange{input}, ValueRange{init}, maps, parallelIterators(rank),
+        [](OpBuilder &b, Location l, ValueRange args) { b.create<linalg::YieldOp>(l, args[0]); });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// 0, 1, ..., n - 1 of a run-time count (a negative count is checked).
+struct IotaLowering final : OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = typeOf(op.getResult());
+    SmallVector<Value> dynamicSizes;
+    Value anyFailed;
+    if (type.isDynamicDim(0)) {
+      FailureOr<Value> n = materializeSize(rewriter, loc, op.getCount());
+      if (failed(n))
+        return rewriter.notifyMatchFailure(op, "the count is not converted");
+      dynamicSizes.push_back(needsRuntimeCheck(op) ? clampNegative(rewriter, loc, *n, op.getCount(), anyFailed) : *n);
+    }
+    if (anyFailed)
+      recordCheck(rewriter, loc, op, anyFailed);
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), dynamicSizes);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, ValueRange{}, ValueRange{init}, SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(1)},
+        parallelIterators(1), [](OpBuilder &b, Location l, ValueRange) {
+          Value k = b.create<linalg::IndexOp>(l, 0);
+          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::IndexCastOp>(l, b.getI64Type(), k).getResult()});
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 struct SelectLowering final : OpConversionPattern<SelectOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(SelectOp op, OpAdaptor adaptor,
@@ -365,23 +553,59 @@ struct ConcatLowering final : OpConversionPattern<ConcatOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     auto type = convertTensorType(llvm::cast<RankedTensorType>(op.getType()));
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic concat");
-    int64_t dim = op.getDim();
-    Value result = emptyTensor(rewriter, op.getLoc(), type, {});
-    int64_t offset = 0;
+    int64_t dim = op.getDim(), rank = type.getRank();
+    auto sizeOf = [&](Value v, int64_t d) -> OpFoldResult {
+      RankedTensorType t = typeOf(v);
+      if (!t.isDynamicDim(d))
+        return rewriter.getIndexAttr(t.getDimSize(d));
+      return rewriter.create<tensor::DimOp>(loc, v, d).getResult();
+    };
+    auto asValue = [&](OpFoldResult f) -> Value {
+      if (auto v = llvm::dyn_cast<Value>(f))
+        return v;
+      return rewriter.create<arith::ConstantIndexOp>(loc, llvm::cast<IntegerAttr>(llvm::cast<Attribute>(f)).getInt());
+    };
+    // Run-time sizes: the concatenated dimension is the sum of the inputs';
+    // the others are the first input's (the inputs agree on them).
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d != dim) {
+        Value first = *llvm::find_if(adaptor.getInputs(), [&](Value in) { return typeOf(in).getRank() == rank; });
+        dynamicSizes.push_back(asValue(sizeOf(first, d)));
+        continue;
+      }
+      Value total;
+      for (Value in : adaptor.getInputs()) {
+        if (typeOf(in).getRank() != rank)
+          continue;
+        Value s = asValue(sizeOf(in, dim));
+        total = total ? rewriter.create<arith::AddIOp>(loc, total, s).getResult() : s;
+      }
+      dynamicSizes.push_back(total);
+    }
+    Value result = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), dynamicSizes);
+    OpFoldResult offset = rewriter.getIndexAttr(0);
     for (Value in : adaptor.getInputs()) {
       RankedTensorType t = typeOf(in);
       SmallVector<OpFoldResult> offsets, sizes, strides;
       for (int64_t d = 0; d < t.getRank(); ++d) {
-        offsets.push_back(rewriter.getIndexAttr(d == dim ? offset : 0));
-        sizes.push_back(rewriter.getIndexAttr(t.getDimSize(d)));
+        offsets.push_back(d == dim ? offset : rewriter.getIndexAttr(0));
+        sizes.push_back(sizeOf(in, d));
         strides.push_back(rewriter.getIndexAttr(1));
       }
-      result = rewriter.create<tensor::InsertSliceOp>(op.getLoc(), in, result, offsets, sizes,
-                                                      strides);
-      offset += t.getRank() ? t.getDimSize(dim) : 0;
+      result = rewriter.create<tensor::InsertSliceOp>(loc, in, result, offsets, sizes, strides);
+      if (!t.getRank())
+        continue;
+      OpFoldResult size = sizeOf(in, dim);
+      auto a = llvm::dyn_cast<Attribute>(offset), b = llvm::dyn_cast<Attribute>(size);
+      if (a && b)
+        offset = rewriter.getIndexAttr(llvm::cast<IntegerAttr>(a).getInt() + llvm::cast<IntegerAttr>(b).getInt());
+      else
+        offset = rewriter.create<arith::AddIOp>(loc, asValue(offset), asValue(size)).getResult();
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -395,7 +619,8 @@ void populateShapeLowering(const TypeConverter &tc, RewritePatternSet &patterns)
   patterns.add<ConstantLowering, PermuteLowering, TransposeLowering, ExpandLowering,
                SliceLowering, SelectLowering, ConcatLowering,
                ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<FlattenOp>,
-               ReshapeLikeLowering<SqueezeOp>, ReshapeLikeLowering<UnsqueezeOp>, SliceToLowering, DimLowering>(tc, ctx);
+               ReshapeLikeLowering<SqueezeOp>, ReshapeLikeLowering<UnsqueezeOp>, SliceToLowering, DimLowering,
+               ExpandDynamicLowering, IotaLowering>(tc, ctx);
 }
 
 } // namespace mlir::cuvil::lowering

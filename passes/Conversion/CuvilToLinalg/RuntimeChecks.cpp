@@ -2,6 +2,7 @@
 #include "passes/Conversion/CuvilToLinalg/RuntimeChecks.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
 
@@ -9,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -48,6 +50,29 @@ bool constantIndicesInRange(Value indices, int64_t size) {
   return true;
 }
 
+/// A tensor of run-time sizes (x.expand(n, -1), torch.zeros(n, 4)): sizes
+/// that may be negative, or may differ from a dimension that keeps its
+/// own size (one that is not a static 1), are checked.
+std::optional<std::string> expandCheck(ExpandDynamicOp op) {
+  auto in = llvm::cast<RankedTensorType>(op.getInput().getType());
+  int64_t offset = int64_t(op.getSizes().size()) - in.getRank();
+  bool negative = false, mismatch = false;
+  for (auto [i, size] : llvm::enumerate(op.getSizes())) {
+    int64_t j = int64_t(i) - offset;
+    if (j >= 0 && in.getDimSize(j) != 1)
+      mismatch |= !isDimOf(size, op.getInput(), j);
+    else
+      negative |= !isNonNegativeSize(size);
+  }
+  if (mismatch)
+    return std::string("torch.expand: a size known only at run time differs from the tensor's size "
+                       "in a dimension that is not 1 (only size-1 dimensions expand), or is negative");
+  if (negative)
+    return std::string("negative dimension in a tensor factory or torch.expand (a size known only at "
+                       "run time)");
+  return std::nullopt;
+}
+
 /// The message of the check `op` needs, or nothing when it needs none.
 std::optional<std::string> checkMessage(Operation *op) {
   auto indexCheck = [&](StringRef torchName, Value input, Value indices,
@@ -59,7 +84,11 @@ std::optional<std::string> checkMessage(Operation *op) {
                  ? std::nullopt
                  : std::optional<std::string>("index out of range in " + torchName.str() +
                                               ": the input is 0-d (one element)");
-    if (type.isDynamicDim(dim) || constantIndicesInRange(indices, type.getDimSize(dim)))
+    if (type.isDynamicDim(dim))
+      return ("index out of range in " + torchName + ": dimension " + llvm::Twine(dim) +
+              " has a size known only at run time")
+          .str();
+    if (constantIndicesInRange(indices, type.getDimSize(dim)))
       return std::nullopt;
     return ("index out of range in " + torchName + ": dimension " + llvm::Twine(dim) +
             " has size " + llvm::Twine(type.getDimSize(dim)))
@@ -76,6 +105,11 @@ std::optional<std::string> checkMessage(Operation *op) {
     message = indexCheck("torch.scatter", sc.getInput(), sc.getIndex(), sc.getDim());
   else if (auto e = llvm::dyn_cast<EmbeddingOp>(op))
     message = indexCheck("torch.nn.functional.embedding", e.getWeight(), e.getIndices(), 0);
+  else if (auto x = llvm::dyn_cast<ExpandDynamicOp>(op))
+    message = expandCheck(x);
+  else if (auto i = llvm::dyn_cast<IotaOp>(op); i && !isNonNegativeSize(i.getCount()))
+    message = "torch.arange: upper bound and larger bound inconsistent with step sign (a bound "
+              "known only at run time)";
   if (message) {
     std::string where = sourcePosition(op->getLoc());
     if (!where.empty())
@@ -316,11 +350,19 @@ LogicalResult addStatusResult(func::FuncOp func) {
   return success();
 }
 
-Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, int64_t size) {
+Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, Value size) {
   MLIRContext *ctx = b.getContext();
   auto type = llvm::cast<RankedTensorType>(indices.getType());
   int64_t rank = type.getRank();
   auto flagType = RankedTensorType::get({}, b.getI1Type());
+  Value hi, lo;
+  if (std::optional<int64_t> n = getConstantIntValue(size)) {
+    hi = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(*n));
+    lo = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(-*n));
+  } else {
+    hi = b.create<arith::IndexCastOp>(loc, b.getI64Type(), size);
+    lo = b.create<arith::SubIOp>(loc, b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0)), hi);
+  }
   Value init = b.create<linalg::FillOp>(
                     loc, b.create<arith::ConstantOp>(loc, b.getBoolAttr(false)).getResult(),
                     b.create<tensor::EmptyOp>(loc, flagType.getShape(), b.getI1Type()).getResult())
@@ -334,8 +376,6 @@ Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, int64_t size
         Value i = args[0];
         if (i.getType() != nb.getI64Type())
           i = nb.create<arith::ExtSIOp>(nl, nb.getI64Type(), i);
-        Value lo = nb.create<arith::ConstantOp>(nl, nb.getI64IntegerAttr(-size));
-        Value hi = nb.create<arith::ConstantOp>(nl, nb.getI64IntegerAttr(size));
         Value below = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, lo);
         Value above = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, i, hi);
         Value bad = nb.create<arith::OrIOp>(nl, below, above);
@@ -344,18 +384,33 @@ Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, int64_t size
   return b.create<tensor::ExtractOp>(loc, generic.getResult(0), ValueRange{});
 }
 
-Value wrapAndClampIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
+Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, int64_t size) {
+  return anyIndexOutOfRange(b, loc, indices, b.create<arith::ConstantIndexOp>(loc, size).getResult());
+}
+
+Value wrapAndClampIndex(OpBuilder &b, Location loc, Value index, Value size) {
   Value i = index;
   if (i.getType() != b.getI64Type())
     i = b.create<arith::ExtSIOp>(loc, b.getI64Type(), i);
   Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
-  Value n = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(size));
-  Value last = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(size - 1));
+  Value one = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(1));
+  Value n, last;
+  if (std::optional<int64_t> c = getConstantIntValue(size)) {
+    n = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(*c));
+    last = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(*c - 1));
+  } else {
+    n = b.create<arith::IndexCastOp>(loc, b.getI64Type(), size);
+    last = b.create<arith::SubIOp>(loc, n, one);
+  }
   Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, zero);
   i = b.create<arith::SelectOp>(loc, negative, b.create<arith::AddIOp>(loc, i, n), i);
   i = b.create<arith::MaxSIOp>(loc, i, zero);
   i = b.create<arith::MinSIOp>(loc, i, last);
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
+}
+
+Value wrapAndClampIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
+  return wrapAndClampIndex(b, loc, index, b.create<arith::ConstantIndexOp>(loc, size).getResult());
 }
 
 } // namespace mlir::cuvil::lowering

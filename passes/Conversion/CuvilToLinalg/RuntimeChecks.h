@@ -41,10 +41,14 @@ LogicalResult addStatusResult(func::FuncOp func);
 /// Whether any element of the integer tensor `indices` lies outside
 /// [-size, size) (negative indices count from the end), as an i1.
 Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, int64_t size);
+/// The same against a run-time `size` (an index).
+Value anyIndexOutOfRange(OpBuilder &b, Location loc, Value indices, Value size);
 
 /// An integer index element as an `index` in [0, size): negative values
 /// count from the end, the rest is clamped (the check reports those).
 Value wrapAndClampIndex(OpBuilder &b, Location loc, Value index, int64_t size);
+/// The same against a run-time `size` (an index).
+Value wrapAndClampIndex(OpBuilder &b, Location loc, Value index, Value size);
 
 } // namespace mlir::cuvil::lowering
 

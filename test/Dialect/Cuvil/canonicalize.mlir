@@ -188,3 +188,24 @@ func.func @transpose_chains(%x: tensor<2x3x4xf32>, %u: tensor<1x5x1x6xf32>) -> (
   %2 = cuvil.shape.permute %u {dims = array<i64: 1, 0, 3, 2>} : tensor<1x5x1x6xf32> -> tensor<5x1x6x1xf32>
   return %1, %0, %2 : tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<5x1x6x1xf32>
 }
+
+// -----
+
+// Run-time sizes that became constants (--specialize, static dimensions):
+// a factory folds to a splat, an iota to its values; a size still known
+// only at run time is left alone.
+// CHECK-LABEL: func.func @run_time_sizes_fold
+//   CHECK-DAG:   %[[Z:.*]] = cuvil.constant dense<0.000000e+00> : tensor<2x5xf32>
+//   CHECK-DAG:   %[[I:.*]] = cuvil.constant dense<[0, 1, 2, 3, 4]> : tensor<5xi64>
+//       CHECK:   %[[D:.*]] = cuvil.tensor.iota %{{.*}} : tensor<i64> -> tensor<?xi64>
+//       CHECK:   return %[[Z]], %[[I]], %[[D]]
+func.func @run_time_sizes_fold(%x: tensor<5x8xf32>, %y: tensor<?xf32>) -> (tensor<2x5xf32>, tensor<5xi64>, tensor<?xi64>) {
+  %two = cuvil.constant dense<2> : tensor<i64>
+  %n = cuvil.shape.dim %x {dim = 0 : i64} : tensor<5x8xf32> -> tensor<i64>
+  %zero = cuvil.constant dense<0.0> : tensor<f32>
+  %0 = cuvil.shape.expand_dynamic %zero, [%two, %n] : tensor<f32>, [tensor<i64>, tensor<i64>] -> tensor<2x5xf32>
+  %1 = cuvil.tensor.iota %n : tensor<i64> -> tensor<5xi64>
+  %m = cuvil.shape.dim %y {dim = 0 : i64} : tensor<?xf32> -> tensor<i64>
+  %2 = cuvil.tensor.iota %m : tensor<i64> -> tensor<?xi64>
+  return %0, %1, %2 : tensor<2x5xf32>, tensor<5xi64>, tensor<?xi64>
+}

@@ -1689,3 +1689,49 @@ func.func @dequantize_fused_per_channel(%q: tensor<2x3xi8>) -> tensor<2x3xf32> {
   %x = cuvil.quant.dequantize %q {fused, params = #cuvil.quant<scale = [0.1, 0.2], zero_point = [0, 0], axis = 0>} : tensor<2x3xi8> -> tensor<2x3xf32>
   return %x : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @expand_dynamic_mismatch(%x: tensor<3x2xf32>) {
+  %four = cuvil.constant dense<4> : tensor<i64>
+  %two = cuvil.constant dense<2> : tensor<i64>
+  // expected-error @+1 {{'cuvil.shape.expand_dynamic' op input dimension 0 of size 3 cannot expand to 4 (only size-1 dimensions expand)}}
+  %0 = cuvil.shape.expand_dynamic %x, [%four, %two] : tensor<3x2xf32>, [tensor<i64>, tensor<i64>] -> tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dynamic_rank(%x: tensor<3x2xf32>) {
+  %two = cuvil.constant dense<2> : tensor<i64>
+  // expected-error @+1 {{'cuvil.shape.expand_dynamic' op 1 sizes for an input of rank 2 (expanding may only add leading dimensions)}}
+  %0 = cuvil.shape.expand_dynamic %x, [%two] : tensor<3x2xf32>, [tensor<i64>] -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dynamic_negative(%v: tensor<f32>) {
+  %n = cuvil.constant dense<-2> : tensor<i64>
+  // expected-error @+1 {{'cuvil.shape.expand_dynamic' op size 0 is negative (-2)}}
+  %0 = cuvil.shape.expand_dynamic %v, [%n] : tensor<f32>, [tensor<i64>] -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @iota_negative() {
+  %n = cuvil.constant dense<-1> : tensor<i64>
+  // expected-error @+1 {{'cuvil.tensor.iota' op the count is negative (-1)}}
+  %0 = cuvil.tensor.iota %n : tensor<i64> -> tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @iota_type(%x: tensor<5x8xf32>) {
+  %n = cuvil.shape.dim %x {dim = 0 : i64} : tensor<5x8xf32> -> tensor<i64>
+  // expected-error @+1 {{'cuvil.tensor.iota' op result type 'tensor<4xi64>' does not match the type its operands imply, 'tensor<5xi64>'}}
+  %0 = cuvil.tensor.iota %n : tensor<i64> -> tensor<4xi64>
+  return
+}

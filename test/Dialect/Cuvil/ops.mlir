@@ -434,3 +434,16 @@ func.func @pool_dynamic(%x: tensor<1x2x?x6xf32>) {
   %1 = cuvil.pool.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x2x?x6xf32> -> tensor<1x2x?x3xf32>
   return
 }
+
+// Tensors of run-time sizes: a fill value or a tensor broadcast to sizes,
+// and 0..n-1.
+// CHECK-LABEL: func.func @run_time_sizes
+//       CHECK:   cuvil.shape.expand_dynamic %{{.*}}, [%{{.*}}, %{{.*}}] : tensor<f32>, [tensor<i64>, tensor<i64>] -> tensor<?x4xf32>
+//       CHECK:   cuvil.tensor.iota %{{.*}} : tensor<i64> -> tensor<?xi64>
+func.func @run_time_sizes(%x: tensor<?x8xf32>, %v: tensor<f32>) {
+  %n = cuvil.shape.dim %x {dim = 0 : i64} : tensor<?x8xf32> -> tensor<i64>
+  %four = cuvil.constant dense<4> : tensor<i64>
+  %0 = cuvil.shape.expand_dynamic %v, [%n, %four] : tensor<f32>, [tensor<i64>, tensor<i64>] -> tensor<?x4xf32>
+  %1 = cuvil.tensor.iota %n : tensor<i64> -> tensor<?xi64>
+  return
+}
