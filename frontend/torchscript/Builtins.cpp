@@ -203,15 +203,18 @@ IValue Interpreter::binaryOp(const std::string &op, const IValue &a, const IValu
         r.tensor->symbolicFloat = true;
       return r;
     }
+    // The operands as plain tensors: a run-time int's flag would route the
+    // call back here (Python arithmetic written as calls, Builtins.cpp).
+    auto plain = [](const IValue &v) { return v.isTensor() ? IValue::ofTensor(v.tensor->value) : v; };
     if (!a.isTensor()) { // scalar op tensor: reverse where it matters
       if (op == "+" || op == "*")
-        r = callOperator(it->second, {b, a}, {});
+        r = callOperator(it->second, {plain(b), a}, {});
       else if (op == "-")
-        r = callOperator("aten::rsub", {b, a}, {});
+        r = callOperator("aten::rsub", {plain(b), a}, {});
       else
-        r = callOperator(it->second, {callOperator("aten::full_like", {b, a}, {}), b}, {});
+        r = callOperator(it->second, {callOperator("aten::full_like", {plain(b), a}, {}), plain(b)}, {});
     } else {
-      r = callOperator(it->second, {a, b}, {});
+      r = callOperator(it->second, {plain(a), plain(b)}, {});
     }
     // Integer arithmetic on run-time ints stays a run-time int.
     bool intOperands = (isSymbolicInt(a) || a.is(K::Int)) && (isSymbolicInt(b) || b.is(K::Int));
@@ -600,6 +603,38 @@ IValue callRawBuiltin(Interpreter &in, const std::string &name, std::vector<IVal
     auto i64 = mlir::RankedTensorType::get({}, in.builder().getI64Type());
     return symbolicInt(in.builder().create<mlir::cuvil::CastOp>(in.location(), i64, r));
   }
+  // Arithmetic on run-time numbers written as calls (scripted code says
+  // torch.sub(torch.size(x, 1), 1) for x.size(1) - 1): Python's operators,
+  // so a run-time int stays one (and sizes may use it).
+  if (n == 2 && kwargs.empty() && (isSymbolicNumber(arg(0)) || isSymbolicNumber(arg(1))) &&
+      (isSymbolicNumber(arg(0)) || isNum(arg(0))) && (isSymbolicNumber(arg(1)) || isNum(arg(1)))) {
+    static const std::map<std::string, std::string> pythonOps = {
+        {"aten::add", "+"},       {"aten::sub", "-"},       {"aten::mul", "*"},
+        {"aten::floordiv", "//"}, {"aten::floor_divide", "//"}, {"aten::remainder", "%"},
+        {"aten::div", "/"},       {"aten::pow", "**"}};
+    if (auto op = pythonOps.find(name); op != pythonOps.end())
+      return in.binaryOp(op->second, arg(0), arg(1));
+  }
+  // min(a, b) / max(a, b) of run-time ints: a run-time int.
+  if ((name == "prim::min" || name == "prim::max" || name == "builtin::min" || name == "builtin::max") &&
+      kwargs.empty()) {
+    std::vector<IValue> items = n == 1 && arg(0).isSequence() ? *arg(0).list : args;
+    bool anyRunTime = llvm::any_of(items, isSymbolicInt);
+    bool allInts = llvm::all_of(items, [](const IValue &v) { return isSymbolicInt(v) || v.is(K::Int); });
+    if (anyRunTime && allInts) {
+      bool isMin = name.find("min") != std::string::npos;
+      IValue best = items[0];
+      for (size_t k = 1; k < items.size(); ++k) {
+        auto asTensor = [&](const IValue &v) {
+          return IValue::ofTensor(v.isTensor() ? v.tensor->value : in.scalarConstant(v, DType::Int64));
+        };
+        best = in.callOperator(isMin ? "aten::minimum" : "aten::maximum", {asTensor(best), asTensor(items[k])}, {});
+        best.tensor->symbolicInt = true;
+      }
+      return best;
+    }
+  }
+
   // math functions of a run-time number: a run-time float.
   if (n == 1 && isSymbolicNumber(arg(0)) &&
       (name == "aten::sqrt" || name == "aten::exp" || name == "aten::log" || name == "aten::sin" ||

@@ -1,5 +1,7 @@
 //===- Interpreter.cpp - Partial evaluation of TorchScript code -----------===//
 #include "frontend/torchscript/Interpreter.h"
+
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 #include "support/Crash/CrashRecovery.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
@@ -111,6 +113,15 @@ bool BoundArgs::has(const std::string &name) const {
     if (a.name == name)
       return true;
   return false;
+}
+
+std::map<std::string, OpHandler> &runTimeSizeHandlers() {
+  static std::map<std::string, OpHandler> table = [] {
+    std::map<std::string, OpHandler> t;
+    registerRunTimeSizeHandlers(t);
+    return t;
+  }();
+  return table;
 }
 
 std::map<std::string, OpHandler> &opHandlers() {
@@ -1181,6 +1192,25 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
         }
   }
   if (!match) {
+    // Traced models pass sizes as 0-d tensors (prim::NumToTensor of
+    // x.size(1)): where no schema takes one, an integer computed from
+    // dimensions only is a run-time int.
+    auto asRunTimeInt = [](IValue &v) {
+      if (!v.isTensor() || v.tensor->symbolicInt || v.tensor->symbolicFloat || v.tensor->complex)
+        return;
+      auto t = llvm::cast<mlir::RankedTensorType>(v.tensor->value.getType());
+      if (t.getRank() != 0 || !t.getElementType().isSignlessInteger() || t.getElementType().isInteger(1) ||
+          !mlir::cuvil::isComputedFromShapes(v.tensor->value) || v.tensor->value.getDefiningOp<mlir::cuvil::ConstantOp>())
+        return;
+      auto box = std::make_shared<TensorBox>();
+      box->value = v.tensor->value;
+      box->symbolicInt = true;
+      v = IValue::ofTensor(box);
+    };
+    for (IValue &v : args)
+      asRunTimeInt(v);
+    for (auto &kv : kwargs)
+      asRunTimeInt(kv.second);
     auto symbolic = [](const IValue &v) {
       if (v.isTensor())
         return v.tensor->symbolicInt || v.tensor->symbolicFloat;
@@ -1193,6 +1223,47 @@ IValue Interpreter::callOperator(const std::string &name, std::vector<IValue> ar
     bool anySymbolic = llvm::any_of(args, symbolic);
     for (auto &kv : kwargs)
       anySymbolic |= symbolic(kv.second);
+    auto &sized = runTimeSizeHandlers();
+    if (auto handler = sized.find(name); anySymbolic && handler != sized.end()) {
+      // Bound with each run-time number standing in as 1 (a list's items
+      // too), then the arguments that held one are given back.
+      auto standIn = [&](const IValue &v) {
+        auto one = [](const IValue &x) {
+          if (x.isTensor() && x.tensor->symbolicInt)
+            return IValue::integer(1);
+          if (x.isTensor() && x.tensor->symbolicFloat)
+            return IValue::floating(1.0);
+          return x;
+        };
+        if (!v.isSequence())
+          return one(v);
+        IValueList items;
+        for (const IValue &x : *v.list)
+          items.push_back(one(x));
+        return IValue::makeList(std::move(items));
+      };
+      std::vector<IValue> standInArgs;
+      std::vector<std::pair<std::string, IValue>> standInKwargs;
+      for (const IValue &v : args)
+        standInArgs.push_back(standIn(v));
+      for (auto &[k, v] : kwargs)
+        standInKwargs.emplace_back(k, standIn(v));
+      for (const Schema *s : candidates) {
+        if (!bindArgs(*s, standInArgs, standInKwargs, bound))
+          continue;
+        auto giveBack = [&](size_t k, const IValue &v) {
+          if (k < bound.values.size() && symbolic(v))
+            bound.values[k] = v.isSequence() ? IValue::makeList(*v.list) : v;
+        };
+        for (size_t k = 0; k < args.size() && k < s->args.size(); ++k)
+          giveBack(k, args[k]);
+        for (auto &[key, v] : kwargs)
+          for (size_t k = 0; k < s->args.size(); ++k)
+            if (s->args[k].name == key)
+              giveBack(k, v);
+        return handler->second(*this, bound);
+      }
+    }
     if (anySymbolic)
       return unsupported(name + " with a number known only at run time (computed from tensor "
                                 "data or a '?' dimension)");

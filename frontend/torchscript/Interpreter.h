@@ -67,6 +67,13 @@ using OpHandler = std::function<IValue(Interpreter &, const BoundArgs &)>;
 /// The operator table: aten/prim names to handlers (Builtins.cpp and
 /// Lower*.cpp register into it).
 std::map<std::string, OpHandler> &opHandlers();
+/// Operators taking sizes known only at run time (torch.zeros(n, 4),
+/// x.expand(n, -1), torch.arange(n), with n = x.size(1) of a '?'
+/// dimension): tried when no schema takes the call because of a run-time
+/// int. The arguments are bound with each run-time int standing in as 1,
+/// then given back; the handler sees the run-time ints where they were.
+std::map<std::string, OpHandler> &runTimeSizeHandlers();
+void registerRunTimeSizeHandlers(std::map<std::string, OpHandler> &table);
 void registerBuiltinHandlers(std::map<std::string, OpHandler> &table);
 void registerTensorHandlers(std::map<std::string, OpHandler> &table);
 void registerCompositeHandlers(std::map<std::string, OpHandler> &table);

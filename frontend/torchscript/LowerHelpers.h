@@ -333,6 +333,16 @@ inline std::vector<int64_t> staticShape(Interpreter &in, Value v, const char *wh
   return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
 }
 
+// Tensors whose sizes are known only at run time (LowerRunTimeSizes.cpp).
+
+/// A tensor of `like`'s shape, dynamic dimensions included, filled with
+/// `fill` (a Python number, or a run-time one) as `d`.
+Value filledLike(Interpreter &in, Value like, DType d, const IValue &fill);
+/// x broadcast to `like`'s shape, dynamic dimensions included.
+Value expandToShapeOf(Interpreter &in, Value x, Value like);
+/// torch.triu (upper) / torch.tril of a matrix with dynamic dimensions.
+IValue triangleOfRunTimeSize(Interpreter &in, const IValue &self, int64_t diagonal, bool upper);
+
 inline mlir::DenseI64ArrayAttr i64s(Interpreter &in, llvm::ArrayRef<int64_t> v) {
   return in.builder().getDenseI64ArrayAttr(v);
 }

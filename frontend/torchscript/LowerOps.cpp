@@ -455,13 +455,23 @@ void registerElementwise(Table &t) {
     }
     return ret(in.build<cir::WhereOp>(c, xv, yv));
   };
-  t["aten::masked_fill"] = [](Interpreter &in, const BoundArgs &b) {
-    Args a{in, b};
+  auto maskedFill = [](Interpreter &in, const Args &a) {
     Value self = a.t("self");
     Value mask = cast(in, a.t("mask"), DType::Bool);
     Value value = a["value"].isTensor() ? cast(in, a.t("value"), dtypeOf(self))
                                         : in.scalarConstant(a["value"], dtypeOf(self));
-    return ret(in.build<cir::WhereOp>(mask, value, self));
+    return in.build<cir::WhereOp>(mask, value, self);
+  };
+  t["aten::masked_fill"] = [maskedFill](Interpreter &in, const BoundArgs &b) {
+    return ret(maskedFill(in, Args{in, b}));
+  };
+  // In place: the mask broadcasts to self, never self to the mask.
+  t["aten::masked_fill_"] = [maskedFill](Interpreter &in, const BoundArgs &b) {
+    Args a{in, b};
+    Value v = maskedFill(in, a);
+    if (typeOf(v).getRank() != rankOf(a.t("self")))
+      in.fail("CUVIL-E-IMPORT-RAISE", "masked_fill_: the mask's shape does not broadcast to the tensor's");
+    return inplace(in, a["self"], v);
   };
 }
 
@@ -1210,6 +1220,8 @@ void registerShapes(Table &t) {
   };
   t["aten::expand_as"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
+    if (!typeOf(a.t("other")).hasStaticShape())
+      return view(a["self"], expandToShapeOf(in, a.t("self"), a.t("other")));
     std::vector<int64_t> shape = staticShape(in, a.t("other"), "expand_as");
     return view(a["self"], in.build<cir::ExpandOp>(a.t("self"), i64s(in, shape)));
   };
@@ -1347,11 +1359,12 @@ void registerShapes(Table &t) {
       // A start known at run time: the rows start + [0, length) picked by
       // index_select (which checks them against the size at run time).
       int64_t size = typeOf(x).getDimSize(dim), length = a.i("length");
-      if (mlir::ShapedType::isDynamic(size))
-        return in.unsupported("narrow with a tensor start of a dynamic dimension");
+      Value sizeValue = mlir::ShapedType::isDynamic(size)
+                            ? in.build<cir::DimOp>(x, i64(in, dim))
+                            : in.scalarConstant(IValue::integer(size), DType::Int64);
       Value start = cast(in, a.t("start"), DType::Int64);
       Value zero = in.scalarConstant(IValue::integer(0), DType::Int64);
-      Value wrapped = in.build<cir::AddOp>(start, in.scalarConstant(IValue::integer(size), DType::Int64));
+      Value wrapped = in.build<cir::AddOp>(start, sizeValue);
       start = in.build<cir::WhereOp>(in.build<cir::LtOp>(start, zero), wrapped, start);
       std::vector<int64_t> steps(length);
       for (int64_t i = 0; i < length; ++i)
@@ -1498,10 +1511,13 @@ void registerShapes(Table &t) {
       IValue value = IValue::integer(k == "ones" ? 1 : 0);
       bool like = b.has("self");
       if (like) {
-        shape = staticShape(in, a.t("self"), ("aten::" + k).c_str());
-        if (shape.empty() && rankOf(a.t("self")) != 0)
-          return IValue::poison();
         d = dtypeOf(a.t("self"));
+        if (!typeOf(a.t("self")).hasStaticShape()) {
+          if (k == "full")
+            value = a["fill_value"];
+          return ret(filledLike(in, a.t("self"), a.dtype("dtype").value_or(d), value));
+        }
+        shape = staticShape(in, a.t("self"), ("aten::" + k).c_str());
       } else {
         shape = a.ints("size");
       }
@@ -1571,8 +1587,7 @@ void registerShapes(Table &t) {
                                             ": input tensor must have at least 2 dimensions");
       int64_t rows = typeOf(x).getDimSize(r - 2), cols = typeOf(x).getDimSize(r - 1);
       if (mlir::ShapedType::isDynamic(rows) || mlir::ShapedType::isDynamic(cols))
-        return in.unsupported(std::string("aten::") + (upper ? "triu" : "tril") +
-                              " of a matrix with dynamic dimensions");
+        return triangleOfRunTimeSize(in, a["self"], k, upper);
       if (rows * cols > (int64_t(1) << 26))
         return in.unsupported(std::string("aten::") + (upper ? "triu" : "tril") +
                               " of a matrix larger than 2^26 elements");

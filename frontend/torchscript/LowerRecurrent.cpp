@@ -325,6 +325,43 @@ IValue lowerDynamicCell(Interpreter &in, const BoundArgs &args, Cell cell) {
   return IValue::ofTensor(h);
 }
 
+/// torch.nn.LSTMCell / GRUCell / RNNCell: one step, the projections as
+/// linear layers (their biases may be absent).
+IValue lowerCell(Interpreter &in, const BoundArgs &args, Cell cell) {
+  std::string opName = std::string("aten::") + cellName(cell) + "_cell";
+  const IValue &xv = args.get("input");
+  if (!xv.isTensor())
+    in.fail("CUVIL-E-IMPORT-TYPE", opName + ": the input must be a tensor");
+  Value h, c;
+  const IValue &hx = args.get("hx");
+  if (cell == Cell::LSTM) {
+    if (!hx.isSequence() || hx.list->size() != 2 || !(*hx.list)[0].isTensor() || !(*hx.list)[1].isTensor())
+      in.fail("CUVIL-E-IMPORT-RAISE", opName + " expects hx = [h, c]");
+    h = (*hx.list)[0].tensor->value;
+    c = (*hx.list)[1].tensor->value;
+  } else {
+    if (!hx.isTensor())
+      in.fail("CUVIL-E-IMPORT-TYPE", opName + ": hx must be a tensor");
+    h = hx.tensor->value;
+  }
+  auto project = [&](Value v, const char *weight, const char *bias) {
+    const IValue &w = args.get(weight), &b = args.get(bias);
+    if (!w.isTensor())
+      in.fail("CUVIL-E-IMPORT-TYPE", opName + ": " + weight + " must be a tensor");
+    return in.build<cir::LinearOp>(v, w.tensor->value, b.isTensor() ? b.tensor->value : Value());
+  };
+  Value xt = project(xv.tensor->value, "w_ih", "b_ih"), ht = project(h, "w_hh", "b_hh");
+  RankedTensorType ty = typeOf(ht);
+  if (ty.getRank() != 2 || ty.getDimSize(1) != typeOf(xt).getDimSize(1) || ty.getDimSize(1) % gateCount(cell))
+    in.fail("CUVIL-E-IMPORT-SHAPE", opName + ": the projections of the input and of the hidden state must both "
+                                             "be [batch, " + std::to_string(gateCount(cell)) + " * hidden]");
+  Builder B{in, in.builder()};
+  cellStep(B, cell, ty.getDimSize(1) / gateCount(cell), xt, ht, h, c);
+  if (cell == Cell::LSTM)
+    return IValue::makeTuple({IValue::ofTensor(h), IValue::ofTensor(c)});
+  return IValue::ofTensor(h);
+}
+
 } // namespace
 
 void registerRecurrentHandlers(std::map<std::string, OpHandler> &table) {
@@ -334,6 +371,10 @@ void registerRecurrentHandlers(std::map<std::string, OpHandler> &table) {
   table["aten::rnn_relu"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::RNNRelu, false); };
   table["aten::quantized_lstm"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::LSTM, true); };
   table["aten::quantized_gru"] = [](Interpreter &in, const BoundArgs &b) { return lowerRecurrent(in, b, Cell::GRU, true); };
+  for (Cell c : {Cell::LSTM, Cell::GRU, Cell::RNNTanh, Cell::RNNRelu})
+    table[std::string("aten::") + cellName(c) + "_cell"] = [c](Interpreter &in, const BoundArgs &b) {
+      return lowerCell(in, b, c);
+    };
   for (Cell c : {Cell::LSTM, Cell::GRU, Cell::RNNTanh, Cell::RNNRelu})
     table[std::string("quantized::quantized_") + cellName(c) + "_cell_dynamic"] = [c](Interpreter &in, const BoundArgs &b) {
       return lowerDynamicCell(in, b, c);

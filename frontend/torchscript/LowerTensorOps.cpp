@@ -1024,6 +1024,8 @@ void registerFactories(Table &t) {
   t["aten::empty_like"] = [](Interpreter &in, const BoundArgs &b) {
     Args a{in, b};
     Value self = a.t("self");
+    if (!typeOf(self).hasStaticShape())
+      return ret(filledLike(in, self, factoryDType(a, dtypeOf(self)), IValue::integer(0)));
     return ret(splat(in, staticOrFail(in, self, "empty_like"), factoryDType(a, dtypeOf(self)), IValue::integer(0)));
   };
   t["aten::zero_"] = [](Interpreter &in, const BoundArgs &b) {

@@ -11,7 +11,9 @@ first time and tensor data from then on, a loop with a data-dependent `if`
 inside, a counted `for` loop left by a `break` on tensor data, and `for`
 loops over `range()` of a count computed from tensor data, and an
 embedding lookup inside a loop and an if (its run-time index check reaches
-the library's status: an id out of range stops the loop and fails the run). Each is exported twice: with static shapes (graph_fusion) and
+the library's status: an id out of range stops the loop and fails the run),
+and a loop over a run-time sequence length stepping LSTM, GRU and RNN cells
+through x[:, t] and a window x[:, t:t + 2]. Each is exported twice: with static shapes (graph_fusion) and
 with a run-time batch (hybrid), and run on inputs for which the loops run
 zero, a few and many times (two of them for aarch64 too, under qemu);
 outputs are compared with PyTorch's (rtol 1e-3,
@@ -184,6 +186,31 @@ def expect_refused(bin_dir, work, name, module, shapes, strategy, needles, what)
           f"{what}: exit {r.returncode}, message names {needles}" + ("" if ok else f": {text.strip()}"))
 
 
+class SequenceCells(nn.Module):
+    """A loop over a run-time sequence length, step by step: x[:, t] with a
+    run-time t into an LSTM cell, a GRU cell and a bias-free ReLU RNN cell
+    whose states start as torch.zeros(x.size(0), 16), and a window
+    x[:, t:t + 2] accumulated."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTMCell(8, 16)
+        self.gru = nn.GRUCell(8, 16)
+        self.rnn = nn.RNNCell(8, 16, nonlinearity="relu", bias=False)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 16)
+        c = torch.zeros(x.size(0), 16)
+        g = torch.zeros(x.size(0), 16)
+        window = torch.zeros(x.size(0), 2, x.size(2))
+        for t in range(x.size(1)):
+            h, c = self.lstm(x[:, t], (h, c))
+            g = self.gru(x[:, t], g) + self.rnn(x[:, t], h)
+        for t in range(x.size(1) - 1):
+            window = window + x[:, t:t + 2] * 0.5
+        return h, c, g, window
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -253,6 +280,22 @@ def main():
             for counts in ([0, 0], [2, 3], [10, 15]):
                 compare(args.bin, lib, repeat, [normal((n, 8)), np.array(counts, np.int64)], work,
                         f"repeat ({form}) rows={n} counts={counts}")
+
+    # Loops over a run-time sequence length (hybrid: the loop bound and the
+    # step's index x[:, t] are run-time values; static: unrolled at import).
+    cells = torch.jit.script(SequenceCells().eval())
+    path = os.path.join(work, "cells.pt")
+    cells.save(path)
+    for form, strategy, x_shape, sizes in (("static", "graph_fusion", "0=3x6x8xf32", [(3, 6)]),
+                                           ("hybrid", "hybrid", "0=b:1..4xseq:2..64x8xf32",
+                                            [(1, 2), (3, 7), (4, 64)])):
+        lib = os.path.join(work, f"cells_{form}.so")
+        r = export(args.bin, path, [x_shape], lib, strategy)
+        check(r.returncode == 0, f"sequence cells ({form}): exported" + ("" if r.returncode == 0 else ": " + r.stderr))
+        if r.returncode != 0:
+            continue
+        for b, n in sizes:
+            compare(args.bin, lib, cells, [normal((b, n, 8))], work, f"sequence cells ({form}) batch={b} seq={n}")
 
     # Run-time checks inside the loop and the if.
     lookup = torch.jit.script(LookupInLoop().eval())

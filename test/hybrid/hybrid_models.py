@@ -5,8 +5,11 @@ The models: an MLP over run-time rows, a token sequence with its mask
 sharing the symbol seq, a transformer encoder over a run-time sequence, a
 hand-written BERT-style attention block with a padding mask (its views
 sized by x.size(1)), a GPT-style decoder whose causal mask is a buffer cut
-to the run-time length (scripted, and traced on one length), a CNN over a
-run-time batch.
+to the run-time length (scripted, and traced on one length), a GPT over
+token ids that creates its positions and causal masks at run time
+(torch.arange(t), torch.full((t, t)), torch.ones(t, t): scripted, traced,
+specialized), a ViT-style class token expanded to a run-time batch, a CNN
+over a run-time batch.
 
 Models are built by PyTorch at test time and scripted; each hybrid library
 is compiled once with bounded run-time dimensions and run at several sizes
@@ -131,6 +134,77 @@ class CausalDecoder(nn.Module):
         return x + self.o(y.transpose(1, 2).reshape(b, t, e))
 
 
+class GptBlock(nn.Module):
+    """Causal self-attention with an additive mask (Hugging Face's) or a
+    keep mask filled with -inf (nanoGPT's)."""
+
+    def __init__(self, e, h, additive: bool):
+        super().__init__()
+        self.h, self.d, self.additive = h, e // h, additive
+        self.qkv = nn.Linear(e, 3 * e)
+        self.o = nn.Linear(e, e)
+        self.ln = nn.LayerNorm(e)
+
+    def forward(self, x, additive, keep):
+        b, t = x.size(0), x.size(1)
+        q, k, v = self.qkv(self.ln(x)).chunk(3, dim=-1)
+        q = q.view(b, t, self.h, self.d).transpose(1, 2)
+        k = k.view(b, t, self.h, self.d).transpose(1, 2)
+        v = v.view(b, t, self.h, self.d).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d))
+        if self.additive:
+            att = att + additive
+        else:
+            att = att.masked_fill(keep == 0, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return x + self.o(y.transpose(1, 2).reshape(b, t, -1))
+
+
+class TokenGpt(nn.Module):
+    """A GPT over token ids of a run-time length whose tensors of that length
+    are created at run time: positions torch.arange(t) into a position
+    embedding, the causal mask torch.triu(torch.full((t, t), -inf), 1)
+    (Hugging Face's way) in one block and torch.tril(torch.ones(t, t)) in the
+    other (nanoGPT's), a language-model head."""
+
+    def __init__(self, vocab=100, e=64, h=4, max_len=512):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, e)
+        self.wpe = nn.Embedding(max_len, e)
+        self.blocks = nn.ModuleList([GptBlock(e, h, True), GptBlock(e, h, False)])
+        self.ln = nn.LayerNorm(e)
+        self.head = nn.Linear(e, vocab, bias=False)
+
+    def forward(self, idx):
+        t = idx.size(1)
+        x = self.wte(idx) + self.wpe(torch.arange(0, t, dtype=torch.long))
+        additive = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        keep = torch.tril(torch.ones(t, t)).view(1, 1, t, t)
+        for block in self.blocks:
+            x = block(x, additive, keep)
+        return self.head(self.ln(x))
+
+
+class ClassToken(nn.Module):
+    """A ViT-style head over a run-time batch of a run-time number of patches:
+    the class token expanded to the batch (cls.expand(b, -1, -1)), position
+    embeddings cut to the length, zeros of the run-time size concatenated."""
+
+    def __init__(self, e=32, max_len=65):
+        super().__init__()
+        self.proj = nn.Linear(16, e)
+        self.cls = nn.Parameter(torch.randn(1, 1, e))
+        self.pos = nn.Parameter(torch.randn(1, max_len, e) * 0.1)
+        self.ln = nn.LayerNorm(e + 4)
+
+    def forward(self, patches):
+        b = patches.size(0)
+        x = torch.cat([self.cls.expand(b, -1, -1), self.proj(patches)], dim=1)
+        x = x + self.pos[:, : x.size(1)]
+        x = torch.cat([x, torch.zeros(b, x.size(1), 4)], dim=-1)
+        return self.ln(x).mean(1)
+
+
 class Cnn(nn.Module):
     """A run-time batch through convolutions (direct, depthwise, 1x1, with a
     folded batch norm), max and adaptive average pooling, flatten, linear."""
@@ -250,6 +324,51 @@ def main():
             for n in SIZES:
                 compare(args.bin, lib, dec, [rng.standard_normal((1, n, 64)).astype(np.float32)], work,
                         f"decoder ({form}) seq={n}")
+
+    # A GPT over token ids, creating its positions and causal masks at run
+    # time (scripted, and traced on one length: trace records x.size(1), so
+    # the sizes stay run-time ones); with --specialize the static copies
+    # fold them to constants.
+    gpt = TokenGpt().eval()
+    ids = lambda n: [rng.integers(0, 100, (1, n)).astype(np.int64)]  # noqa: E731
+    for form, module in (("scripted", torch.jit.script(gpt)),
+                         ("traced", torch.jit.trace(gpt, torch.randint(0, 100, (1, 9))))):
+        gpt_path, lib = build(args.bin, work, f"gpt_{form}", module, ["0=1xseq:1..512xi64"], f"token gpt ({form})")
+        if lib:
+            for n in SIZES:
+                compare(args.bin, lib, gpt, ids(n), work, f"token gpt ({form}) seq={n}")
+    r = export(args.bin, gpt_path, ["0=1xseq:1..512xi64"], os.path.join(work, "gpt_spec.so"),
+               extra=["--specialize", "seq=64"])
+    check(r.returncode == 0, f"token gpt --specialize seq=64: {r.stderr.strip()[-300:]}")
+    if r.returncode == 0:
+        for n in [7, 64, 128]:
+            compare(args.bin, os.path.join(work, "gpt_spec.so"), gpt, ids(n), work,
+                    f"token gpt --specialize seq={n}")
+
+    # A class token expanded to a run-time batch of run-time length.
+    vit = ClassToken().eval()
+    _, lib = build(args.bin, work, "cls", torch.jit.script(vit), ["0=batch:1..8xn:1..64x16xf32"], "class token")
+    if lib:
+        for b, n in [(1, 1), (3, 7), (8, 64)]:
+            compare(args.bin, lib, vit, [rng.standard_normal((b, n, 16)).astype(np.float32)], work,
+                    f"class token batch={b} n={n}")
+
+    # Run-time sizes that may be negative: PyTorch raises, the library
+    # fails its run with the message (and computes at the sizes where
+    # they are not).
+    class Shrink(nn.Module):
+        def forward(self, x):
+            n = x.size(1)
+            return torch.arange(n - 2).float() + x.sum(), torch.zeros(n - 3, 2) + 1.0
+
+    shrink = torch.jit.script(Shrink())
+    _, lib = build(args.bin, work, "shrink", shrink, ["0=1xseq:1..64xf32"], "negative run-time sizes")
+    if lib:
+        compare(args.bin, lib, shrink, [rng.standard_normal((1, 9)).astype(np.float32)], work, "shrink seq=9")
+        r, _ = run_library(args.bin, lib, [rng.standard_normal((1, 1)).astype(np.float32)], work)
+        expect_error(r, ["torch.arange: upper bound and larger bound inconsistent"], "arange of a negative count")
+        r, _ = run_library(args.bin, lib, [rng.standard_normal((1, 2)).astype(np.float32)], work)
+        expect_error(r, ["negative dimension in a tensor factory"], "zeros of a negative size")
 
     # A CNN over a run-time batch.
     cnn = Cnn().eval()

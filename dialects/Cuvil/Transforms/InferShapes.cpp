@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/RunTimeSizes.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 
@@ -152,6 +153,18 @@ struct CuvilInferShapesPass final
         fromInput[dim.getDim()] = true;
         continue;
       }
+      // A run-time size the input has in a dimension (y.reshape(b, t, -1)
+      // with t = x.size(1) of the tensor y was computed from).
+      if (partType.getDimSize(0) == 1) {
+        int64_t k = 0;
+        while (k < in.getRank() && !(in.isDynamicDim(k) && !fromInput[k] && dimIsSize(op.getInput(), k, scalar)))
+          ++k;
+        if (k < in.getRank()) {
+          sizes.push_back(ShapedType::kDynamic);
+          fromInput[k] = true;
+          continue;
+        }
+      }
       std::optional<reference::Tensor> t = evaluateShape(part, memo);
       if (!t) {
         allKnownOrInput = false;
@@ -204,8 +217,51 @@ struct CuvilInferShapesPass final
       }
       reshape.erase();
     }
+    if (succeeded(asUnitDimensionChanges(op, parts)))
+      return;
     refineResult(op.getResult(),
                  refine(op.getType(), RankedTensorType::get(sizes, result.getElementType())));
+  }
+
+  /// x.view(1, 1, t, t) of a t x t tensor made at run time: the sizes are
+  /// the input's with unit dimensions inserted or removed, so the view is
+  /// a squeeze and unsqueezes, which keep several run-time sizes (a
+  /// reshape's shape has one -1).
+  LogicalResult asUnitDimensionChanges(ReshapeDynamicOp op, ArrayRef<Value> parts) {
+    Value input = op.getInput();
+    auto in = llvm::cast<RankedTensorType>(input.getType());
+    SmallVector<Value> sizes;
+    for (Value part : parts) {
+      auto t = llvm::cast<RankedTensorType>(part.getType());
+      if (t.getRank() != 1 || t.getDimSize(0) != 1)
+        return failure();
+      auto r = part.getDefiningOp<ReshapeOp>();
+      sizes.push_back(r ? r.getInput() : part);
+    }
+    SmallVector<int64_t> squeezed, unsqueezed;
+    int64_t i = 0, p = 0, n = sizes.size();
+    while (i < in.getRank() || p < n) {
+      bool unit = p < n && constantSize(sizes[p]) == std::optional<int64_t>(1);
+      if (i < in.getRank() && p < n && (in.getDimSize(i) != 1 || unit) && dimIsSize(input, i, sizes[p])) {
+        ++i, ++p;
+      } else if (unit) {
+        unsqueezed.push_back(p++);
+      } else if (i < in.getRank() && in.getDimSize(i) == 1) {
+        squeezed.push_back(i++);
+      } else {
+        return failure();
+      }
+    }
+    OpBuilder b(op);
+    Value v = input;
+    if (!squeezed.empty())
+      v = b.create<SqueezeOp>(op.getLoc(), v, b.getDenseI64ArrayAttr(squeezed));
+    for (int64_t at : unsqueezed)
+      v = b.create<UnsqueezeOp>(op.getLoc(), v, b.getI64IntegerAttr(at));
+    refineResult(op.getResult(), v.getType());
+    op.getResult().replaceAllUsesWith(v);
+    op.erase();
+    return success();
   }
 
   /// A run-time reshape whose sizes are known now becomes a static one;

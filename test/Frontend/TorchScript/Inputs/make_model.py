@@ -137,6 +137,47 @@ class ValueView(nn.Module):
         return torch.relu(self.fc(y.view(k, -1, 8)))
 
 
+class RunTimeFactories(nn.Module):
+    """Tensors whose sizes come from '?' dimensions: positions
+    (torch.arange(t)), a causal mask (torch.triu of torch.full((t, t))),
+    zeros concatenated along the features, a class token expanded to the
+    batch (x.expand(b, -1, -1))."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Embedding(16, 4)
+        self.cls = nn.Parameter(torch.randn(1, 1, 6))
+
+    def forward(self, x):
+        b, t = x.size(0), x.size(1)
+        h = x + self.pos(torch.arange(t))
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        att = torch.softmax(h @ h.transpose(1, 2) + mask, dim=-1) @ h
+        att = torch.cat([att, torch.zeros(b, t, 2)], -1)
+        return torch.cat([self.cls.expand(b, -1, -1), att], 1)
+
+
+class SequenceLoop(nn.Module):
+    """A GRU cell stepped over a run-time sequence length with x[:, t]."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 6)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 6)
+        for t in range(x.size(1)):
+            h = self.cell(x[:, t], h)
+        return h
+
+
+class DataSizedZeros(nn.Module):
+    """A factory whose size is read from tensor data: refused."""
+
+    def forward(self, x):
+        return torch.zeros(int((x > 0).sum()))
+
+
 class DynamicQuantized(nn.Module):
     """quantize_dynamic's targets: an LSTM, a GRU and a linear layer;
     make_model.py dynamic_quantized OUT.pt ENGINE quantizes it under that
@@ -182,7 +223,9 @@ def dynamic_quantized(engine):
 MODELS = {"unsupported": Unsupported, "raises": Raises, "tiny": Tiny, "limits": Limits,
           "effects": Effects, "inplace": InPlace, "inplace_strided": InPlaceStrided,
           "inplace_expanded": InPlaceExpanded,
-          "dynamic_batch": DynamicBatch, "value_view": ValueView, "while_loop": WhileLoop}
+          "dynamic_batch": DynamicBatch, "value_view": ValueView, "while_loop": WhileLoop,
+          "run_time_factories": RunTimeFactories, "data_sized_zeros": DataSizedZeros,
+          "sequence_loop": SequenceLoop}
 
 if __name__ == "__main__":
     torch.manual_seed(0)
