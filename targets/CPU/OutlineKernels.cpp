@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "targets/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -41,6 +43,51 @@ bool passable(Type t) {
            llvm::none_of(strides, [](int64_t s) { return ShapedType::isDynamic(s); });
   }
   return t.isIntOrIndexOrFloat() || llvm::isa<LLVM::LLVMPointerType>(t);
+}
+
+/// A buffer of run-time sizes (hybrid): the bare-pointer convention carries
+/// no sizes, so it crosses as a static memref<1xT> at the same address and
+/// its run-time sizes, and the kernel rebuilds it. Identity layouts only
+/// (arena views and model arguments have them).
+bool passableAsBaseAndSizes(Type t) {
+  auto m = llvm::dyn_cast<MemRefType>(t);
+  return m && !m.hasStaticShape() && m.getRank() > 0 && m.getLayout().isIdentity() &&
+         m.getMemorySpace() == nullptr && m.getElementType().isIntOrIndexOrFloat();
+}
+
+/// The kernel's view of a buffer passed as its base and run-time sizes:
+/// row-major strides from the sizes, cast back to the identity layout.
+Value rebuildFromBaseAndSizes(OpBuilder &b, Location loc, MemRefType type, Value base, ValueRange sizes) {
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> mixedSizes(rank), strides(rank);
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    mixedSizes[d] = type.isDynamicDim(d) ? OpFoldResult(sizes[next++]) : OpFoldResult(b.getIndexAttr(type.getDimSize(d)));
+  OpFoldResult stride = b.getIndexAttr(1);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    auto sa = llvm::dyn_cast<Attribute>(stride), za = llvm::dyn_cast<Attribute>(mixedSizes[d]);
+    if (sa && za) {
+      stride = b.getIndexAttr(llvm::cast<IntegerAttr>(sa).getInt() * llvm::cast<IntegerAttr>(za).getInt());
+      continue;
+    }
+    auto asValue = [&](OpFoldResult f) -> Value {
+      if (auto v = llvm::dyn_cast<Value>(f))
+        return v;
+      return b.create<arith::ConstantIndexOp>(loc, llvm::cast<IntegerAttr>(llvm::cast<Attribute>(f)).getInt());
+    };
+    stride = b.create<arith::MulIOp>(loc, asValue(stride), asValue(mixedSizes[d])).getResult();
+  }
+  SmallVector<int64_t> staticStrides;
+  for (OpFoldResult st : strides)
+    staticStrides.push_back(llvm::isa<Attribute>(st) ? llvm::cast<IntegerAttr>(llvm::cast<Attribute>(st)).getInt()
+                                                    : ShapedType::kDynamic);
+  auto viewType = MemRefType::get(type.getShape(), type.getElementType(),
+                                  StridedLayoutAttr::get(b.getContext(), 0, staticStrides));
+  auto view = b.create<memref::ReinterpretCastOp>(loc, viewType, base, b.getIndexAttr(0), mixedSizes, strides);
+  if (view.getType() == type)
+    return view;
+  return b.create<memref::CastOp>(loc, type, view);
 }
 
 bool cloneable(Value v) {
@@ -101,19 +148,32 @@ struct OutlineKernelsPass final : impl::OutlineKernelsPassBase<OutlineKernelsPas
     llvm::SetVector<Value> used;
     getUsedValuesDefinedAbove(op->getRegions(), used);
     used.insert(op->operand_begin(), op->operand_end());
-    SmallVector<Value> args, cloned;
+    SmallVector<Value> args, cloned, split;
     for (Value v : used) {
       if (cloneable(v))
         cloned.push_back(v);
       else if (passable(v.getType()))
         args.push_back(v);
+      else if (passableAsBaseAndSizes(v.getType()))
+        split.push_back(v);
       else
         return; // stays inline
     }
     MLIRContext *ctx = &getContext();
     Location loc = op->getLoc();
+    // Buffers of run-time sizes cross as their base and sizes.
+    OpBuilder cb(op);
+    SmallVector<Value> callArgs(args);
+    for (Value v : split) {
+      auto m = llvm::cast<MemRefType>(v.getType());
+      callArgs.push_back(cb.create<memref::ReinterpretCastOp>(
+          loc, MemRefType::get({1}, m.getElementType()), v, int64_t(0), ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1}));
+      for (int64_t d = 0; d < m.getRank(); ++d)
+        if (m.isDynamicDim(d))
+          callArgs.push_back(cb.create<memref::DimOp>(loc, v, d));
+    }
     SmallVector<Type> types;
-    for (Value v : args)
+    for (Value v : callArgs)
       types.push_back(v.getType());
     OpBuilder mb(ctx);
     mb.setInsertionPointToEnd(getOperation().getBody());
@@ -126,6 +186,14 @@ struct OutlineKernelsPass final : impl::OutlineKernelsPassBase<OutlineKernelsPas
       map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
     for (auto [i, v] : llvm::enumerate(args))
       map.map(v, body->getArgument(i));
+    unsigned next = args.size();
+    for (Value v : split) {
+      auto m = llvm::cast<MemRefType>(v.getType());
+      Value base = body->getArgument(next++);
+      ValueRange sizes = body->getArguments().slice(next, m.getNumDynamicDims());
+      next += m.getNumDynamicDims();
+      map.map(v, rebuildFromBaseAndSizes(b, loc, m, base, sizes));
+    }
     b.clone(*op, map);
     b.create<func::ReturnOp>(loc);
 
@@ -136,8 +204,7 @@ struct OutlineKernelsPass final : impl::OutlineKernelsPassBase<OutlineKernelsPas
       kernel.setSymName(name);
       symbols.insert(kernel);
     }
-    OpBuilder cb(op);
-    cb.create<func::CallOp>(loc, name, TypeRange{}, args);
+    cb.create<func::CallOp>(loc, name, TypeRange{}, callArgs);
     op->erase();
   }
 };
