@@ -293,36 +293,47 @@ IValue lowerRecurrent(Interpreter &in, const BoundArgs &args, Cell cell, bool qu
 /// quantize_dynamic); both projections quantize their input by its own
 /// range with reduce_range (the default of ATen's QuantizedCellParamsDynamic;
 /// only onednn honours it).
+/// A cell's state argument: [h, c] for an LSTM, h for the others.
+void readHiddenState(Interpreter &in, const IValue &hx, Cell cell, const std::string &opName, Value &h, Value &c) {
+  if (cell == Cell::LSTM) {
+    if (!hx.isSequence() || hx.list->size() != 2 || !(*hx.list)[0].isTensor() || !(*hx.list)[1].isTensor())
+      in.fail("CUVIL-E-IMPORT-RAISE", opName + " expects hx = [h, c]");
+    h = (*hx.list)[0].tensor->value;
+    c = (*hx.list)[1].tensor->value;
+    return;
+  }
+  if (!hx.isTensor())
+    in.fail("CUVIL-E-IMPORT-TYPE", opName + ": hx must be a tensor");
+  h = hx.tensor->value;
+}
+
+/// One step from the two projections, checked, and its result.
+IValue stepCell(Interpreter &in, Cell cell, const std::string &opName, Value xt, Value ht, Value h, Value c) {
+  RankedTensorType ty = typeOf(ht), tx = typeOf(xt);
+  auto compatible = [](int64_t a, int64_t b) { return a == b || mlir::ShapedType::isDynamic(a) || mlir::ShapedType::isDynamic(b); };
+  if (ty.getRank() != 2 || tx.getRank() != 2 || ty.getDimSize(1) != tx.getDimSize(1) ||
+      !compatible(ty.getDimSize(0), tx.getDimSize(0)) || ty.getDimSize(1) % gateCount(cell))
+    in.fail("CUVIL-E-IMPORT-SHAPE", opName + ": the projections of the input and of the hidden state must both "
+                                             "be [batch, " + std::to_string(gateCount(cell)) + " * hidden]");
+  Builder B{in, in.builder()};
+  cellStep(B, cell, ty.getDimSize(1) / gateCount(cell), xt, ht, h, c);
+  if (cell == Cell::LSTM)
+    return IValue::makeTuple({IValue::ofTensor(h), IValue::ofTensor(c)});
+  return IValue::ofTensor(h);
+}
+
 IValue lowerDynamicCell(Interpreter &in, const BoundArgs &args, Cell cell) {
   std::string opName = std::string("quantized::quantized_") + cellName(cell) + "_cell_dynamic";
   const IValue &xv = args.get("input");
   if (!xv.isTensor() || xv.tensor->quantized())
     in.fail("CUVIL-E-IMPORT-TYPE", opName + ": the input must be a float tensor");
   Value h, c;
-  const IValue &hx = args.get("hx");
-  if (cell == Cell::LSTM) {
-    if (!hx.isSequence() || hx.list->size() != 2 || !(*hx.list)[0].isTensor() || !(*hx.list)[1].isTensor())
-      in.fail("CUVIL-E-IMPORT-RAISE", opName + " expects hx = [h, c]");
-    h = (*hx.list)[0].tensor->value;
-    c = (*hx.list)[1].tensor->value;
-  } else {
-    if (!hx.isTensor())
-      in.fail("CUVIL-E-IMPORT-TYPE", opName + ": hx must be a tensor");
-    h = hx.tensor->value;
-  }
+  readHiddenState(in, args.get("hx"), cell, opName, h, c);
   IValue xt = dynamicQuantizedLinear(in, xv.tensor->value, args.get("w_ih"), true, false, opName);
   IValue ht = dynamicQuantizedLinear(in, h, args.get("w_hh"), true, false, opName);
   if (!xt.isTensor() || !ht.isTensor())
     return IValue::poison();
-  RankedTensorType ty = typeOf(ht.tensor->value);
-  if (ty.getRank() != 2 || ty != typeOf(xt.tensor->value) || ty.getDimSize(1) % gateCount(cell))
-    in.fail("CUVIL-E-IMPORT-SHAPE", opName + ": the projections of the input and of the hidden state must both "
-                                             "be [batch, " + std::to_string(gateCount(cell)) + " * hidden]");
-  Builder B{in, in.builder()};
-  cellStep(B, cell, ty.getDimSize(1) / gateCount(cell), xt.tensor->value, ht.tensor->value, h, c);
-  if (cell == Cell::LSTM)
-    return IValue::makeTuple({IValue::ofTensor(h), IValue::ofTensor(c)});
-  return IValue::ofTensor(h);
+  return stepCell(in, cell, opName, xt.tensor->value, ht.tensor->value, h, c);
 }
 
 /// torch.nn.LSTMCell / GRUCell / RNNCell: one step, the projections as
@@ -333,17 +344,7 @@ IValue lowerCell(Interpreter &in, const BoundArgs &args, Cell cell) {
   if (!xv.isTensor())
     in.fail("CUVIL-E-IMPORT-TYPE", opName + ": the input must be a tensor");
   Value h, c;
-  const IValue &hx = args.get("hx");
-  if (cell == Cell::LSTM) {
-    if (!hx.isSequence() || hx.list->size() != 2 || !(*hx.list)[0].isTensor() || !(*hx.list)[1].isTensor())
-      in.fail("CUVIL-E-IMPORT-RAISE", opName + " expects hx = [h, c]");
-    h = (*hx.list)[0].tensor->value;
-    c = (*hx.list)[1].tensor->value;
-  } else {
-    if (!hx.isTensor())
-      in.fail("CUVIL-E-IMPORT-TYPE", opName + ": hx must be a tensor");
-    h = hx.tensor->value;
-  }
+  readHiddenState(in, args.get("hx"), cell, opName, h, c);
   auto project = [&](Value v, const char *weight, const char *bias) {
     const IValue &w = args.get(weight), &b = args.get(bias);
     if (!w.isTensor())
@@ -351,15 +352,7 @@ IValue lowerCell(Interpreter &in, const BoundArgs &args, Cell cell) {
     return in.build<cir::LinearOp>(v, w.tensor->value, b.isTensor() ? b.tensor->value : Value());
   };
   Value xt = project(xv.tensor->value, "w_ih", "b_ih"), ht = project(h, "w_hh", "b_hh");
-  RankedTensorType ty = typeOf(ht);
-  if (ty.getRank() != 2 || ty.getDimSize(1) != typeOf(xt).getDimSize(1) || ty.getDimSize(1) % gateCount(cell))
-    in.fail("CUVIL-E-IMPORT-SHAPE", opName + ": the projections of the input and of the hidden state must both "
-                                             "be [batch, " + std::to_string(gateCount(cell)) + " * hidden]");
-  Builder B{in, in.builder()};
-  cellStep(B, cell, ty.getDimSize(1) / gateCount(cell), xt, ht, h, c);
-  if (cell == Cell::LSTM)
-    return IValue::makeTuple({IValue::ofTensor(h), IValue::ofTensor(c)});
-  return IValue::ofTensor(h);
+  return stepCell(in, cell, opName, xt, ht, h, c);
 }
 
 } // namespace

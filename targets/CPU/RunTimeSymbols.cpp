@@ -74,7 +74,7 @@ private:
   /// agree (as the lowering pairs them); else nothing is said.
   void view(Value in, Value out) {
     auto it = llvm::cast<RankedTensorType>(in.getType()), ot = llvm::cast<RankedTensorType>(out.getType());
-    if (!lowering::runTimeSizesKeepOrder(it, ot))
+    if (!keepsRunTimeSizesInOrder(it, ot))
       return;
     std::vector<std::string> inLabels, l(ot.getRank());
     for (int64_t d = 0; d < it.getRank(); ++d)

@@ -175,17 +175,7 @@ bool dimIsSizeFrom(Value tensor, int64_t dim, Value size, int &budget) {
     // around them agree (x.view(b, t, h, d) of b x t x e): the k-th
     // run-time dimension is the input's k-th.
     auto in = llvm::cast<RankedTensorType>(def->getOperand(0).getType());
-    auto segments = [](RankedTensorType t) {
-      SmallVector<int64_t> products(1, 1);
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        if (t.isDynamicDim(d))
-          products.push_back(1);
-        else
-          products.back() *= t.getDimSize(d);
-      }
-      return products;
-    };
-    if (segments(in) != segments(type))
+    if (!keepsRunTimeSizesInOrder(in, type))
       return false;
     int64_t k = 0;
     for (int64_t d = 0; d < dim; ++d)
@@ -231,5 +221,21 @@ bool dimIsSize(Value tensor, int64_t dim, Value size) {
 }
 
 bool isComputedFromShapes(Value size) { return fromShapes(size, 0); }
+
+bool keepsRunTimeSizesInOrder(RankedTensorType from, RankedTensorType to) {
+  // The products of the static sizes before, between and after the
+  // run-time ones.
+  auto segments = [](RankedTensorType t) {
+    SmallVector<int64_t> products(1, 1);
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (t.isDynamicDim(d))
+        products.push_back(1);
+      else
+        products.back() *= t.getDimSize(d);
+    }
+    return products;
+  };
+  return segments(from) == segments(to);
+}
 
 } // namespace mlir::cuvil

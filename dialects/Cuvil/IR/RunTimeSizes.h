@@ -11,6 +11,7 @@
 #ifndef CUVIL_DIALECT_CUVIL_IR_RUNTIMESIZES_H
 #define CUVIL_DIALECT_CUVIL_IR_RUNTIMESIZES_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
 #include <optional>
@@ -29,6 +30,13 @@ std::optional<int64_t> constantSize(Value size);
 /// Whether `size` is `tensor`'s dimension `dim` (a cuvil.shape.dim of it,
 /// through integer casts), or the same constant as that static dimension.
 bool isDimOf(Value size, Value tensor, int64_t dim);
+
+/// Whether a view from `from` to `to` keeps its run-time sizes in order:
+/// the static sizes between them (and before the first, after the last)
+/// have equal products on both sides. Squeeze, unsqueeze and views that
+/// keep a batch and a sequence length do; flatten([?, 4, ?], 0, 1), which
+/// merges a run-time size with a static one, does not.
+bool keepsRunTimeSizesInOrder(RankedTensorType from, RankedTensorType to);
 
 /// Whether two sizes are the same run-time value: one value, dimensions of
 /// one tensor, or equal constants.

@@ -76,6 +76,18 @@ FailureOr<Tensor> evalSqueeze(SqueezeOp op, ArrayRef<Tensor> a) {
   return x.reshaped(Shape(shape.begin(), shape.end()));
 }
 
+/// `x` broadcast (NumPy, right-aligned) to `outShape`, already checked.
+FailureOr<Tensor> broadcastTo(Operation *op, const Tensor &x, const Shape &outShape) {
+  int64_t rank = static_cast<int64_t>(outShape.size());
+  std::vector<int64_t> map = broadcastIndexMap(outShape, x.shape());
+  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
+    int64_t flat = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      flat = flat * outShape[i] + idx[i];
+    return map[flat];
+  });
+}
+
 FailureOr<Tensor> evalExpand(ExpandOp op, ArrayRef<Tensor> a) {
   const Tensor &x = a[0];
   ArrayRef<int64_t> target = op.getShape();
@@ -89,13 +101,7 @@ FailureOr<Tensor> evalExpand(ExpandOp op, ArrayRef<Tensor> a) {
       return op.emitOpError() << "runtime dimension " << j << " of size "
                               << size << " cannot expand to " << outShape[i];
   }
-  std::vector<int64_t> map = broadcastIndexMap(outShape, x.shape());
-  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
-    int64_t flat = 0;
-    for (int64_t i = 0; i < rank; ++i)
-      flat = flat * outShape[i] + idx[i];
-    return map[flat];
-  });
+  return broadcastTo(op, x, outShape);
 }
 
 FailureOr<Tensor> evalExpandDynamic(ExpandDynamicOp op, ArrayRef<Tensor> a) {
@@ -113,13 +119,7 @@ FailureOr<Tensor> evalExpandDynamic(ExpandDynamicOp op, ArrayRef<Tensor> a) {
   }
   if (::cuvil::Result<int64_t> n = ::cuvil::checkedNumElements(outShape, x.dtype()); !n)
     return op.emitOpError() << "result: " << n.error().message;
-  std::vector<int64_t> map = broadcastIndexMap(outShape, x.shape());
-  return gatherBytes(op, x, outShape, [&](const Shape &idx) {
-    int64_t flat = 0;
-    for (int64_t i = 0; i < rank; ++i)
-      flat = flat * outShape[i] + idx[i];
-    return map[flat];
-  });
+  return broadcastTo(op, x, outShape);
 }
 
 FailureOr<Tensor> evalIota(IotaOp op, ArrayRef<Tensor> a) {

@@ -77,7 +77,7 @@ SmallVector<ReassociationIndices> aroundRunTimeSizes(RankedTensorType t) {
   return groups;
 }
 
-/// A view that keeps several run-time sizes in order (runTimeSizesKeepOrder):
+/// A view that keeps several run-time sizes in order (keepsRunTimeSizesInOrder):
 /// collapsed to one dimension per run-time size, then expanded, so that
 /// each reassociation group holds one run-time size (tensor.dim of the
 /// result then folds to the right size; MLIR assumes one per group).
@@ -120,7 +120,7 @@ Value dynamicReshape(OpBuilder &b, Location loc, Value src, RankedTensorType typ
   if (dynamicCount > 1 && dynamicCount != int64_t(inputSizes.size()))
     return {};
   // Several run-time sizes pass through in order only where they keep it.
-  if (dynamicCount > 1 && !runTimeSizesKeepOrder(in, type))
+  if (dynamicCount > 1 && !keepsRunTimeSizesInOrder(in, type))
     return {};
   if (dynamicCount > 1)
     return segmentedReshape(b, loc, src, type, inputSizes);

@@ -142,20 +142,6 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type, ValueRange 
   return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(), dynamic);
 }
 
-bool runTimeSizesKeepOrder(RankedTensorType from, RankedTensorType to) {
-  auto segments = [](RankedTensorType t) {
-    SmallVector<int64_t> products(1, 1);
-    for (int64_t d = 0; d < t.getRank(); ++d) {
-      if (t.isDynamicDim(d))
-        products.push_back(1);
-      else
-        products.back() *= t.getDimSize(d);
-    }
-    return products;
-  };
-  return segments(from) == segments(to);
-}
-
 AffineMap broadcastMap(MLIRContext *ctx, RankedTensorType operandType, int64_t resultRank,
                        ArrayRef<int64_t> resultShape) {
   SmallVector<AffineExpr> exprs;

@@ -70,13 +70,6 @@ Value elementwiseGeneric(
     OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange operands,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
-/// Whether a view from `from` to `to` keeps its run-time sizes in order:
-/// the static sizes between them (and before the first, after the last)
-/// have equal products on both sides. Squeeze, unsqueeze and views that
-/// keep a batch and a sequence length do; flatten([?, 4, ?], 0, 1), which
-/// merges a run-time size with a static one, does not.
-bool runTimeSizesKeepOrder(RankedTensorType from, RankedTensorType to);
-
 /// Identity maps / parallel iterators for `rank` loops.
 SmallVector<utils::IteratorType> parallelIterators(int64_t rank);
 
