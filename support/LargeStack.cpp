@@ -2,6 +2,9 @@
 #include "support/LargeStack.h"
 
 #include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
 
 namespace cuvil {
 
@@ -12,9 +15,24 @@ struct Job {
   int result = 0;
 };
 
+/// The crash handlers run on an alternate signal stack, which is per
+/// thread: without one of its own, a stack overflow here could not be
+/// reported (the kernel kills the process, no message).
+constexpr size_t kSignalStackBytes = size_t(1) << 20;
+
 void *runJob(void *arg) {
   Job *job = static_cast<Job *>(arg);
+  stack_t altStack{};
+  altStack.ss_sp = std::malloc(kSignalStackBytes);
+  altStack.ss_size = kSignalStackBytes;
+  bool installed = altStack.ss_sp && sigaltstack(&altStack, nullptr) == 0;
   job->result = (*job->work)();
+  if (installed) {
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    sigaltstack(&off, nullptr);
+  }
+  std::free(altStack.ss_sp);
   return nullptr;
 }
 

@@ -240,6 +240,16 @@ void maybeInjectCrash(llvm::StringRef kind, llvm::StringRef name) {
     llvm::report_fatal_error("injected fatal error (CUVIL_TEST_CRASH)");
   if (rest == "trap")
     __builtin_trap();
+  if (rest == "stack") { // unbounded recursion: a stack overflow
+    struct Recurse {
+      static int deeper(volatile int depth) {
+        volatile char frame[1024];
+        frame[0] = char(depth);
+        return deeper(depth + 1) + frame[0];
+      }
+    };
+    (void)Recurse::deeper(0);
+  }
   volatile int *null = nullptr;
   *null = 1; // segv
 }
