@@ -1506,28 +1506,18 @@ void registerShapes(Table &t) {
     std::string k = kind;
     return [k](Interpreter &in, const BoundArgs &b) {
       Args a{in, b};
-      std::vector<int64_t> shape;
-      DType d = DType::Float32;
-      IValue value = IValue::integer(k == "ones" ? 1 : 0);
       bool like = b.has("self");
-      if (like) {
-        d = dtypeOf(a.t("self"));
-        if (!typeOf(a.t("self")).hasStaticShape()) {
-          if (k == "full")
-            value = a["fill_value"];
-          return ret(filledLike(in, a.t("self"), a.dtype("dtype").value_or(d), value));
-        }
-        shape = staticShape(in, a.t("self"), ("aten::" + k).c_str());
-      } else {
-        shape = a.ints("size");
-      }
-      if (k == "full") {
-        value = a["fill_value"];
-        if (!like)
-          d = value.is(K::Float) ? DType::Float32 : value.is(K::Bool) ? DType::Bool : DType::Int64;
-      }
-      if (auto dt = a.dtype("dtype"))
-        d = *dt;
+      IValue value = k == "full" ? a["fill_value"] : IValue::integer(k == "ones" ? 1 : 0);
+      DType d = like              ? dtypeOf(a.t("self"))
+                : k != "full"     ? DType::Float32
+                : value.is(K::Float) ? DType::Float32
+                : value.is(K::Bool)  ? DType::Bool
+                                     : DType::Int64;
+      d = a.dtype("dtype").value_or(d);
+      // A tensor with run-time dimensions: filled at its run-time sizes.
+      if (like && !typeOf(a.t("self")).hasStaticShape())
+        return ret(filledLike(in, a.t("self"), d, value));
+      std::vector<int64_t> shape = like ? staticShape(in, a.t("self"), ("aten::" + k).c_str()) : a.ints("size");
       for (int64_t s : shape)
         if (s < 0)
           in.fail("CUVIL-E-IMPORT-RAISE", "negative dimension in a tensor factory");

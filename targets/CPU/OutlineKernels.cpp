@@ -14,6 +14,7 @@
 #include "targets/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -71,12 +72,9 @@ Value rebuildFromBaseAndSizes(OpBuilder &b, Location loc, MemRefType type, Value
       stride = b.getIndexAttr(llvm::cast<IntegerAttr>(sa).getInt() * llvm::cast<IntegerAttr>(za).getInt());
       continue;
     }
-    auto asValue = [&](OpFoldResult f) -> Value {
-      if (auto v = llvm::dyn_cast<Value>(f))
-        return v;
-      return b.create<arith::ConstantIndexOp>(loc, llvm::cast<IntegerAttr>(llvm::cast<Attribute>(f)).getInt());
-    };
-    stride = b.create<arith::MulIOp>(loc, asValue(stride), asValue(mixedSizes[d])).getResult();
+    stride = b.create<arith::MulIOp>(loc, getValueOrCreateConstantIndexOp(b, loc, stride),
+                                     getValueOrCreateConstantIndexOp(b, loc, mixedSizes[d]))
+                 .getResult();
   }
   SmallVector<int64_t> staticStrides;
   for (OpFoldResult st : strides)

@@ -15,6 +15,7 @@
 #include "passes/Conversion/CuvilToLinalg/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
@@ -562,11 +563,7 @@ struct ConcatLowering final : OpConversionPattern<ConcatOp> {
         return rewriter.getIndexAttr(t.getDimSize(d));
       return rewriter.create<tensor::DimOp>(loc, v, d).getResult();
     };
-    auto asValue = [&](OpFoldResult f) -> Value {
-      if (auto v = llvm::dyn_cast<Value>(f))
-        return v;
-      return rewriter.create<arith::ConstantIndexOp>(loc, llvm::cast<IntegerAttr>(llvm::cast<Attribute>(f)).getInt());
-    };
+    auto asValue = [&](OpFoldResult f) { return getValueOrCreateConstantIndexOp(rewriter, loc, f); };
     // Run-time sizes: the concatenated dimension is the sum of the inputs';
     // the others are the first input's (the inputs agree on them).
     SmallVector<Value> dynamicSizes;
