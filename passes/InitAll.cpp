@@ -6,6 +6,7 @@
 #include "passes/Conversion/Passes.h"
 #include "passes/GraphPipeline.h"
 #include "quantize/QuantizeLayers.h"
+#include "verify/ValidateRewrites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,4 +29,5 @@ void mlir::cuvil::registerAllPasses() {
   registerGraphPipeline();
   registerConversionPasses();
   registerQuantizePasses();
+  ::cuvil::verify::registerValidateRewritesPass();
 }

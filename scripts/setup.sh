@@ -21,6 +21,8 @@ PACKAGES=(
   libopenblas0-pthread
   # cuvil-quantize's HTML report is checked in a real, headless browser
   chromium
+  # translation validation of the graph rewrites (cuvil-opt --cuvil-validate-rewrites)
+  libz3-dev
   # the shared compile cache (--remote-cache) is tested against a real Redis server
   redis-server
 )

@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "CUVIL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "unit", "plugins", "reference", "import", "fuzz", "coverage", "quantize-tool", "sdk", "python", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "verify", "unit", "plugins", "reference", "import", "fuzz", "coverage", "quantize-tool", "sdk", "python", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cuvil_obj_root, "test")

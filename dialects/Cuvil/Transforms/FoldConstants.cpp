@@ -7,8 +7,11 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::cuvil {
@@ -64,14 +67,16 @@ struct CuvilFoldConstantsPass final
         reference::evaluateOp(op, operands);
     if (failed(results))
       return;
-    OpBuilder b(op);
+    announceRewrite(op, ("fold-constants " + op->getName().getStringRef()).str());
+    IRRewriter b(op->getContext(), RewriteObserver::current());
+    b.setInsertionPoint(op);
     auto folded = b.create<ConstantOp>(
         op->getLoc(), type, reference::attrFromTensor(results->front(), type));
-    op->getResult(0).replaceAllUsesWith(folded.getResult());
-    op->erase();
-    for (ConstantOp c : producers)
+    b.replaceOp(op, folded.getResult());
+    // An op may read one constant twice: erase each once.
+    for (Operation *c : llvm::SmallSetVector<Operation *, 4>(producers.begin(), producers.end()))
       if (c->use_empty())
-        c->erase();
+        b.eraseOp(c);
   }
 };
 

@@ -8,6 +8,7 @@
 #include "dialects/Cuvil/Analysis/Aliasing.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -159,7 +160,9 @@ struct CuvilFusePass final : mlir::cuvil::impl::CuvilFusePassBase<CuvilFusePass>
         if (!inGroup.contains(o.getDefiningOp()))
           inputs.insert(o);
     }
-    OpBuilder b(last);
+    announceRewrite(last, ("fuse " + stringifyFusionKind(g.kind) + " group").str());
+    IRRewriter b(last->getContext(), RewriteObserver::current());
+    b.setInsertionPoint(last);
     Location loc = b.getFusedLoc(locs);
     auto group = b.create<FusedGroupOp>(loc, last->getResult(0).getType(),
                                         FusionKindAttr::get(&getContext(), g.kind),
@@ -173,9 +176,10 @@ struct CuvilFusePass final : mlir::cuvil::impl::CuvilFusePassBase<CuvilFusePass>
     for (Operation *op : g.ops)
       inner.clone(*op, map);
     inner.create<FusedYieldOp>(last->getLoc(), map.lookup(last->getResult(0)));
-    last->getResult(0).replaceAllUsesWith(group.getResult());
+    b.replaceOp(last, group.getResult());
     for (Operation *op : llvm::reverse(g.ops))
-      op->erase();
+      if (op != last)
+        b.eraseOp(op);
     ++numGroups;
     numFusedOps += g.ops.size();
   }

@@ -2,6 +2,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -89,53 +90,55 @@ struct CuvilRecognizeCompositesPass final
     }
     if (typeOf(x) != typeOf(div.getResult()))
       return false;
-    OpBuilder b(div);
+    announceRewrite(div, "recognize softmax");
+    IRRewriter b(div.getContext(), RewriteObserver::current());
+    b.setInsertionPoint(div);
     auto op = b.create<SoftmaxOp>(div.getLoc(), div.getType(), x, b.getI64IntegerAttr(k));
-    div.getResult().replaceAllUsesWith(op.getResult());
-    div.erase();
+    b.replaceOp(div, op.getResult());
     ++numSoftmax;
     return true;
   }
 
   /// The normalisation `d * rsqrt(v + eps)` or `d / sqrt(v + eps)`; then an
-  /// optional `* weight` and `+ bias` that follow it.
-  bool layerNorm(Operation *root) {
+  /// optional `* weight` and `+ bias` that follow it. Returns the op it
+  /// replaced (and erased), or null.
+  Operation *layerNorm(Operation *root) {
     Value d;
     Value denominatorInput;
     if (auto mul = llvm::dyn_cast<MulOp>(root)) {
       auto rsqrt = mul.getRhs().getDefiningOp<RsqrtOp>();
       if (!rsqrt)
-        return false;
+        return nullptr;
       d = mul.getLhs();
       denominatorInput = rsqrt.getInput();
     } else if (auto div = llvm::dyn_cast<DivOp>(root)) {
       auto sqrt = div.getRhs().getDefiningOp<SqrtOp>();
       if (!sqrt || div.getRoundingMode() != RoundingMode::None)
-        return false;
+        return nullptr;
       d = div.getLhs();
       denominatorInput = sqrt.getInput();
     } else {
-      return false;
+      return nullptr;
     }
     auto centered = matchCentered(d);
     auto addEps = denominatorInput.getDefiningOp<AddOp>();
     if (!centered || !addEps)
-      return false;
+      return nullptr;
     auto [x, dims] = *centered;
     std::optional<double> eps = splatValue(addEps.getRhs());
     if (!eps || !isBiasedVariance(addEps.getLhs(), d, x, dims))
-      return false;
+      return nullptr;
     RankedTensorType xt = typeOf(x);
     // The dims must be the trailing ones, with static sizes.
     int64_t rank = xt.getRank(), count = static_cast<int64_t>(dims.size());
     SmallVector<int64_t> normalized;
     for (int64_t i = 0; i < count; ++i) {
       if (dims[i] != rank - count + i || xt.isDynamicDim(dims[i]))
-        return false;
+        return nullptr;
       normalized.push_back(xt.getDimSize(dims[i]));
     }
     if (typeOf(root->getResult(0)) != xt)
-      return false;
+      return nullptr;
     // Optional affine: * weight, + bias, each of the normalized shape.
     Operation *last = root;
     Value weight, bias;
@@ -159,12 +162,14 @@ struct CuvilRecognizeCompositesPass final
       }
     }
     // Weight and bias must be available where the layer norm goes.
-    OpBuilder b(last);
+    announceRewrite(last, "recognize layer norm");
+    IRRewriter b(last->getContext(), RewriteObserver::current());
+    b.setInsertionPoint(last);
     auto op = b.create<LayerNormOp>(root->getLoc(), xt, x, weight, bias,
                                     b.getDenseI64ArrayAttr(normalized), b.getF64FloatAttr(*eps));
-    last->getResult(0).replaceAllUsesWith(op.getResult());
+    b.replaceOp(last, op.getResult());
     ++numLayerNorm;
-    return true;
+    return last;
   }
 
   void runOnOperation() override {
@@ -181,7 +186,8 @@ struct CuvilRecognizeCompositesPass final
         erased.insert(op);
         continue;
       }
-      layerNorm(op);
+      if (Operation *replaced = layerNorm(op))
+        erased.insert(replaced);
     }
   }
 };

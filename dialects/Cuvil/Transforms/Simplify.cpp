@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
@@ -77,6 +78,7 @@ struct CuvilSimplifyPass final
     PatternApplicator applicator(patterns);
     applicator.applyDefaultCostModel();
     SweepRewriter rewriter(&getContext());
+    mlir::cuvil::RewriteObserver *observer = mlir::cuvil::RewriteObserver::current();
     for (int64_t sweep = 0; sweep < maxIterations; ++sweep) {
       SmallVector<Operation *> ops;
       getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -85,25 +87,48 @@ struct CuvilSimplifyPass final
       });
       // Ops erased during the sweep are skipped: track what is still alive.
       llvm::DenseSet<Operation *> erased;
+      // Forwards to the rewrite observer (translation validation), if any.
       struct Listener : RewriterBase::Listener {
         llvm::DenseSet<Operation *> &erased;
-        explicit Listener(llvm::DenseSet<Operation *> &e) : erased(e) {}
+        RewriterBase::Listener *next;
+        Listener(llvm::DenseSet<Operation *> &e, RewriterBase::Listener *n) : erased(e), next(n) {}
         void notifyOperationErased(Operation *op) override {
+          if (next)
+            next->notifyOperationErased(op);
           op->walk([&](Operation *inner) { erased.insert(inner); });
         }
-      } listener(erased);
+        void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint previous) override {
+          if (next)
+            next->notifyOperationInserted(op, previous);
+        }
+        void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
+          if (next)
+            next->notifyOperationReplaced(op, replacement);
+        }
+        void notifyOperationModified(Operation *op) override {
+          if (next)
+            next->notifyOperationModified(op);
+        }
+      } listener(erased, observer);
       rewriter.setListener(&listener);
       bool changed = false;
       for (Operation *op : ops) {
         if (erased.contains(op) || op->hasTrait<OpTrait::ConstantLike>())
           continue;
+        if (observer)
+          observer->beginRewrite(op, ("fold " + op->getName().getStringRef()).str());
         if (fold(op, rewriter)) {
           ++numFolded;
           changed = true;
           continue;
         }
         rewriter.setInsertionPoint(op);
-        if (succeeded(applicator.matchAndRewrite(op, rewriter))) {
+        auto announce = [&](const Pattern &p) {
+          if (observer)
+            observer->beginRewrite(op, mlir::cuvil::patternName(p));
+          return true;
+        };
+        if (succeeded(applicator.matchAndRewrite(op, rewriter, announce))) {
           ++numRewritten;
           changed = true;
         }
