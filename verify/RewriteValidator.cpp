@@ -454,11 +454,30 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
       solver.add(g);
       z3::check_result r = solver.check();
       std::optional<z3::model> m;
-      if (r == z3::sat)
-        m = solver.get_model();
       std::string why = r == z3::unknown ? solver.reason_unknown() : "";
+      if (r == z3::sat) {
+        // A refutation stands only if its model, completed, satisfies the
+        // query and every axiom when evaluated: a wrong verdict is never
+        // reported on the solver's word alone.
+        m = solver.get_model();
+        bool holds = m->eval(g, true).is_true();
+        for (const z3::expr &ax : enc.axioms())
+          holds = holds && m->eval(ax, true).is_true();
+        for (unsigned k = 0; k < bounds.size() && !bits; ++k)
+          holds = holds && m->eval(bounds[k], true).is_true();
+        if (!holds) {
+          r = z3::unknown;
+          m.reset();
+          why = "the solver's counterexample does not hold when evaluated (discarded)";
+        }
+      }
       if (!bits)
         solver.pop();
+      // An interrupted incremental solver is not trusted with the next
+      // check: start a fresh one.
+      if (r == z3::unknown && !bits) {
+        solver_ = z3::solver(ctx_);
+      }
       return std::make_tuple(r, m, why);
     };
     auto [r, model, why] =
