@@ -21,7 +21,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.cuvil_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["cuvil-opt", "cuvil-run", "cuvil-import", "cuvil-export", "cuvil-cache", "cuvil-autotune"]
+tools = ["cuvil-opt", "cuvil-run", "cuvil-import", "cuvil-export", "cuvil-cache", "cuvil-autotune", "cuvil-verify"]
 # CIRCT's trick: CUVIL_OPT_VERIFY_ROUNDTRIP=1 turns every test into a
 # printer/parser test.
 if os.environ.get("CUVIL_OPT_VERIFY_ROUNDTRIP"):

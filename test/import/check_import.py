@@ -156,6 +156,27 @@ def main():
             print(f"FAIL: cuvil-export --target {target} exited {exp.returncode}")
             return 1
         export_s = time.time() - t0
+        if target == "x86_64":
+            # The deployment check: cuvil-verify against PyTorch's outputs
+            # (stored with the sample) and the manifest against the model.
+            sample = os.path.join(d, "verify", "s0")
+            shutil.rmtree(os.path.dirname(sample), ignore_errors=True)
+            os.makedirs(sample)
+            for f in inputs:
+                shutil.copy(os.path.join(d, f), os.path.join(sample, f))
+            for f in os.listdir(d):
+                if f.startswith("expected") and f.endswith(".npy"):
+                    shutil.copy(os.path.join(d, f), os.path.join(sample, "output" + f[8:]))
+            ver = subprocess.run([os.path.join(args.bin, "cuvil-verify"), lib, "--manifest",
+                                  "--reference", os.path.join(d, "model.pt"),
+                                  "--data", os.path.dirname(sample),
+                                  "--json", os.path.join(d, "verify.json")],
+                                 capture_output=True, text=True)
+            print(ver.stdout.rstrip().splitlines()[-1] if ver.stdout.strip() else "")
+            if ver.returncode != 0:
+                print(ver.stdout + ver.stderr)
+                print(f"FAIL: cuvil-verify exited {ver.returncode}")
+                return 1
         runner = [os.path.join(args.bin, "cuvil-run")]
         if target == "aarch64":
             runner = [args.qemu, "-L", "/usr/aarch64-linux-gnu",
