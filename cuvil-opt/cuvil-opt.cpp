@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "driver/CompileDriver.h"
 #include "passes/InitAll.h"
+#include "verify/ValidateRewrites.h"
 #include "plugins/PluginRegistry.h"
 #include "targets/Targets.h"
 #include "support/AtomicFile.h"
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
   mlir::cuvil::registerAllDialects(registry);
   mlir::cuvil::registerTargetDialects(registry);
   mlir::cuvil::registerAllPasses();
+  ::cuvil::verify::registerValidateRewritesPass(); // translation validation (Z3)
   mlir::cuvil::registerTargetPasses();
   mlir::cuvil::registerCompilePipelines();
   // Plugins first: the pass flags are made from the registered passes.

@@ -6,7 +6,6 @@
 #include "passes/Conversion/Passes.h"
 #include "passes/GraphPipeline.h"
 #include "quantize/QuantizeLayers.h"
-#include "verify/ValidateRewrites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,5 +28,4 @@ void mlir::cuvil::registerAllPasses() {
   registerGraphPipeline();
   registerConversionPasses();
   registerQuantizePasses();
-  ::cuvil::verify::registerValidateRewritesPass();
 }

@@ -174,6 +174,9 @@ def CuvilPlanMemoryPass : Pass<"cuvil-plan-memory", "::mlir::func::FuncOp"> {
            "Print the plan's summary (stderr)">,
     Option<"inPlace", "in-place", "bool", /*default=*/"true",
            "Let element-wise ops write over an operand that dies there">,
+    Option<"testEndAtDefinition", "test-end-at-definition", "bool", /*default=*/"false",
+           "Testing: plant a planner bug (every buffer's life ends where it is "
+           "defined, so it is reused while still read) for the lifetime check to catch">,
   ];
   let statistics = [
     Statistic<"numBuffers", "num-buffers", "Buffers placed in the arena">,

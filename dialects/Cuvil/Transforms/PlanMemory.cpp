@@ -97,6 +97,10 @@ struct CuvilPlanMemoryPass final
       b.roots.push_back(s.root);
     }
 
+    if (testEndAtDefinition) // the planted bug: lives end at once
+      for (Buffer &b : buffers)
+        b.end = b.start;
+
     // Greedy by size: largest first, lowest offset free during its life.
     std::vector<::cuvil::LiveBuffer> live;
     for (const Buffer &b : buffers)
