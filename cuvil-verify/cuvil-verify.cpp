@@ -8,9 +8,9 @@
 // divergence of softmax over the last dimension, the relative L2 error and
 // the largest absolute error; exit 1 when a threshold fails. The reference
 // is the model evaluated by Cuvil's reference evaluator (.pt imported with
-// the library's input shapes, or .mlir/.mlirbc), or, for a sample that
-// holds them, the expected outputs stored beside its inputs (output0.npy,
-// ... in a sample directory, or output0, ... in a .npz), e.g. PyTorch's own.
+// the library's input shapes, or .mlir/.mlirbc), or, for a sample directory
+// that holds them, the expected outputs stored beside its inputs
+// (output0.npy, ...), e.g. PyTorch's own.
 //
 // --manifest prints what the library says it is the build of (its
 // .cuvil.identity section: model digest, compiler version, target, CPU and
@@ -146,8 +146,8 @@ Result<mlir::cuvil::reference::ModelRunner> loadReference(const Options &opt,
   return runner;
 }
 
-/// Expected outputs stored with a sample (output0.npy... beside its inputs
-/// in a directory; output0... entries of a .npz), if any.
+/// Expected outputs stored with a sample directory (output0.npy, ... beside
+/// its inputs), if any.
 Result<std::vector<Tensor>> storedOutputs(const std::string &sample) {
   std::vector<Tensor> outputs;
   if (llvm::sys::fs::is_directory(sample)) {

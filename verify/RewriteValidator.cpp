@@ -437,7 +437,9 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
     // where every offset is a number (a proof over the whole finite domain).
     int64_t count = b->numElements();
     bool canEnumerate = !pureBits && !idx.empty() && count <= kMaxEnumerated;
-    auto solve = [&](const z3::expr &g, bool bits, unsigned ms) {
+    // `axioms`: the encoding's facts, over the same index terms as `g`.
+    auto solve = [&](const z3::expr &g, const std::vector<z3::expr> &axioms, bool bits,
+                     unsigned ms) {
       z3::solver solver = bits ? bitBlaster_ : solver_;
       z3::params p(ctx_);
       p.set("timeout", ms);
@@ -446,7 +448,7 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
         solver.reset();
       else
         solver.push();
-      for (const z3::expr &ax : enc.axioms())
+      for (const z3::expr &ax : axioms)
         solver.add(ax);
       if (!bits)
         for (unsigned k = 0; k < bounds.size(); ++k)
@@ -461,7 +463,7 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
         // reported on the solver's word alone.
         m = solver.get_model();
         bool holds = m->eval(g, true).is_true();
-        for (const z3::expr &ax : enc.axioms())
+        for (const z3::expr &ax : axioms)
           holds = holds && m->eval(ax, true).is_true();
         for (unsigned k = 0; k < bounds.size() && !bits; ++k)
           holds = holds && m->eval(bounds[k], true).is_true();
@@ -480,8 +482,9 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
       }
       return std::make_tuple(r, m, why);
     };
-    auto [r, model, why] =
-        solve(goal, pureBits, canEnumerate ? std::max(options_.timeoutMs / 5, 1u) : options_.timeoutMs);
+    auto [r, model, why] = solve(goal, enc.axioms(), pureBits,
+                                 canEnumerate ? std::max(options_.timeoutMs / 5, 1u)
+                                              : options_.timeoutMs);
     if (r == z3::unknown && canEnumerate) {
       // At most kEnumerationBudget checks' worth of time in all.
       auto deadline = std::chrono::steady_clock::now() +
@@ -504,10 +507,16 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
           to.push_back(ctx_.int_val(rest % b->shape[d]));
           rest /= b->shape[d];
         }
+        // The index is a number in the goal and, as the goal's terms then
+        // differ from the axioms', in the axioms too (exp(x[i]) > 0 must
+        // become exp(x[0]) > 0, or exp(x[0]) is unconstrained).
         z3::expr g = goal;
         g = g.substitute(from, to).simplify();
+        std::vector<z3::expr> axioms;
+        for (z3::expr ax : enc.axioms())
+          axioms.push_back(ax.substitute(from, to).simplify());
         std::tie(r, model, why) =
-            solve(g, !hasIntegerOrFunction(g, enc.axioms()),
+            solve(g, axioms, !hasIntegerOrFunction(g, axioms),
                   static_cast<unsigned>(std::min<int64_t>(left, options_.timeoutMs)));
         if (r == z3::sat) { // the counterexample is at this index
           for (unsigned d = 0; d < from.size(); ++d)
