@@ -131,19 +131,22 @@ Result<mlir::cuvil::reference::ModelRunner> loadReference(const Options &opt,
   Result<mlir::OwningOpRef<mlir::ModuleOp>> module = loadModel(context, opt.reference, load);
   if (!module)
     return module.error();
-  llvm::SmallString<128> temp;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("cuvil-verify", "mlirbc", temp))
-    return ioError("cannot create a temporary file: " + ec.message());
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
   if (mlir::failed(mlir::writeBytecodeToFile(module->get().getOperation(), os)))
     return inputError("cannot serialize the imported reference");
+  llvm::SmallString<128> temp;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("cuvil-verify", "mlirbc", temp))
+    return ioError("cannot create a temporary file: " + ec.message());
+  // Removed on every path, a failed write included.
   Status written = writeFileAtomically(temp.str().str(), os.str());
+  std::optional<Result<mlir::cuvil::reference::ModelRunner>> runner;
+  if (written)
+    runner.emplace(mlir::cuvil::reference::ModelRunner::load(temp.str().str()));
+  llvm::sys::fs::remove(temp);
   if (!written)
     return written.error();
-  auto runner = mlir::cuvil::reference::ModelRunner::load(temp.str().str());
-  llvm::sys::fs::remove(temp);
-  return runner;
+  return std::move(*runner);
 }
 
 /// Expected outputs stored with a sample directory (output0.npy, ... beside

@@ -233,6 +233,14 @@ struct ScalarOps {
       r = (this->*f)(r, v[i]);
     return r;
   }
+  /// y * w[at] + b[at], either optional (a norm's affine part).
+  z3::expr affine(z3::expr y, const SymTensor *w, const SymTensor *b, ArrayRef<z3::expr> at) {
+    if (w)
+      y = y * w->at(at);
+    if (b)
+      y = y + b->at(at);
+    return y;
+  }
   z3::expr mean(const std::vector<z3::expr> &v, const z3::sort &s) {
     return div(fold(v, &ScalarOps::add), numeral(static_cast<double>(v.size()), s));
   }
@@ -444,7 +452,6 @@ const SymTensor *Encoder::uninterpreted(Operation *op, unsigned resultIndex,
       dom.push_back(d);
     std::string name = op->getName().getStringRef().str() + "_" + std::to_string(functions_.size());
     it = functions_.emplace(key, ctx_.function(name.c_str(), dom, *sort)).first;
-    uninterpreted_.push_back(op->getName().getStringRef().str());
   }
   z3::func_decl f = it->second;
   s->at = readFunction(f, s->shape);
@@ -954,12 +961,7 @@ const SymTensor *Encoder::encodeOp(Operation *op, unsigned resultIndex) {
           z3::expr mean = ops->mean(v, rsort);
           z3::expr var = ops->variance(v, mean, 0, rsort);
           z3::expr y = ops->div(x->at(idx) - mean, ops->sqrt(var + eps));
-          Index tail(idx.begin() + (rank - count), idx.end());
-          if (w)
-            y = y * w->at(tail);
-          if (b)
-            y = y + b->at(tail);
-          return y;
+          return ops->affine(y, w, b, Index(idx.begin() + (rank - count), idx.end()));
         };
         return s;
       })
@@ -976,11 +978,7 @@ const SymTensor *Encoder::encodeOp(Operation *op, unsigned resultIndex) {
         s->at = [x, mean, var, w, b, eps, ops](ArrayRef<z3::expr> idx) {
           Index ch{idx[1]};
           z3::expr y = ops->div(x->at(idx) - mean->at(ch), ops->sqrt(var->at(ch) + eps));
-          if (w)
-            y = y * w->at(ch);
-          if (b)
-            y = y + b->at(ch);
-          return y;
+          return ops->affine(y, w, b, ch);
         };
         return s;
       })

@@ -85,8 +85,6 @@ public:
   /// Facts the encoded functions need (the Real arithmetic's axioms).
   const std::vector<z3::expr> &axioms() const { return axioms_; }
   const std::vector<FreeTensor> &freeTensors() const { return free_; }
-  /// Ops that were modelled as uninterpreted functions.
-  const std::vector<std::string> &uninterpretedOps() const { return uninterpreted_; }
 
   z3::context &context() { return ctx_; }
   Arithmetic arithmetic() const { return arithmetic_; }
@@ -119,7 +117,6 @@ private:
   std::map<std::string, unsigned> keys_;
   std::vector<z3::expr> axioms_;
   std::vector<FreeTensor> free_;
-  std::vector<std::string> uninterpreted_;
   std::string reason_;
   unsigned nextId_ = 1;
 
