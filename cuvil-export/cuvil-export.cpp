@@ -157,6 +157,12 @@ int main(int argc, char **argv) {
                  "Also write the kernel report here (JSON): every convolution, linear layer, "
                  "matrix product and pooling with its shapes, the kernel and configuration "
                  "chosen, by whom and why (-v prints it as a table)");
+  app.add_option("--npu-partition-report", opt.compile.npuPartitionReport,
+                 "--target npu: also write where each op runs (NPU segment or host CPU) and, for each op "
+                 "left on the host, why (JSON)");
+  app.add_option("--target-option", opt.compile.targetOptions,
+                 "An option of the target itself, KEY=VALUE, repeatable (npu: double-buffering=0|1, to "
+                 "measure what double buffering hides)");
   app.add_flag("--fusion-remarks", opt.compile.graph.fusionRemarks, "Explain every op that was not fused");
   app.add_flag("--lowering-remarks", opt.compile.loweringRemarks,
                "A remark for each op a runtime kernel could run that takes the general lowering (linalg) "

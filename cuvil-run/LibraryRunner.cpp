@@ -71,6 +71,8 @@ struct LibraryRunner::Impl {
   int32_t (*profileCount)(const cuvil_model *) = nullptr;
   cuvil_status (*profileEntry)(const cuvil_model *, int32_t, const char **, int64_t *, double *) = nullptr;
   void (*profileReset)(cuvil_model *) = nullptr;
+  cuvil_status (*setNpuRecording)(cuvil_model *, int32_t) = nullptr;
+  cuvil_status (*npuReport)(const cuvil_model *, const char **) = nullptr;
   cuvil_status (*outputBounds)(const cuvil_model *, int32_t, int64_t *, int64_t *) = nullptr;
   std::vector<cuvil_tensor_info> inputs, outputs;
   /// Dynamic outputs: the buffer at the largest shape each run fills the
@@ -151,6 +153,8 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
   sym(impl->profileCount, "cuvil_model_profile_count");
   sym(impl->profileEntry, "cuvil_model_profile_entry");
   sym(impl->profileReset, "cuvil_model_profile_reset");
+  sym(impl->setNpuRecording, "cuvil_model_set_npu_recording");
+  sym(impl->npuReport, "cuvil_model_npu_report");
   sym(impl->outputBounds, "cuvil_model_output_bounds");
   cuvil_options options;
   impl->optionsInit(&options);
@@ -285,6 +289,17 @@ std::vector<ProfileRow> LibraryRunner::profile() const {
     out.push_back(std::move(e));
   }
   return out;
+}
+
+bool LibraryRunner::recordNpu() {
+  return impl_->setNpuRecording && impl_->npuReport && impl_->setNpuRecording(impl_->model, 1) == CUVIL_OK;
+}
+
+std::string LibraryRunner::npuReport() const {
+  const char *json = nullptr;
+  if (!impl_->npuReport || impl_->npuReport(impl_->model, &json) != CUVIL_OK || !json)
+    return "";
+  return json;
 }
 
 void LibraryRunner::resetProfile() {

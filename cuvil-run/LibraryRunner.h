@@ -46,6 +46,11 @@ public:
   /// compiled with --instrument), and their reset.
   std::vector<ProfileRow> profile() const;
   void resetProfile();
+  /// NPU libraries (--target npu): keep the simulator's account of each
+  /// run (false: the library has no NPU recording, e.g. an older build),
+  /// and the last run's, as JSON ("" before any recorded run).
+  bool recordNpu();
+  std::string npuReport() const;
 
 private:
   struct Impl;

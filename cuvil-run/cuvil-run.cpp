@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cuvil-run/LibraryRunner.h"
+#include "cuvil-run/NpuTrace.h"
 #include "frontend/torchscript/Npz.h"
 #include "cuvil-run/RunLoop.h"
 #include "cuvil-run/RunOptions.h"
@@ -38,7 +39,7 @@ const char *kTool = "cuvil-run";
 
 struct Options : RunOptions {
   std::string function;
-  std::string json, outputNpz;
+  std::string json, outputNpz, npuTrace;
   LogOptions log;
 };
 
@@ -120,11 +121,17 @@ int run(const Options &opt) {
   // Fail before any work if the outputs cannot be written.
   if (Status s = prepareOutputDir(opt.settings.outputDir); !s)
     return reportError(kTool, s.error());
+  if (!opt.npuTrace.empty() && !library)
+    return reportError(kTool, usageError("--npu-trace records a library compiled with --target npu; '" +
+                                         opt.model + "' runs on the reference evaluator"));
+  if (!opt.npuTrace.empty() && !endsWith(opt.npuTrace, ".json") && !endsWith(opt.npuTrace, ".svg"))
+    return reportError(kTool, usageError("--npu-trace '" + opt.npuTrace +
+                                         "': name a .json (Chrome/Perfetto trace) or .svg (timeline) file"));
   if (opt.profile && !library)
     return reportError(kTool, usageError("--profile times a compiled library's layers; '" + opt.model +
                                          "' runs on the reference evaluator"));
   RunSettings settings = opt.settings;
-  for (const std::string &out : {opt.json, opt.outputNpz})
+  for (const std::string &out : {opt.json, opt.outputNpz, opt.npuTrace})
     if (!out.empty())
       if (Status s = checkOutputPath(out); !s)
         return reportError(kTool, s.error());
@@ -170,6 +177,9 @@ int run(const Options &opt) {
                                            lib->signature() + "), got " +
                                            std::to_string(inputs->size()) + " --input file(s)"));
     settings.afterWarmup = [&] { lib->resetProfile(); };
+    if (!opt.npuTrace.empty() && !lib->recordNpu())
+      return reportError(kTool, inputError("'" + opt.model + "' keeps no NPU record (its runtime predates "
+                                           "cuvil_model_set_npu_recording)"));
     Result<RunReport> report = runAndWrite(
         [&](const std::vector<Tensor> &in, std::vector<Tensor> &out) { return lib->run(in, out); },
         *inputs, settings);
@@ -179,6 +189,17 @@ int run(const Options &opt) {
         return reportError(kTool, inputError("'" + opt.model + "' has no profile: compile it with "
                                              "cuvil-export --instrument"));
       printProfile(report->profile, report->runs);
+    }
+    if (report && !opt.npuTrace.empty()) {
+      std::string npu = lib->npuReport();
+      if (npu.empty())
+        return reportError(kTool, inputError("'" + opt.model + "' recorded no NPU run"));
+      if (npu.find("\"name\"") == std::string::npos)
+        return reportError(kTool, inputError("'" + opt.model + "' ran nothing on an NPU: compile it with "
+                                             "cuvil-export --target npu"));
+      if (Status s = writeNpuTrace(opt.npuTrace, npu); !s)
+        return reportError(kTool, s.error());
+      std::fputs(npuSummary(npu).c_str(), stderr);
     }
     return finish(opt, settings, lib->signature(), report);
   }
@@ -222,6 +243,11 @@ int main(int argc, char **argv) {
                  "Entry function (default: the only public one, or 'forward')");
   app.add_option("--output-npz", opt.outputNpz,
                  "Also write every output into one .npz (output0, output1, ...; numpy.load reads it)");
+  app.add_option("--npu-trace", opt.npuTrace,
+                 "A library compiled with --target npu: write the NPU simulator's account of the last "
+                 "run, a Chrome/Perfetto trace (FILE.json: per unit, every command's cycles; totals and "
+                 "per layer cycles, MAC utilization, DMA bytes, stalls and roofline bounds under \"cuvil\") "
+                 "or an SVG timeline of DMA against compute (FILE.svg); a summary goes to stderr");
   app.add_option("--json", opt.json,
                  "Write the run as JSON: outputs, latency statistics, checks (written "
                  "atomically, also when a check fails)");

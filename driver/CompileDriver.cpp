@@ -754,6 +754,8 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
 TargetOptions targetOptionsOf(const CompileOptions &options) {
   TargetOptions t{options.cpu, options.instrument};
   t.loweringRemarks = options.loweringRemarks;
+  t.partitionReport = options.npuPartitionReport;
+  t.targetOptions = options.targetOptions;
   if (!options.deviceProfile.empty())
     if (::cuvil::Result<::cuvil::tuning::DeviceProfile> p = ::cuvil::tuning::loadDeviceProfile(options.deviceProfile)) {
       t.cpu = p->cpu();
@@ -799,6 +801,12 @@ Status checkCompileOptions(const CompileOptions &options) {
     if (::cuvil::Result<std::unique_ptr<TargetBackend>> t = createTargetBackend(options.target, targetOptionsOf(options)); !t)
       return ::cuvil::usageError("--device-profile '" + options.deviceProfile + "': " + t.error().message);
   }
+  if (!options.npuPartitionReport.empty() && options.target != "npu")
+    return ::cuvil::usageError("--npu-partition-report: only --target npu partitions a model (this build's "
+                               "target is " + options.target + ")");
+  if (!options.targetOptions.empty())
+    if (::cuvil::Result<std::unique_ptr<TargetBackend>> t = createTargetBackend(options.target, targetOptionsOf(options)); !t)
+      return t.error();
   if (Status s = ::cuvil::checkInputShapes(options.inputShapes); !s)
     return s;
   std::string unknown;
@@ -813,7 +821,8 @@ Status checkCompileOptions(const CompileOptions &options) {
   if (toStdout && !options.depfile.empty())
     return ::cuvil::usageError("--depfile needs an output file, not -o -");
   for (const std::string &out :
-       {toStdout ? std::string() : options.output, options.emitHeader, options.depfile, options.kernelReport})
+       {toStdout ? std::string() : options.output, options.emitHeader, options.depfile, options.kernelReport,
+        options.npuPartitionReport})
     if (!out.empty())
       if (Status s = ::cuvil::checkOutputPath(out); !s)
         return s;
@@ -824,7 +833,8 @@ Status checkCompileOptions(const CompileOptions &options) {
   for (const auto &[flag, path] : {std::pair<const char *, std::string>{"--output", toStdout ? "" : options.output},
                                    {"--emit-header", options.emitHeader},
                                    {"--depfile", options.depfile},
-                                   {"--kernel-report", options.kernelReport}}) {
+                                   {"--kernel-report", options.kernelReport},
+                                   {"--npu-partition-report", options.npuPartitionReport}}) {
     if (path.empty())
       continue;
     Result<std::string> resolved = ::cuvil::resolveOutputPath(path);
@@ -1025,7 +1035,8 @@ Status compile(const CompileOptions &requested) {
 
   // Remarks and kernel reports come from compiling: asking for them
   // skips whole outputs (the code level still serves).
-  bool compileOnly = options.graph.fusionRemarks || options.loweringRemarks || !options.kernelReport.empty();
+  bool compileOnly = options.graph.fusionRemarks || options.loweringRemarks || !options.kernelReport.empty() ||
+                     !options.npuPartitionReport.empty();
   if (cacheOn && !compileOnly && outputUpToDate(lastBuild, *material, options.output)) {
     ::cuvil::OutputSet outputs;
     if (Status s = stageSideOutputs(options, outputs); !s)

@@ -45,6 +45,12 @@ struct TargetOptions {
   /// condition of its kernels' lowering rules fails (cuvil-export
   /// --lowering-remarks).
   bool loweringRemarks = false;
+  /// A target that partitions a model between devices writes where each
+  /// op went, and why, here (cuvil-export --npu-partition-report).
+  std::string partitionReport = {};
+  /// KEY=VALUE options of the target itself (cuvil-export --target-option);
+  /// a target refuses keys it does not know.
+  std::vector<std::string> targetOptions = {};
 };
 
 enum class CodeKind { Assembly, Object };

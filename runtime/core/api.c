@@ -140,6 +140,10 @@ struct cuvil_model {
   const char **profile_names;
   int64_t *profile_calls;
   uint64_t *profile_ns;
+  /* NPU libraries: the simulator's account of the last run, when recording. */
+  bool npu_recording;
+  bool npu_report_valid;
+  cuvil_rt_text npu_report;
 };
 
 enum {
@@ -375,6 +379,7 @@ static void free_model(cuvil_model *model) {
   free(model->output_shapes);
   free(model->shape_storage);
   free(model->symbol_first);
+  free(model->npu_report.data);
   free(model->profile_names);
   free(model->profile_calls);
   free(model->profile_ns);
@@ -598,6 +603,75 @@ size_t cuvil_tensor_byte_size(cuvil_dtype dtype, int32_t rank, const int64_t *sh
       return 0;
   uint64_t bytes = 0;
   return shape_bytes(dtype, shape, rank, &bytes) ? (size_t)bytes : SIZE_MAX;
+}
+
+/*--- Device backends (runtime/npu) -----------------------------------------*/
+
+_Thread_local char cuvil_rt_device_failure[CUVIL_RT_FAILURE_BYTES];
+_Thread_local cuvil_rt_text *cuvil_rt_npu_record;
+
+void cuvil_rt_text_append(cuvil_rt_text *text, const char *bytes, size_t size) {
+  if (text->failed)
+    return;
+  if (text->size + size + 1 > text->capacity) {
+    size_t capacity = text->capacity ? text->capacity : 4096;
+    while (capacity < text->size + size + 1)
+      capacity *= 2;
+    char *grown = realloc(text->data, capacity);
+    if (!grown) {
+      text->failed = true;
+      return;
+    }
+    text->data = grown, text->capacity = capacity;
+  }
+  memcpy(text->data + text->size, bytes, size);
+  text->size += size;
+  text->data[text->size] = '\0';
+}
+
+void cuvil_rt_text_printf(cuvil_rt_text *text, const char *format, ...) {
+  char small[512];
+  va_list arguments;
+  va_start(arguments, format);
+  int n = vsnprintf(small, sizeof small, format, arguments);
+  va_end(arguments);
+  if (n < 0) {
+    text->failed = true;
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    cuvil_rt_text_append(text, small, (size_t)n);
+    return;
+  }
+  char *large = malloc((size_t)n + 1);
+  if (!large) {
+    text->failed = true;
+    return;
+  }
+  va_start(arguments, format);
+  vsnprintf(large, (size_t)n + 1, format, arguments);
+  va_end(arguments);
+  cuvil_rt_text_append(text, large, (size_t)n);
+  free(large);
+}
+
+cuvil_status cuvil_model_set_npu_recording(cuvil_model *model, int32_t enabled) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  model->npu_recording = enabled != 0;
+  model->npu_report_valid = false;
+  return succeed();
+}
+
+cuvil_status cuvil_model_npu_report(const cuvil_model *model, const char **json) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  if (!json)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "json is NULL");
+  *json = model->npu_report_valid ? model->npu_report.data : NULL;
+  return succeed();
 }
 
 /*--- Profiling (cuvil-export --instrument) ----------------------------------*/
@@ -851,13 +925,26 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
   /* The kernels the generated code calls find this call's threads here. */
   void *outer_exec = cuvil_rt_current_exec;
   cuvil_model *outer_profiled = profiled_model;
+  cuvil_rt_text *outer_record = cuvil_rt_npu_record;
   cuvil_rt_current_exec = model->pool;
   profiled_model = model;
+  cuvil_rt_device_failure[0] = '\0';
+  if (model->npu_recording) {
+    model->npu_report.size = 0;
+    model->npu_report.failed = false;
+    cuvil_rt_text_printf(&model->npu_report, "{\"segments\": [");
+  }
+  cuvil_rt_npu_record = model->npu_recording ? &model->npu_report : NULL;
   int32_t result =
       desc->entry(model->input_data, model->input_shapes, model->output_data,
                   model->output_shapes, model->arena, model->pool);
   cuvil_rt_current_exec = outer_exec;
   profiled_model = outer_profiled;
+  cuvil_rt_npu_record = outer_record;
+  if (model->npu_recording) {
+    cuvil_rt_text_printf(&model->npu_report, "]}\n");
+    model->npu_report_valid = !model->npu_report.failed;
+  }
   if (result == 0)
     for (int32_t i = 0; i < num_outputs; ++i)
       if (desc->outputs[i].rank > 0)
@@ -865,6 +952,9 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
                (size_t)desc->outputs[i].rank * sizeof(int64_t));
   atomic_store_explicit(&model->running, 0, memory_order_release);
 
+  if (result == 0 && cuvil_rt_device_failure[0])
+    return fail(CUVIL_ERR_MODEL, "model '%s' failed on its device: %s", model_name(desc),
+                cuvil_rt_device_failure);
   if (result != 0) {
     if (result > 0 && result <= desc->num_failure_messages && desc->failure_messages[result - 1])
       return fail(CUVIL_ERR_MODEL, "model '%s' failed: %s", model_name(desc),

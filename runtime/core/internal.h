@@ -51,6 +51,25 @@ void *cuvil_thread_pool_scratch(cuvil_thread_pool *pool);
  * threads here, since the generated code does not pass them. */
 extern _Thread_local void *cuvil_rt_current_exec;
 
+/*--- What a device backend tells the C API (api.c) -------------------------*/
+
+/* A growable text a backend appends its account of a run to. */
+typedef struct cuvil_rt_text {
+  char *data;
+  size_t size, capacity;
+  bool failed; /* an allocation failed: the text is incomplete */
+} cuvil_rt_text;
+void cuvil_rt_text_append(cuvil_rt_text *text, const char *bytes, size_t size);
+__attribute__((format(printf, 2, 3))) void cuvil_rt_text_printf(cuvil_rt_text *text, const char *format, ...);
+
+/* The NPU backend (runtime/npu) of the call running on this thread: a
+ * failure it met (the C API returns CUVIL_ERR_MODEL with it; "" = none),
+ * and where it appends its account of each segment it ran (a JSON object
+ * per segment, comma-separated) when the instance records (NULL: not). */
+#define CUVIL_RT_FAILURE_BYTES 512
+extern _Thread_local char cuvil_rt_device_failure[CUVIL_RT_FAILURE_BYTES];
+extern _Thread_local cuvil_rt_text *cuvil_rt_npu_record;
+
 /*--- CPU features (cpu_features.c) -----------------------------------------*/
 
 /* Whether this CPU (and the OS) supports the LLVM feature `name`; false for

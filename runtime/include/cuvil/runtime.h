@@ -162,6 +162,19 @@ cuvil_status cuvil_model_profile_entry(const cuvil_model *model, int32_t index, 
                                        int64_t *calls, double *total_ms);
 void cuvil_model_profile_reset(cuvil_model *model);
 
+/* Libraries compiled with cuvil-export --target npu run their NPU segments
+ * on the runtime's NPU backend, a simulator of the NPU that is exact in
+ * results and approximate in cycles. With recording on, each run of the
+ * instance keeps the simulator's account of it as JSON text,
+ * {"segments": [{"name", "config", "cycles", "units", "layers", "events",
+ * ...}]} (a library without NPU code records no segment), which
+ * cuvil_model_npu_report returns, valid until the next run, the next
+ * change of recording or the instance's destruction; NULL before any
+ * recorded run. Recording costs time and memory (every command's
+ * interval). */
+cuvil_status cuvil_model_set_npu_recording(cuvil_model *model, int32_t enabled);
+cuvil_status cuvil_model_npu_report(const cuvil_model *model, const char **json);
+
 /* Runs the model. Every input and output is checked (count, dtype, rank,
  * shape against the model's static and dynamic dimensions, buffer size for
  * the actual shape, NULL, alignment to the element size, outputs
