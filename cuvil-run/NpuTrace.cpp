@@ -21,6 +21,33 @@ const char *const kColors[] = {"#999", "#4e79a7", "#59a14f", "#e15759", "#f28e2b
 
 const char *opcodeName(int64_t op) { return op >= 0 && op < 8 ? kOpcodes[op] : "?"; }
 
+/// `text` safe inside SVG text and attributes (layer names are source
+/// locations and module paths: anything).
+std::string xml(llvm::StringRef text) {
+  std::string out;
+  for (char c : text)
+    switch (c) {
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
+    }
+  return out;
+}
+
 struct Event {
   int64_t unit, opcode, layer, start, end, stall, conflict, bytes;
 };
@@ -102,7 +129,7 @@ std::string svgTimeline(const llvm::json::Array &segments) {
     double scale = (width - left - 20) / std::max<int64_t>(cycles, 1);
     os << llvm::formatv("<text x='10' y='{0}' class='h'>{1}: {2} cycles, MAC utilization {3:P1}, DMA hidden "
                         "{4:P1}</text>\n",
-                        y - 8, segment->getString("name").value_or("segment"), cycles,
+                        y - 8, xml(segment->getString("name").value_or("segment")), cycles,
                         segment->getNumber("mac_utilization").value_or(0),
                         segment->getNumber("dma_hidden").value_or(0));
     for (int u = 0; u < 4; ++u) {
@@ -118,7 +145,7 @@ std::string svgTimeline(const llvm::json::Array &segments) {
       os << llvm::formatv("<rect x='{0:F2}' y='{1}' width='{2:F2}' height='{3}' fill='{4}'><title>{5} {6}: "
                           "cycles {7}..{8}, stall {9}, bank conflicts {10}, {11} bytes</title></rect>\n",
                           x, y + e.unit * laneHeight, w, laneHeight - 4, kColors[std::clamp<int64_t>(e.opcode, 0, 7)],
-                          opcodeName(e.opcode), llvm::StringRef(layerNameOf(*segment, e.layer)), e.start, e.end,
+                          opcodeName(e.opcode), xml(layerNameOf(*segment, e.layer)), e.start, e.end,
                           e.stall, e.conflict, e.bytes);
     }
     // The layers, alternately shaded, under the lanes.
@@ -130,8 +157,8 @@ std::string svgTimeline(const llvm::json::Array &segments) {
           os << llvm::formatv("<rect x='{0:F2}' y='{1}' width='{2:F2}' height='12' fill='{3}'><title>{4} ({5}): "
                               "{6} cycles, MAC utilization {7:P1}, roofline {8} cycles</title></rect>\n",
                               left + s * scale, ly, std::max(0.5, (e - s) * scale), i % 2 ? "#bbb" : "#ddd",
-                              llvm::StringRef(l->getString("name").value_or("")),
-                              llvm::StringRef(l->getString("kind").value_or("")), l->getInteger("cycles").value_or(0),
+                              xml(l->getString("name").value_or("")), xml(l->getString("kind").value_or("")),
+                              l->getInteger("cycles").value_or(0),
                               l->getNumber("mac_utilization").value_or(0),
                               static_cast<int64_t>(l->getNumber("roofline_cycles").value_or(0)));
         }
@@ -143,7 +170,7 @@ std::string svgTimeline(const llvm::json::Array &segments) {
     legend += llvm::formatv("<rect x='{0}' y='10' width='12' height='12' fill='{1}'/><text x='{2}' y='21'>{3}</text>",
                             left + (op - 1) * 90, kColors[op], left + (op - 1) * 90 + 16, kOpcodes[op]);
   return llvm::formatv("<svg xmlns='http://www.w3.org/2000/svg' width='{0}' height='{1}' font-family='sans-serif' "
-                       "font-size='12'>\n<style>.lane{{fill:#f4f4f4}} .h{{font-weight:bold}}</style>\n{2}\n{3}</svg>\n",
+                       "font-size='12'>\n<style>.lane{{fill:#f4f4f4} .h{{font-weight:bold}</style>\n{2}\n{3}</svg>\n",
                        width, y, legend, body);
 }
 

@@ -28,7 +28,7 @@ struct Builtin {
 
 // Nominal figures (vendor clocks and issue widths), for the heuristics and
 // the cost model when a device is not at hand; a measured profile replaces
-// them. Room for the CUDA and NPU targets: a profile's `target` says which.
+// them. A profile's `target` says which target it configures.
 const std::vector<Builtin> &builtins() {
   static const std::vector<Builtin> list = {
       {"x86-64-v3", "x86-64 with AVX2 and FMA (Haswell and later, Zen 1-3)", "x86_64", "x86-64-v3",
@@ -43,6 +43,20 @@ const std::vector<Builtin> &builtins() {
        {"v8.2a", "neon", "fp-armv8", "dotprod"}, 64, 512, 2048, 32, 128, 0, 25},
       {"neoverse-n1", "Arm Neoverse N1 (Armv8.2-A, dotprod; Graviton2, Ampere Altra)", "aarch64",
        "neoverse-n1", {}, 64, 1024, 1024, 42, 166, 0, 100},
+      // The virtual NPU's configurations (targets/NPU/ARCHITECTURE.md, the
+      // `cpu` names NpuConfig.cpp knows): int8 peak = 2 x MACs per cycle at
+      // 1 GHz, bandwidth = one DMA unit's bytes per cycle; the SRAMs in
+      // place of caches (weights, activations, sums).
+      {"npu-32x32", "Cuvil virtual NPU: 32x32 int8 MACs, 512 KiB / 1 MiB / 256 KiB SRAM, 32 B/cycle DMA", "npu",
+       "npu-32x32", {}, 512, 1024, 256, 0, 2048, 0, 32},
+      {"npu-16x16", "Cuvil virtual NPU: 16x16 int8 MACs, SRAM and DMA as npu-32x32", "npu", "npu-16x16", {}, 512,
+       1024, 256, 0, 512, 0, 32},
+      {"npu-64x64", "Cuvil virtual NPU: 64x64 int8 MACs, 2 MiB / 2 MiB / 1 MiB SRAM, 64 B/cycle DMA", "npu",
+       "npu-64x64", {}, 2048, 2048, 1024, 0, 8192, 0, 64},
+      {"npu-32x32-small-sram", "Cuvil virtual NPU: npu-32x32 with 128 KiB / 256 KiB / 64 KiB SRAM", "npu",
+       "npu-32x32-small-sram", {}, 128, 256, 64, 0, 2048, 0, 32},
+      {"npu-32x32-slow-dram", "Cuvil virtual NPU: npu-32x32 with 8 B/cycle DMA", "npu", "npu-32x32-slow-dram", {},
+       512, 1024, 256, 0, 2048, 0, 8},
   };
   return list;
 }

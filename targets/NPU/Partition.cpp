@@ -80,6 +80,13 @@ public:
                  : host("a view of a tensor that is not a static u8 tensor");
     bool quant = llvm::isa<QuantConv2DOp, QuantLinearOp, QuantAddOp, QuantAvgPool2DOp>(op) ||
                  (llvm::isa<MaxPool2DOp>(op) && isU8(op->getOperand(0).getType()));
+    // Activations come from the host or other NPU ops, not from constants
+    // (a constant activation would need a copy in the program's constants).
+    unsigned activations = llvm::isa<QuantAddOp>(op) ? 2 : 1;
+    if (quant)
+      for (unsigned i = 0; i < activations && i < op->getNumOperands(); ++i)
+        if (op->getOperand(i).getDefiningOp<ConstantOp>())
+          return host("its input is a constant tensor (the NPU reads activations from the host or its own ops)");
     if (!quant) {
       if (llvm::isa<QuantizeOp, DequantizeOp, RequantizeOp>(op))
         return host("converts between float and int8 (or between scales): the host does it at the "
@@ -180,6 +187,7 @@ public:
         continue;
       // Runs of supported ops (views join a run, never start one).
       std::vector<std::vector<Operation *>> runs(1);
+      size_t firstPlacement = placements.size(); // this function's: earlier ones' ops may be gone
       for (Operation &op : f.getBody().front()) {
         if (llvm::isa<ConstantOp>(op))
           continue;
@@ -201,6 +209,24 @@ public:
               placements.emplace_back(inner, host("inside control flow (the NPU runs straight-line segments)"));
           });
       }
+      // A view the host reads stays with the host (a segment computes, it
+      // does not copy): the run is cut there.
+      for (size_t r = 0; r < runs.size(); ++r) {
+        llvm::SmallPtrSet<Operation *, 32> inRun(runs[r].begin(), runs[r].end());
+        for (size_t i = 0; i < runs[r].size(); ++i) {
+          Operation *op = runs[r][i];
+          if (classifier.classify(op).kind != Verdict::View ||
+              llvm::all_of(op->getUsers(), [&](Operation *u) { return inRun.contains(u); }))
+            continue;
+          std::vector<Operation *> rest(runs[r].begin() + i + 1, runs[r].end());
+          runs[r].resize(i);
+          runs.insert(runs.begin() + r + 1, std::move(rest));
+          for (Placement &p : llvm::make_range(placements.begin() + firstPlacement, placements.end()))
+            if (p.op == op)
+              p.verdict = host("a view the host reads stays with the host");
+          break;
+        }
+      }
       for (std::vector<Operation *> &run : runs) {
         while (!run.empty() && classifier.classify(run.back()).kind == Verdict::View)
           run.pop_back(); // trailing views stay with whoever reads them
@@ -208,12 +234,12 @@ public:
         if (!any)
           continue;
         int index = segments++;
-        for (Placement &p : placements)
+        for (Placement &p : llvm::make_range(placements.begin() + firstPlacement, placements.end()))
           if (llvm::is_contained(run, p.op))
             p.segment = index;
         outline(run, "npu_segment_" + std::to_string(index));
       }
-      for (Placement &p : placements)
+      for (Placement &p : llvm::make_range(placements.begin() + firstPlacement, placements.end()))
         if (p.verdict.kind != Verdict::Host && p.segment < 0)
           p.verdict = host("a view outside an NPU segment stays with the host");
     }

@@ -43,21 +43,23 @@ int32_t floatBits(float f) {
 /// Appends command ops to a program and gives each its waits.
 class CommandStream {
 public:
-  CommandStream(OpBuilder &b, Location loc, int64_t constantsRegion, int64_t firstInputRegion,
-                int64_t numInputs)
-      : b(b), loc(loc), constantsRegion(constantsRegion), firstInput(firstInputRegion), numInputs(numInputs) {}
+  CommandStream(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
   DenseI32ArrayAttr noWait() { return b.getDenseI32ArrayAttr({0, 0, 0, 0}); }
-  IntegerAttr i32(int64_t v) {
-    assert(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max());
-    return b.getI32IntegerAttr(static_cast<int32_t>(v));
+  /// A command field; one past 32 bits marks the stream as overflowed.
+  int32_t field(int64_t v) {
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      overflowed = true;
+    return static_cast<int32_t>(v);
   }
+  IntegerAttr i32(int64_t v) { return b.getI32IntegerAttr(field(v)); }
   DenseI32ArrayAttr arr(std::initializer_list<int64_t> v) {
     SmallVector<int32_t> w;
     for (int64_t x : v)
-      w.push_back(static_cast<int32_t>(x));
+      w.push_back(field(x));
     return b.getDenseI32ArrayAttr(w);
   }
+  bool overflowed = false;
 
   void load(int64_t layer, int64_t region, int64_t offset, StringRef space, int64_t addr,
             std::initializer_list<int64_t> shape, std::initializer_list<int64_t> dramStrides,
@@ -99,10 +101,9 @@ private:
           wait[r.unit] = std::max(wait[r.unit], r.index + 1);
     op->setAttr("wait", b.getDenseI32ArrayAttr(wait));
     for (const Access &a : accesses) {
-      // The constants and the inputs are never written: reading them
-      // orders nothing.
-      if (a.space == CUVIL_NPU_DRAM && !a.write &&
-          (a.region == constantsRegion || (a.region >= firstInput && a.region < firstInput + numInputs)))
+      // DRAM is written once at each place (the constants and inputs never,
+      // scratch is not reused): a read of it orders nothing later.
+      if (a.space == CUVIL_NPU_DRAM && !a.write)
         continue;
       // A write that covers an older record supersedes it: whoever waits
       // for this command has waited for that one.
@@ -118,7 +119,6 @@ private:
 
   OpBuilder &b;
   Location loc;
-  int64_t constantsRegion, firstInput, numInputs;
   std::vector<Record> records;
   int32_t issued[CUVIL_NPU_NUM_UNITS] = {0, 0, 0, 0};
 };
@@ -144,12 +144,8 @@ public:
     for (auto [j, v] : llvm::enumerate(yield.getValues()))
       if (!where.count(v))
         where[v] = {numInputs + static_cast<int64_t>(j), 0};
-    // Views alias their source: a yielded view's source is written where
-    // the view is yielded (the partitioner never yields both).
-    for (Operation &op : llvm::reverse(body.without_terminator()))
-      if (isView(&op) && where.count(op.getResult(0)) && !where.count(op.getOperand(0)))
-        where[op.getOperand(0)] = where[op.getResult(0)];
-
+    // Views alias their source (the partitioner leaves a view the host
+    // reads outside the segment, so no view is yielded).
     OpBuilder b(segment);
     auto program = b.create<ProgramOp>(
         segment.getLoc(), segment.getResultTypes(), segment.getInputs(), segment.getSymNameAttr(),
@@ -158,7 +154,7 @@ public:
     Block *block = new Block();
     program.getBody().push_back(block);
     OpBuilder cb = OpBuilder::atBlockEnd(block);
-    CommandStream stream(cb, segment.getLoc(), constantsRegion, 0, numInputs);
+    CommandStream stream(cb, segment.getLoc());
     this->stream = &stream;
 
     // First the plan: which sums the convolutions take into their
@@ -201,6 +197,10 @@ public:
         pool(&op);
     }
 
+    if (stream.overflowed || scratchBytes > std::numeric_limits<int32_t>::max() ||
+        constants.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      return segment.emitError() << "cuvil-npu-schedule: the segment's tensors or weights exceed the 2 GiB "
+                                    "the NPU's 32-bit address fields reach; split the model or run it on the host";
     // The constants as one resource blob.
     MLIRContext *ctx = segment.getContext();
     auto type = RankedTensorType::get({static_cast<int64_t>(constants.size())}, IntegerType::get(ctx, 8));
@@ -321,7 +321,43 @@ private:
     QuantParamsAttr py;
     const char *mode = "qnnpack";
     int64_t prefetchedSlot = -1; ///< the weight slot its first tile was loaded into early
+    /// Its input is already on chip, whole, in this ABUF quarter (the
+    /// product before wrote it there), or -1.
+    int64_t inputQuarter = -1;
   };
+
+  /// The result `p` computes (its fused sum's when it has one).
+  static Value resultOf(const Product &p) {
+    return p.sum ? p.sum->getResult(0) : p.op->getResult(0);
+  }
+
+  /// Whether `p`'s output can stay on chip as `q`'s input: `q` comes right
+  /// after it and reads it, both are single-image convolutions of one band
+  /// (so each reads or writes its whole tensor at once, in the channel
+  /// planes the input band has), and the tensor fits a quarter of ABUF.
+  /// `p` then writes its tiles into the quarter its input does not use,
+  /// and `q` reads it there: no store and load between them, and a store
+  /// only where something else reads it too.
+  bool canForward(const Product &p, const Product &q) {
+    auto singleBand = [](const Product &x) { return ceilDiv(x.g.oh, x.tiling.rows) == 1; };
+    // An input read once: one band, and one weight tile when weights are resident.
+    auto readsInputOnce = [&](const Product &x) {
+      return singleBand(x) && (x.tiles.size() == 1 || !x.tiling.weightsOuter);
+    };
+    return doubleBuffering && p.g.n == 1 && q.g.n == 1 && !p.g.gemm && !q.g.gemm && !q.g.depthwise &&
+           p.g.outBytes == 1 && readsInputOnce(p) && readsInputOnce(q) &&
+           p.g.cout * p.g.oh * p.g.ow <= config.abuf_bytes / 4 && q.op->getOperand(0) == resultOf(p) &&
+           nextScheduled(p.op) == q.op;
+  }
+
+  /// The op scheduled after `op` (views and constants aside).
+  Operation *nextScheduled(Operation *op) {
+    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+      if (!llvm::isa<ConstantOp>(next) && !isView(next) && !fused.contains(next) &&
+          !next->hasTrait<OpTrait::IsTerminator>())
+        return next;
+    return nullptr;
+  }
 
   /// The product scheduled after `op`, if any.
   Product *nextProduct(Operation *op) {
@@ -451,7 +487,11 @@ private:
     Operation *op = p.op;
     int64_t layer = p.layer, zx = p.zx;
     QuantParamsAttr py = p.py;
-    DramLocation in = locate(op->getOperand(0)), out = locate(sum ? Value(sum.getResult()) : op->getResult(0));
+    bool forward = next && canForward(p, *next);
+    // In DRAM only what is loaded or stored there.
+    bool stored = !forward || !resultOf(p).hasOneUse();
+    DramLocation in = p.inputQuarter >= 0 ? DramLocation() : locate(op->getOperand(0));
+    DramLocation out = stored ? locate(resultOf(p)) : DramLocation();
     DramLocation residual;
     bool residualIsLhs = false;
     SmallVector<int32_t> sumParameters;
@@ -475,7 +515,9 @@ private:
       if (g.gemm) {
         band.r0 = band.y0, band.r1 = band.y0 + band.rows;
       } else {
-        band.r0 = std::max<int64_t>(0, band.y0 * g.sh - g.ph);
+        // A band of bottom padding only still loads a real row (its taps
+        // then all fall below it, in the padding).
+        band.r0 = std::min(std::max<int64_t>(0, band.y0 * g.sh - g.ph), g.h - 1);
         band.r1 = std::min(g.h, (band.y0 + band.rows - 1) * g.sh - g.ph + (g.kh - 1) * g.dh + 1);
         band.r1 = std::max(band.r1, band.r0 + 1);
       }
@@ -495,10 +537,13 @@ private:
       if (--bandsLeft == 0 && next && tiling.weightsOuter)
         prefetchWeights(*next, lastWeights);
     };
+    int64_t forwardQuarter = -1; // where the output goes on chip, when forwarded
     auto compute = [&](int64_t n, const Band &band, const TileConstants &t, int64_t ws, int64_t is, int64_t ts) {
-      int64_t rows = band.r1 - band.r0;
+      // A forwarded input is the whole tensor: the band is its rows from 0.
+      int64_t rows = p.inputQuarter >= 0 ? g.h : band.r1 - band.r0;
       int64_t cin = g.depthwise ? t.cot : g.cin;
-      int64_t padTop = g.gemm ? 0 : band.r0 - band.y0 * g.sh + g.ph;
+      // A forwarded input starts at the tensor's row 0.
+      int64_t padTop = g.gemm ? 0 : (p.inputQuarter >= 0 ? 0 : band.r0) - band.y0 * g.sh + g.ph;
       auto &b = stream;
       b->emit<MatmulOp>(
           b->i32(layer), cb().getStringAttr(g.gemm ? "gemm" : g.depthwise ? "depthwise" : "conv"),
@@ -507,13 +552,21 @@ private:
           b->arr({g.dh, g.dw}), b->arr({padTop, g.gemm ? 0 : g.pw}), b->i32(zx), UnitAttr());
       int64_t pixels = band.rows * g.ow;
       int64_t outAddr = (2 + ts) * aQuarter;
+      if (forward) {
+        // Channel planes of the whole output, tile after tile, in the
+        // quarter this product's input does not use.
+        forwardQuarter = 1 - is;
+        outAddr = forwardQuarter * aQuarter + t.co0 * pixels;
+      }
       b->emit<RequantOp>(b->i32(layer), cb().getStringAttr(p.mode), b->i32(ts * accHalf), b->i32(pixels),
                          b->i32(t.cot), b->i32(ws * wHalf + t.tableOffsetInSlot), b->i32(outAddr),
                          cb().getStringAttr(g.gemm ? "rows" : "planes"), b->i32(pixels),
                          b->i32(py ? py.zeroPointAt(0) : 0), b->i32(0), b->i32(255));
       if (sum) {
-        // The residual's tile beside the output's, summed in place.
-        int64_t residualAddr = outAddr + aQuarter / 2;
+        // The residual's tile beside the output's, summed in place; when
+        // the output is forwarded, in the output quarters, which forwarding
+        // leaves free (beside it, it could run into the input quarter).
+        int64_t residualAddr = forward ? (2 + ts) * aQuarter : outAddr + aQuarter / 2;
         int64_t at = ((n * g.cout + t.co0) * g.oh + band.y0) * g.ow;
         b->load(layer, residual.region, residual.offset + at, "abuf", residualAddr, {t.cot, 1, pixels},
                 {g.oh * g.ow, 0}, {pixels, 0});
@@ -523,6 +576,8 @@ private:
                        b->i32(outAddr), b->i32(t.cot * pixels), sum.getRelu() ? cb().getUnitAttr() : UnitAttr(),
                        cb().getDenseI32ArrayAttr(sumParameters));
       }
+      if (forward)
+        return; // stored whole, once, after the last tile
       if (g.gemm)
         b->store(layer, out.region, out.offset + (band.y0 * g.cout + t.co0) * e, outAddr, {1, band.rows, t.cot * e},
                  {0, g.cout * e}, {0, t.cot * e});
@@ -538,6 +593,13 @@ private:
           for (int64_t bi = 0; bi < bands; ++bi) {
             Band band = bandOf(bi);
             int64_t s = slot(tile++);
+            if (p.inputQuarter >= 0) {
+              // No band to load: the next product's weights follow this one's.
+              if (next && n == g.n - 1 && &t == &p.tiles.back() && bi == bands - 1)
+                prefetchWeights(*next, ws);
+              compute(n, band, t, ws, p.inputQuarter, s);
+              continue;
+            }
             loadBand(n, band, g.depthwise ? t.co0 : 0, g.depthwise ? t.cot : g.cin, s);
             compute(n, band, t, ws, s, s);
           }
@@ -548,8 +610,11 @@ private:
           // The first weights before the band: they need nothing of the
           // layer before, whose last tiles they overlap.
           int64_t first = weightsFor(p, p.tiles.front());
-          int64_t is = slot(bandSlot++);
-          loadBand(n, band, 0, g.cin, is);
+          int64_t is = p.inputQuarter;
+          if (is < 0) {
+            is = slot(bandSlot++);
+            loadBand(n, band, 0, g.cin, is);
+          }
           for (const TileConstants &t : p.tiles) {
             int64_t ws = &t == &p.tiles.front() ? first : weightsFor(p, t);
             // Bands resident: the next product's weights after this one's last.
@@ -559,6 +624,12 @@ private:
           }
         }
       }
+    }
+    if (forward) {
+      if (stored)
+        stream->store(layer, out.region, out.offset, forwardQuarter * aQuarter, {1, 1, g.cout * g.oh * g.ow},
+                      {0, 0}, {0, 0});
+      next->inputQuarter = forwardQuarter;
     }
   }
 

@@ -116,14 +116,23 @@ TEST_CASE("the built-in targets are registered by name", "[targets]") {
   registerAllTargets();
   REQUIRE(lookupTarget("x86_64"));
   REQUIRE(lookupTarget("aarch64"));
+  REQUIRE(lookupTarget("npu"));
   CHECK_FALSE(lookupTarget("riscv"));
   auto unknown = createTargetBackend("riscv", {});
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == ::cuvil::kExitUsageError);
-  CHECK(unknown.error().message.find("aarch64, x86_64") != std::string::npos);
+  CHECK(unknown.error().message.find("aarch64, npu, x86_64") != std::string::npos);
   auto badCpu = createTargetBackend("x86_64", TargetOptions{"pentium9000"});
   REQUIRE_FALSE(badCpu);
   CHECK(badCpu.error().code == ::cuvil::kExitUsageError);
+  // The NPU's configurations are its --cpu names; its host is this machine.
+  auto npu = createTargetBackend("npu", TargetOptions{"npu-64x64"});
+  REQUIRE(npu);
+  CHECK((*npu)->name() == "npu");
+  CHECK((*npu)->cpu() == "npu-64x64");
+  auto badNpu = createTargetBackend("npu", TargetOptions{"npu-7x7"});
+  REQUIRE_FALSE(badNpu);
+  CHECK(badNpu.error().message.find("npu-32x32, npu-16x16") != std::string::npos);
 }
 
 TEST_CASE("a test-only target exports a model end to end through the driver", "[targets]") {
