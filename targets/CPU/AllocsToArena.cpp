@@ -229,7 +229,7 @@ struct AllocsToArenaPass final : mlir::cuvil::impl::AllocsToArenaPassBase<Allocs
       live.push_back({b.bytes, b.start, b.end});
     ::cuvil::ArenaPlacement placement = ::cuvil::placeGreedyBySize(live);
     for (size_t i = 0; i < buffers.size(); ++i)
-      buffers[i].offset = placement.offsets[i];
+      buffers[i].offset = testOverlapBuffers ? 0 : placement.offsets[i];
     int64_t arena = placement.arenaBytes;
     if (arena > kMaxTotalArenaBytes) {
       func.emitError() << "the intermediate buffers need an arena of " << arena

@@ -70,7 +70,7 @@ void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb
   pm.addPass(createChooseCpuKernelsPass(options));
 }
 
-void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
+void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverlapBuffers) {
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -104,7 +104,11 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   };
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createAllocsToArenaPass());
+  AllocsToArenaPassOptions arena;
+  arena.testOverlapBuffers = testOverlapBuffers;
+  pm.addPass(createAllocsToArenaPass(arena));
+  // The placement checked again, by a derivation of its own.
+  pm.addPass(createVerifyLifetimesPass());
   pm.addPass(createEmptyBufferArgumentsPass());
   pm.addPass(createRunTimeShapeArgumentsPass());
 
@@ -139,16 +143,25 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument) {
   pm.addPass(createCanonicalizerPass());
 }
 
+namespace {
+struct LowerToLlvmOptions : public PassPipelineOptions<LowerToLlvmOptions> {
+  Option<bool> testOverlapBuffers{*this, "test-overlap-buffers",
+                                  llvm::cl::desc("plant a placement bug (every buffer at offset 0) that "
+                                                 "cuvil-verify-lifetimes must catch"),
+                                  llvm::cl::init(false)};
+};
+} // namespace
+
 void registerCpuLoweringPipeline() {
   registerCPUPasses();
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToLlvmOptions>(
       "cuvil-lower-to-llvm",
       "Lowers cuvil IR (after the graph pipeline) to the LLVM dialect for CPUs: kernel "
       "choice (ops with a #cuvil.kernel keep it), linalg, bufferization, one arena for "
-      "intermediates, loops, bare-pointer functions",
-      [](OpPassManager &pm) {
+      "intermediates (its placement checked by cuvil-verify-lifetimes), loops, bare-pointer functions",
+      [](OpPassManager &pm, const LowerToLlvmOptions &options) {
         buildCpuKernelChoicePipeline(pm);
-        buildCpuLoweringPipeline(pm);
+        buildCpuLoweringPipeline(pm, /*instrument=*/false, options.testOverlapBuffers);
       });
 }
 

@@ -28,7 +28,9 @@ void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb
 
 /// Adds the lowering from cuvil IR (after the graph pipeline and the kernel
 /// choice) to the LLVM dialect.
-void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument = false);
+/// `testOverlapBuffers`: the planner's mutation test (every buffer at
+/// offset 0), which cuvil-verify-lifetimes must catch.
+void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument = false, bool testOverlapBuffers = false);
 
 /// Dialects and external models (bufferization interfaces, LLVM
 /// translation) the lowering needs.

@@ -19,7 +19,26 @@ def AllocsToArenaPass : Pass<"cuvil-allocs-to-arena", "::mlir::ModuleOp"> {
     `cuvil-plan-memory` is a report: see its description); both place
     buffers with support/ArenaPlacement.h.
   }];
+  let options = [
+    Option<"testOverlapBuffers", "test-overlap-buffers", "bool", "false",
+           "plant a planner bug for cuvil-verify-lifetimes' mutation test: every buffer at offset 0">,
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def VerifyLifetimesPass : Pass<"cuvil-verify-lifetimes", "::mlir::ModuleOp"> {
+  let summary = "Checks that no arena bytes are held by two buffers that are live at once.";
+  let description = [{
+    Runs after `cuvil-allocs-to-arena`, on the placement the code really
+    uses, and re-derives it independently of the planner: each arena view's
+    bytes (at its dimensions' bounds) and its live range, from the view to
+    the last use of anything aliasing it (views, casts, subviews, reshapes,
+    selects, region and loop results; a buffer a loop reads, or hands from
+    one iteration to the next, lives for the whole loop). Two buffers whose
+    bytes overlap and whose ranges overlap are an error at the later one,
+    naming both buffers, their source lines, and the use that would read
+    overwritten data. Every export runs it.
+  }];
 }
 
 def RunTimeShapeArgumentsPass : Pass<"cuvil-run-time-shape-arguments", "::mlir::ModuleOp"> {

@@ -203,7 +203,14 @@ TEST_CASE("device profiles: built-ins, files, refusals", "[tuning]") {
     Result<DeviceProfile> p = builtinProfile(n);
     REQUIRE(p);
     CHECK(checkDeviceProfile(*p, n));
-    CHECK(p->fp32_gflops_core() > 0);
+    // CPUs have an fp32 peak; the NPU computes int8 (its FP16 mode aside).
+    CHECK((p->target() == "npu" ? p->int8_gops_core() : p->fp32_gflops_core()) > 0);
+  }
+  for (const char *npu : {"npu-32x32", "npu-16x16", "npu-64x64", "npu-32x32-small-sram", "npu-32x32-slow-dram"}) {
+    Result<DeviceProfile> p = builtinProfile(npu);
+    REQUIRE(p);
+    CHECK(p->target() == "npu");
+    CHECK(p->cpu() == npu); // the configuration --target npu compiles for
   }
   Result<DeviceProfile> arm = builtinProfile("aarch64-v8.2");
   REQUIRE(arm);
