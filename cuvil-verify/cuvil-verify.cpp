@@ -439,6 +439,12 @@ int run(const Options &opt) {
       if (!manifestOk)
         h += "<p class=fail>" + htmlEscape(manifestProblem) + "</p>";
     }
+    // A browser says it laid the page out: every table row with a height,
+    // every cell inside the page's width (test/tools/cuvil-verify/browser.py).
+    h += "<p id=\"render-check\">not rendered</p><script>(function(){var rows=document.querySelectorAll('tr'),"
+         "w=document.documentElement.scrollWidth,ok=rows.length>0;rows.forEach(function(r){var b=r.getBoundingClientRect();"
+         "if(!(b.height>0&&b.right<=w+1))ok=false;});document.getElementById('render-check').textContent="
+         "ok?'rendered '+rows.length+' rows':'layout failed';})();</script>";
     h += "</body></html>\n";
     if (Status s = writeFileAtomically(opt.html, h); !s)
       return reportError(kTool, s.error());
