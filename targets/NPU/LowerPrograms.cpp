@@ -42,12 +42,12 @@ private:
     if (failed(blob))
       return failure();
     int64_t buffers = program.getInputs().size() + program.getNumResults();
+    // The partitioner splits segments to this limit.
     if (buffers > CUVIL_NPU_MAX_SEGMENT_BUFFERS)
       return program.emitError() << "an NPU segment with " << buffers << " inputs and outputs; the runtime takes "
                                  << CUVIL_NPU_MAX_SEGMENT_BUFFERS;
     OpBuilder b(program);
     Location loc = program.getLoc();
-    MLIRContext *ctx = b.getContext();
     Type i8 = b.getIntegerType(8);
 
     // The byte view of a tensor, as the CPU lowering sees 8-bit tensors.
@@ -108,7 +108,6 @@ private:
         r = b.create<UnrealizedConversionCastOp>(loc, t, r).getResult(0);
       results.push_back(r);
     }
-    (void)ctx;
     program.replaceAllUsesWith(results);
     program.erase();
     return success();

@@ -209,6 +209,10 @@ public:
               placements.emplace_back(inner, host("inside control flow (the NPU runs straight-line segments)"));
           });
       }
+      std::vector<std::vector<Operation *>> limited;
+      for (std::vector<Operation *> &run : runs)
+        splitToCallLimit(std::move(run), limited);
+      runs = std::move(limited);
       // A view the host reads stays with the host (a segment computes, it
       // does not copy): the run is cut there.
       for (size_t r = 0; r < runs.size(); ++r) {
@@ -253,9 +257,10 @@ public:
 
 private:
   /// `run`'s ops (contiguous, in order) as one segment after its last op.
-  void outline(ArrayRef<Operation *> run, const std::string &name) {
+  /// What `run` reads from outside it (constants aside: a segment takes
+  /// its own copy) and what is read outside it of what it computes.
+  static void boundary(ArrayRef<Operation *> run, SmallVectorImpl<Value> &inputs, SmallVectorImpl<Value> &outputs) {
     llvm::SmallPtrSet<Operation *, 32> inRun(run.begin(), run.end());
-    SmallVector<Value> inputs, outputs;
     for (Operation *op : run)
       for (Value v : op->getOperands()) {
         Operation *def = v.getDefiningOp();
@@ -267,6 +272,25 @@ private:
       for (Value r : op->getResults())
         if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inRun.contains(u); }))
           outputs.push_back(r);
+  }
+
+  /// `run` in runs whose segments pass at most CUVIL_NPU_MAX_SEGMENT_BUFFERS
+  /// buffers (the runtime's calls take that many), halved until they do.
+  static void splitToCallLimit(std::vector<Operation *> run, std::vector<std::vector<Operation *>> &out) {
+    SmallVector<Value> inputs, outputs;
+    boundary(run, inputs, outputs);
+    if (run.size() < 2 || inputs.size() + outputs.size() <= CUVIL_NPU_MAX_SEGMENT_BUFFERS) {
+      out.push_back(std::move(run));
+      return;
+    }
+    size_t half = run.size() / 2;
+    splitToCallLimit(std::vector<Operation *>(run.begin(), run.begin() + half), out);
+    splitToCallLimit(std::vector<Operation *>(run.begin() + half, run.end()), out);
+  }
+
+  void outline(ArrayRef<Operation *> run, const std::string &name) {
+    SmallVector<Value> inputs, outputs;
+    boundary(run, inputs, outputs);
     OpBuilder b(run.back());
     b.setInsertionPointAfter(run.back());
     auto segment = b.create<SegmentOp>(run.front()->getLoc(), ValueRange(outputs).getTypes(), inputs,

@@ -277,10 +277,12 @@ private:
     return r && r.getElementType().isUnsignedInteger(8);
   }
 
+  static bool isQnnpackSum(QuantAddOp op) { return op.getArithmetic() && *op.getArithmetic() == "qnnpack"; }
+
   /// A quantized sum's parameters (npu_isa.h's ADD fields from sa on).
   static SmallVector<int32_t> sumParams(QuantAddOp op) {
     QuantParamsAttr pa = op.getLhsParams(), pb = op.getRhsParams(), py = op.getOutputParams();
-    bool qnnpack = op.getArithmetic() && *op.getArithmetic() == "qnnpack";
+    bool qnnpack = isQnnpackSum(op);
     int64_t zy = py.zeroPointAt(0);
     SmallVector<int32_t> params(14, 0);
     params[0] = floatBits(static_cast<float>(pa.scaleAt(0)));
@@ -570,8 +572,7 @@ private:
         int64_t at = ((n * g.cout + t.co0) * g.oh + band.y0) * g.ow;
         b->load(layer, residual.region, residual.offset + at, "abuf", residualAddr, {t.cot, 1, pixels},
                 {g.oh * g.ow, 0}, {pixels, 0});
-        bool qnnpack = sum.getArithmetic() && *sum.getArithmetic() == "qnnpack";
-        b->emit<AddOp>(b->i32(layer), cb().getStringAttr(qnnpack ? "qnnpack" : "float"),
+        b->emit<AddOp>(b->i32(layer), cb().getStringAttr(isQnnpackSum(sum) ? "qnnpack" : "float"),
                        b->i32(residualIsLhs ? residualAddr : outAddr), b->i32(residualIsLhs ? outAddr : residualAddr),
                        b->i32(outAddr), b->i32(t.cot * pixels), sum.getRelu() ? cb().getUnitAttr() : UnitAttr(),
                        cb().getDenseI32ArrayAttr(sumParameters));
@@ -635,7 +636,7 @@ private:
 
   /// A quantized sum, in chunks of an eighth of the activation buffer.
   void add(QuantAddOp op) {
-    bool qnnpack = op.getArithmetic() && *op.getArithmetic() == "qnnpack";
+    bool qnnpack = isQnnpackSum(op);
     SmallVector<int32_t> params = sumParams(op);
     int64_t layer = layerOf[op];
     DramLocation a = locate(op.getLhs()), bl = locate(op.getRhs()), out = locate(op.getResult());
