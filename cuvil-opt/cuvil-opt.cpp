@@ -19,6 +19,7 @@
 #include "driver/CompileDriver.h"
 #include "passes/InitAll.h"
 #include "verify/ValidateRewrites.h"
+#include "verify/VerifyFlattening.h"
 #include "plugins/PluginRegistry.h"
 #include "targets/Targets.h"
 #include "support/AtomicFile.h"
@@ -50,6 +51,7 @@ int main(int argc, char **argv) {
   mlir::cuvil::registerTargetDialects(registry);
   mlir::cuvil::registerAllPasses();
   ::cuvil::verify::registerValidateRewritesPass(); // translation validation (Z3)
+  ::cuvil::verify::registerVerifyFlatteningPass();  // control-flow flattening keeps dependencies
   mlir::cuvil::registerTargetPasses();
   mlir::cuvil::registerCompilePipelines();
   // Plugins first: the pass flags are made from the registered passes.

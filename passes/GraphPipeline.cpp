@@ -47,6 +47,15 @@ std::vector<PipelineStep> makeSteps() {
       {"simplify", PipelinePhase::ShapePropagation, 20,
        "fold what known shapes make trivial",
        [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilSimplifyPass()); }},
+      {"unroll-loops", PipelinePhase::ShapePropagation, 30,
+       "loops whose trip count is known (a counter against a static size) become straight-line code",
+       [](OpPassManager &pm, const Options &) {
+         pm.addPass(createCuvilUnrollLoopsPass());
+         // The copies' counters fold and their shapes refine.
+         pm.addPass(createCuvilFoldConstantsPass());
+         pm.addPass(createCuvilInferShapesPass());
+         pm.addPass(createCuvilSimplifyPass());
+       }},
       {"fold-batch-norm", PipelinePhase::GraphOptimization, 10,
        "batch norm into conv/linear weights, else a per-channel scale and shift",
        [](OpPassManager &pm, const Options &o) {

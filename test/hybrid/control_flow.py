@@ -282,15 +282,19 @@ def main():
                         f"repeat ({form}) rows={n} counts={counts}")
 
     # Loops over a run-time sequence length (hybrid: the loop bound and the
-    # step's index x[:, t] are run-time values; static: unrolled at import).
+    # step's index x[:, t] are run-time values; static: unrolled at import;
+    # hybrid specialised for seq=7: the copy for 7 has the loops unrolled by
+    # cuvil-unroll-loops, other lengths run the loops).
     cells = torch.jit.script(SequenceCells().eval())
     path = os.path.join(work, "cells.pt")
     cells.save(path)
-    for form, strategy, x_shape, sizes in (("static", "graph_fusion", "0=3x6x8xf32", [(3, 6)]),
-                                           ("hybrid", "hybrid", "0=b:1..4xseq:2..64x8xf32",
-                                            [(1, 2), (3, 7), (4, 64)])):
-        lib = os.path.join(work, f"cells_{form}.so")
-        r = export(args.bin, path, [x_shape], lib, strategy)
+    for form, strategy, x_shape, sizes, extra in (
+            ("static", "graph_fusion", "0=3x6x8xf32", [(3, 6)], ()),
+            ("hybrid", "hybrid", "0=b:1..4xseq:2..64x8xf32", [(1, 2), (3, 7), (4, 64)], ()),
+            ("hybrid specialised", "hybrid", "0=b:1..4xseq:2..64x8xf32", [(1, 7), (3, 7), (2, 5)],
+             ("--specialize", "seq=7"))):
+        lib = os.path.join(work, f"cells_{form.replace(' ', '_')}.so")
+        r = export(args.bin, path, [x_shape], lib, strategy, extra=extra)
         check(r.returncode == 0, f"sequence cells ({form}): exported" + ("" if r.returncode == 0 else ": " + r.stderr))
         if r.returncode != 0:
             continue

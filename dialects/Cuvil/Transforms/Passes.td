@@ -69,6 +69,45 @@ def CuvilSimplifyPass : Pass<"cuvil-simplify", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CuvilUnrollLoopsPass : Pass<"cuvil-unroll-loops", "::mlir::func::FuncOp"> {
+  let summary = "Unrolls loops whose trip count is known at compile time.";
+  let description = [{
+    A `scf.while` as the importer writes loops (the condition computed in
+    the before region from what the loop carries, the carried values passed
+    on unchanged) whose condition depends only on constants and on carried
+    values that start as constants and that the body updates from constants
+    (a counter against a size that shape specialisation made static) is run
+    at compile time, with the reference evaluator, to find its trip count.
+    When the count is at most `max-trip-count` and the unrolled body at most
+    `max-unrolled-ops` ops, the body is copied once per trip, each copy
+    reading the values the one before yields, and the loop's results become
+    the last copy's. The later passes then see straight-line code: the
+    counters fold, and the trips' element-wise ops fuse.
+
+    Every unrolled loop is checked trip by trip to keep the data
+    dependencies of its body (ControlDependencies.h); a lost one fails the
+    pass.
+
+    ```mlir
+    // Before: scf.while (%i = %c0, %h = %h0) { %go = cuvil.logic.lt %i, %c3 ... }
+    //         do { %h2 = cuvil.act.tanh ...; %i2 = cuvil.math.add %i, %c1 ... }
+    // After:  three copies of the body; the loop's results are the third's.
+    ```
+  }];
+  let options = [
+    Option<"maxTripCount", "max-trip-count", "int64_t", /*default=*/"16",
+           "Loops with more trips stay loops">,
+    Option<"maxUnrolledOps", "max-unrolled-ops", "int64_t", /*default=*/"4096",
+           "Ops the unrolled copies may add, all trips together">,
+    Option<"testDropCarried", "test-drop-carried", "bool", /*default=*/"false",
+           "Testing: wire every trip to the loop's initial values instead of the "
+           "trip before (a planted bug the flattening check must catch)">,
+  ];
+  let statistics = [
+    Statistic<"numUnrolled", "num-unrolled", "Loops unrolled">,
+  ];
+}
+
 def CuvilFoldBatchNormPass : Pass<"cuvil-fold-batch-norm", "::mlir::func::FuncOp"> {
   let summary = "Folds eval-mode batch norm into the preceding conv/linear weights.";
   let description = [{

@@ -6,7 +6,13 @@
 // the first matching canonicalization pattern, and erases only what a fold
 // or pattern replaces.
 //
+// Rewrites of scf.if, scf.for and scf.while (static conditions, if to
+// select, loop simplifications) flatten control flow: each is checked to
+// keep every data dependency of the op's results (ControlDependencies.h),
+// and a lost one fails the pass.
+//
 //===----------------------------------------------------------------------===//
+#include "dialects/Cuvil/Analysis/ControlDependencies.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
@@ -91,6 +97,11 @@ struct CuvilSimplifyPass final
       struct Listener : RewriterBase::Listener {
         llvm::DenseSet<Operation *> &erased;
         RewriterBase::Listener *next;
+        // The control-flow op being rewritten, its dependencies from before.
+        Operation *watched = nullptr;
+        std::optional<mlir::cuvil::ControlDependencies> deps;
+        std::string rewrite;
+        bool lostDependency = false;
         Listener(llvm::DenseSet<Operation *> &e, RewriterBase::Listener *n) : erased(e), next(n) {}
         void notifyOperationErased(Operation *op) override {
           if (next)
@@ -104,6 +115,12 @@ struct CuvilSimplifyPass final
         void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
           if (next)
             next->notifyOperationReplaced(op, replacement);
+          if (!deps)
+            return;
+          if (op == watched)
+            lostDependency |= failed(deps->checkReplacement(replacement, rewrite));
+          else
+            deps->noteReplaced(op, replacement);
         }
         void notifyOperationModified(Operation *op) override {
           if (next)
@@ -117,6 +134,9 @@ struct CuvilSimplifyPass final
           continue;
         if (observer)
           observer->beginRewrite(op, ("fold " + op->getName().getStringRef()).str());
+        listener.watched = op;
+        listener.deps = mlir::cuvil::ControlDependencies::of(op);
+        listener.rewrite = ("fold " + op->getName().getStringRef()).str();
         if (fold(op, rewriter)) {
           ++numFolded;
           changed = true;
@@ -126,6 +146,8 @@ struct CuvilSimplifyPass final
         auto announce = [&](const Pattern &p) {
           if (observer)
             observer->beginRewrite(op, mlir::cuvil::patternName(p));
+          if (listener.deps)
+            listener.rewrite = mlir::cuvil::patternName(p);
           return true;
         };
         if (succeeded(applicator.matchAndRewrite(op, rewriter, announce))) {
@@ -134,6 +156,8 @@ struct CuvilSimplifyPass final
         }
       }
       rewriter.setListener(nullptr);
+      if (listener.lostDependency)
+        return signalPassFailure();
       if (!changed)
         return;
     }

@@ -3,6 +3,7 @@
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/IR/RunTimeSizes.h"
+#include "dialects/Cuvil/IR/SourcePosition.h"
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 #include "passes/Conversion/CuvilToLinalg/Patterns.h"
 
@@ -23,19 +24,6 @@ namespace {
 constexpr llvm::StringLiteral kCheckIdAttr = "cuvil.check_id";
 /// Set on the `arith.select failed, k, 0` a lowering creates for check k.
 constexpr llvm::StringLiteral kCheckAttr = "cuvil.check";
-
-/// "file:line" of the first file location in `loc`, or "".
-std::string sourcePosition(Location loc) {
-  std::string out;
-  loc->walk([&](Location l) {
-    if (auto file = llvm::dyn_cast<FileLineColLoc>(l)) {
-      out = (file.getFilename().strref() + ":" + llvm::Twine(file.getLine())).str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return out;
-}
 
 /// Whether every element of a constant index operand is in [-size, size).
 bool constantIndicesInRange(Value indices, int64_t size) {
