@@ -201,6 +201,7 @@ Status runPipeline(PassManager &pm, ModuleOp module, const std::string &stage,
 /// Cuvil's own attributes (names, memory plan) have no LLVM meaning.
 void dropCuvilAttributes(ModuleOp module) {
   module->removeAttr(kCompileStageAttrName);
+  module->removeAttr(kCalibrationTableAttrName);
   module.walk([](LLVM::LLVMFuncOp f) {
     auto ownOf = [](DictionaryAttr attrs) {
       SmallVector<StringAttr> names;
@@ -401,7 +402,8 @@ std::string checkElf(llvm::StringRef bytes, unsigned type, const std::string &tr
       llvm::consumeError(contents.takeError());
       return "its identity cannot be read";
     }
-    return *contents == *identity ? "" : "the library of another build";
+    // The key's parts, then what the compile read from the model itself.
+    return contents->starts_with(*identity) ? "" : "the library of another build";
   }
   return "not a Cuvil library (no .cuvil.identity)";
 }
@@ -570,6 +572,14 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
       }
     }
   }
+  // What the model itself says it was built from goes into the identity
+  // after the key's parts (a function of the model's bytes, so the key
+  // still decides).
+  std::string identity = options.libraryIdentity;
+  if (!identity.empty()) {
+    auto table = module->getAttrOfType<StringAttr>(kCalibrationTableAttrName);
+    identity += "calibration-table=" + (table && !table.getValue().empty() ? table.getValue().str() : "none") + "\n";
+  }
   dropCuvilAttributes(module);
   // Objects and libraries take the weights as an object of their own: the
   // code does not depend on their values (the text stages keep them).
@@ -577,7 +587,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   if (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary)
     if (Status s = target.extractWeights(module, weights); !s)
       return s.error();
-  weights.identity = options.libraryIdentity;
+  weights.identity = identity;
   result.weightsBytes = weights.totalBytes();
 
   // LLVM IR with the descriptor the runtime reads.

@@ -3,7 +3,9 @@
 
 #include "support/AtomicFile.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include <cmath>
@@ -75,6 +77,17 @@ Result<CalibrationTable> readCalibrationTable(const std::string &path) {
   if (Status s = checkTable(path, table); !s)
     return s.error();
   return table;
+}
+
+std::string canonicalTableBytes(const CalibrationTable &table) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream); // trims `bytes` when it goes
+    coded.SetSerializationDeterministic(true);
+    table.SerializeToCodedStream(&coded);
+  }
+  return bytes;
 }
 
 Status writeCalibrationTable(const std::string &path, const CalibrationTable &table) {

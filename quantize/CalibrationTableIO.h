@@ -22,6 +22,11 @@ bool isTextProtoPath(const std::string &path);
 
 Result<CalibrationTable> readCalibrationTable(const std::string &path);
 
+/// The table's canonical bytes (deterministic binary serialization): what
+/// its digest in a library's manifest is taken of, the same whichever format
+/// or layout the file had.
+std::string canonicalTableBytes(const CalibrationTable &table);
+
 /// Written atomically (text or binary by the path's extension).
 Status writeCalibrationTable(const std::string &path, const CalibrationTable &table);
 

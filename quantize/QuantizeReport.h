@@ -58,6 +58,7 @@ struct GateStep {
 
 struct QuantizeReportData {
   std::string model, output, method, backend, fallback, calibrationDigest, graphHash, tableSource;
+  std::string tableDigest; ///< of the calibration table used (canonicalTableBytes)
   bool perChannel = true;
   double percentile = 99.99, maxL2 = 0.01, klThreshold = 0.02;
   size_t calibrationSamples = 0, validationSamples = 0, sensitivitySamples = 0;

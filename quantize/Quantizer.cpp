@@ -1,6 +1,7 @@
 //===- Quantizer.cpp - cuvil-quantize's workflow --------------------------===//
 #include "quantize/Quantizer.h"
 
+#include "cache/Entry.h"
 #include "cuvil-run/LibraryRunner.h"
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
@@ -377,6 +378,7 @@ private:
   Status loadFloatGraph();
   Status calibrate();
   Status useTable(const CalibrationTable &table);
+  CalibrationTable buildTable() const;
   Status writeTable();
   Status floatReferences();
   Status buildSimulation();
@@ -669,7 +671,9 @@ Status Quantizer::useTable(const CalibrationTable &table) {
   return Status();
 }
 
-Status Quantizer::writeTable() {
+Status Quantizer::writeTable() { return writeCalibrationTable(opt.calibrationTable, buildTable()); }
+
+CalibrationTable Quantizer::buildTable() const {
   CalibrationTable table;
   table.set_version(kCalibrationTableVersion);
   table.set_graph_hash(report.graphHash);
@@ -700,7 +704,7 @@ Status Quantizer::writeTable() {
         s->add_quantiles(h.quantile(q));
     }
   }
-  return writeCalibrationTable(opt.calibrationTable, table);
+  return table;
 }
 
 Status Quantizer::floatReferences() {
@@ -1025,6 +1029,9 @@ Status Quantizer::writeOutputs() {
       return s;
   if (!report.passed)
     return inputError(report.failure + (opt.report.empty() ? "" : " (report: '" + opt.report + "')"));
+  // The library's manifest names the calibration table it was built with.
+  (*finalModule)->setAttr(mlir::cuvil::kCalibrationTableAttrName,
+                          mlir::StringAttr::get(finalModule->getContext(), report.tableDigest));
   bool bytecode = llvm::StringRef(opt.output).ends_with(".mlirbc");
   std::string bytes;
   {
@@ -1115,11 +1122,13 @@ Status Quantizer::run() {
       return table.status();
     if (Status s = useTable(*table); !s)
       return s;
+    report.tableDigest = ::cuvil::cache::digest(canonicalTableBytes(*table));
     spdlog::info("calibration from the table '{}' (calibration skipped)", opt.calibrationTable);
     validationIsCalibration = false; // no float outputs were computed
   } else {
     if (Status s = calibrate(); !s)
       return s;
+    report.tableDigest = ::cuvil::cache::digest(canonicalTableBytes(buildTable()));
     if (!opt.calibrationTable.empty())
       if (Status s = writeTable(); !s)
         return s;

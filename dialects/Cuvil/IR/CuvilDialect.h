@@ -72,6 +72,9 @@ inline constexpr llvm::StringLiteral kQuantInputAttrName = "cuvil.quant.input";
 inline constexpr llvm::StringLiteral kQuantRhsAttrName = "cuvil.quant.rhs";
 inline constexpr llvm::StringLiteral kQuantOutputAttrName = "cuvil.quant.output";
 inline constexpr llvm::StringLiteral kQuantWeightAttrName = "cuvil.quant.weight";
+/// On a module cuvil-quantize wrote: the digest of the calibration table its
+/// scales come from; the compiled library's manifest carries it.
+inline constexpr llvm::StringLiteral kCalibrationTableAttrName = "cuvil.calibration_table";
 } // namespace mlir::cuvil
 
 #endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H
