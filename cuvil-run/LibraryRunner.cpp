@@ -71,6 +71,9 @@ struct LibraryRunner::Impl {
   int32_t (*profileCount)(const cuvil_model *) = nullptr;
   cuvil_status (*profileEntry)(const cuvil_model *, int32_t, const char **, int64_t *, double *) = nullptr;
   void (*profileReset)(cuvil_model *) = nullptr;
+  // Optional: libraries from before the branch counters have none.
+  int32_t (*branchCount)(const cuvil_model *) = nullptr;
+  cuvil_status (*branchEntry)(const cuvil_model *, int32_t, const char **, int64_t *) = nullptr;
   cuvil_status (*setNpuRecording)(cuvil_model *, int32_t) = nullptr;
   cuvil_status (*npuReport)(const cuvil_model *, const char **) = nullptr;
   cuvil_status (*outputBounds)(const cuvil_model *, int32_t, int64_t *, int64_t *) = nullptr;
@@ -153,6 +156,8 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
   sym(impl->profileCount, "cuvil_model_profile_count");
   sym(impl->profileEntry, "cuvil_model_profile_entry");
   sym(impl->profileReset, "cuvil_model_profile_reset");
+  sym(impl->branchCount, "cuvil_model_branch_count");
+  sym(impl->branchEntry, "cuvil_model_branch_entry");
   sym(impl->setNpuRecording, "cuvil_model_set_npu_recording");
   sym(impl->npuReport, "cuvil_model_npu_report");
   sym(impl->outputBounds, "cuvil_model_output_bounds");
@@ -287,6 +292,21 @@ std::vector<ProfileRow> LibraryRunner::profile() const {
       break;
     e.name = name ? name : "?";
     out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, int64_t>> LibraryRunner::branchCounts() const {
+  if (!impl_->branchCount || !impl_->branchEntry)
+    return std::nullopt;
+  std::map<std::string, int64_t> out;
+  int32_t n = impl_->branchCount(impl_->model);
+  for (int32_t i = 0; i < n; ++i) {
+    const char *name = nullptr;
+    int64_t taken = 0;
+    if (impl_->branchEntry(impl_->model, i, &name, &taken) != CUVIL_OK || !name)
+      break;
+    out[name] += taken; // one line may hold an arm in several copies (shape specialisation)
   }
   return out;
 }

@@ -13,7 +13,9 @@
 #include "support/Status.h"
 #include "support/Tensor.h"
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,10 @@ public:
   /// compiled with --instrument), and their reset.
   std::vector<ProfileRow> profile() const;
   void resetProfile();
+  /// How often each arm of the model's control flow ran, by name ("m.py:12
+  /// if then"), over the instance's runs; nullopt for a library from before
+  /// the branch counters.
+  std::optional<std::map<std::string, int64_t>> branchCounts() const;
   /// NPU libraries (--target npu): keep the simulator's account of each
   /// run (false: the library has no NPU recording, e.g. an older build),
   /// and the last run's, as JSON ("" before any recorded run).

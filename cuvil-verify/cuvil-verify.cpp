@@ -1,7 +1,8 @@
 //===- cuvil-verify.cpp - Check a deployment package against its reference ===//
 //
 // cuvil-verify LIB.so --reference MODEL --data DIR [--kl-threshold 0.02]
-//              [--max-l2 0.01] [--manifest] [--json FILE] [--html FILE]
+//              [--max-l2 0.01] [--manifest [--calibration-table FILE]]
+//              [--json FILE] [--html FILE]
 //
 // Runs the library (through its C API, as an application would) and the
 // reference over every sample of DIR and reports, per output, the mean KL
@@ -12,10 +13,17 @@
 // that holds them, the expected outputs stored beside its inputs
 // (output0.npy, ...), e.g. PyTorch's own.
 //
+// For a model with control flow it also reports the branch coverage of the
+// samples: the share of the arms (each branch of an if, each loop's body)
+// they take in the reference and in the library (which counts its arms in
+// every build), over the arms both have; a difference of 0.5% or more fails.
+//
 // --manifest prints what the library says it is the build of (its
 // .cuvil.identity section: model digest, compiler version, target, CPU and
-// features, strategy and options) and checks it: the reference model must
-// be the file the library was compiled from.
+// features, strategy and options, the digest of the calibration table a
+// quantized model's scales come from) and checks it: the reference model
+// must be the file the library was compiled from, and a calibration table
+// given must be the one it was built with.
 //
 //===----------------------------------------------------------------------===//
 #include "cache/Entry.h"
@@ -24,6 +32,7 @@
 #include "frontend/loader/ModelLoader.h"
 #include "quantize/Calibration.h"
 #include "quantize/CalibrationData.h"
+#include "quantize/CalibrationTableIO.h"
 #include "support/AtomicFile.h"
 #include "support/Crash/CrashRecovery.h"
 #include "support/LargeStack.h"
@@ -51,7 +60,7 @@ namespace {
 const char *kTool = "cuvil-verify";
 
 struct Options {
-  std::string library, reference, data, json, html;
+  std::string library, reference, data, json, html, calibrationTable;
   std::vector<std::string> inputShapes;
   double klThreshold = 0.02, maxL2 = 0.01;
   bool manifest = false;
@@ -205,6 +214,58 @@ std::string htmlEscape(const std::string &s) {
   return out;
 }
 
+/// Which arms of the model's control flow the samples took, in the
+/// reference and in the library, compared over the arms both have (those
+/// the compiler flattened into straight-line code are listed apart).
+struct BranchCoverage {
+  bool present = false;          ///< the model has control flow
+  bool haveReference = false;    ///< the reference ran on every sample
+  bool haveLibrary = false;      ///< the library counts its arms
+  std::vector<std::string> arms; ///< compared: in both (or in the one that ran)
+  std::vector<std::string> flattened, differing;
+  int64_t referenceTaken = 0, libraryTaken = 0;
+  double difference = 0; ///< percentage points
+  bool passed = true;
+
+  static double percent(int64_t n, size_t of) { return of ? 100.0 * double(n) / double(of) : 100.0; }
+  double reference() const { return percent(referenceTaken, arms.size()); }
+  double library() const { return percent(libraryTaken, arms.size()); }
+};
+
+constexpr double kMaxCoverageDifference = 0.5; // percentage points
+
+BranchCoverage compareCoverage(const std::optional<std::map<std::string, int64_t>> &ref,
+                               const std::optional<std::map<std::string, int64_t>> &lib) {
+  BranchCoverage c;
+  c.haveReference = ref.has_value();
+  c.haveLibrary = lib.has_value();
+  c.present = (ref && !ref->empty()) || (lib && !lib->empty());
+  if (!c.present)
+    return c;
+  if (ref && lib) {
+    for (const auto &[arm, n] : *ref) {
+      auto it = lib->find(arm);
+      if (it == lib->end()) {
+        c.flattened.push_back(arm);
+        continue;
+      }
+      c.arms.push_back(arm);
+      c.referenceTaken += n > 0;
+      c.libraryTaken += it->second > 0;
+      if ((n > 0) != (it->second > 0))
+        c.differing.push_back(arm + (n > 0 ? " (taken by the reference only)" : " (taken by the library only)"));
+    }
+    c.difference = std::fabs(c.reference() - c.library());
+    c.passed = c.difference < kMaxCoverageDifference;
+    return c;
+  }
+  for (const auto &[arm, n] : ref ? *ref : *lib) {
+    c.arms.push_back(arm);
+    (ref ? c.referenceTaken : c.libraryTaken) += n > 0;
+  }
+  return c;
+}
+
 int run(const Options &opt) {
   Result<LibraryRunner> lib = LibraryRunner::load(opt.library, opt.threads);
   if (!lib)
@@ -234,6 +295,25 @@ int run(const Options &opt) {
                           field(manifest, "model") + ", '" + opt.reference + "' is " + digest;
       } else {
         llvm::outs() << "  model digest matches " << opt.reference << "\n";
+      }
+    }
+    if (!opt.calibrationTable.empty()) {
+      Result<quant::CalibrationTable> table = quant::readCalibrationTable(opt.calibrationTable);
+      if (!table)
+        return reportError(kTool, table.error());
+      std::string digest = cache::digest(quant::canonicalTableBytes(*table));
+      std::string built = field(manifest, "calibration-table");
+      if (built != digest) {
+        manifestOk = false;
+        std::string problem =
+            built.empty() || built == "none"
+                ? "the library was not built from a model cuvil-quantize calibrated (its manifest names no "
+                  "calibration table), '" + opt.calibrationTable + "' is " + digest
+                : "the library was built with another calibration table: its manifest names " + built +
+                      ", '" + opt.calibrationTable + "' is " + digest;
+        manifestProblem += (manifestProblem.empty() ? "" : "; ") + problem;
+      } else {
+        llvm::outs() << "  calibration table digest matches " << opt.calibrationTable << "\n";
       }
     }
     if (field(manifest, "version") != versionText())
@@ -310,8 +390,14 @@ int run(const Options &opt) {
     }
   }
 
+  // Branch coverage: the reference's when it ran on every sample.
+  std::optional<std::map<std::string, int64_t>> referenceArms;
+  if (reference && fromModel == int64_t(samples->size()))
+    referenceArms = reference->branchCounts();
+  BranchCoverage coverage = compareCoverage(referenceArms, lib->branchCounts());
+
   // Verdicts per output.
-  bool passed = manifestOk;
+  bool passed = manifestOk && coverage.passed;
   for (OutputFigures &f : figures) {
     if (!f.isFloat) {
       if (f.mismatches)
@@ -354,6 +440,29 @@ int run(const Options &opt) {
       llvm::outs() << "; " << why;
     llvm::outs() << "\n";
   }
+  if (coverage.present) {
+    size_t n = coverage.arms.size();
+    if (coverage.haveReference && coverage.haveLibrary) {
+      llvm::outs() << llvm::format("  branch coverage: reference %.1f%% (%lld of %zu arms), library %.1f%% "
+                                   "(%lld of %zu), difference %.1f%% (limit %.1f%%)  ",
+                                   coverage.reference(), (long long)coverage.referenceTaken, n, coverage.library(),
+                                   (long long)coverage.libraryTaken, n, coverage.difference, kMaxCoverageDifference)
+                   << (coverage.passed ? "pass" : "FAIL") << "\n";
+      for (const std::string &arm : coverage.differing)
+        llvm::outs() << "    differs: " << arm << "\n";
+      if (!coverage.flattened.empty())
+        llvm::outs() << "    " << coverage.flattened.size()
+                     << " arm(s) flattened by the compiler into straight-line code, not compared\n";
+    } else if (coverage.haveReference) {
+      llvm::outs() << llvm::format("  branch coverage: reference %.1f%% (%lld of %zu arms); the library does "
+                                   "not count its branches (built before the counters)\n",
+                                   coverage.reference(), (long long)coverage.referenceTaken, n);
+    } else {
+      llvm::outs() << llvm::format("  branch coverage: library %.1f%% (%lld of %zu arms); give --reference to "
+                                   "compare with the reference's\n",
+                                   coverage.library(), (long long)coverage.libraryTaken, n);
+    }
+  }
   if (!manifestOk)
     llvm::outs() << "  manifest: FAIL; " << manifestProblem << "\n";
   llvm::outs() << (passed ? "verified" : "NOT verified") << " (KL < " << number(opt.klThreshold)
@@ -387,6 +496,21 @@ int run(const Options &opt) {
                           {"max_l2", opt.maxL2},
                           {"passed", passed},
                           {"outputs", std::move(outs)}};
+  if (coverage.present) {
+    llvm::json::Object c{{"arms", int64_t(coverage.arms.size())},
+                         {"flattened", llvm::json::Array(coverage.flattened)},
+                         {"differing", llvm::json::Array(coverage.differing)},
+                         {"passed", coverage.passed}};
+    if (coverage.haveReference)
+      c["reference"] = coverage.reference();
+    if (coverage.haveLibrary)
+      c["library"] = coverage.library();
+    if (coverage.haveReference && coverage.haveLibrary) {
+      c["difference"] = coverage.difference;
+      c["limit"] = kMaxCoverageDifference;
+    }
+    root["branch_coverage"] = std::move(c);
+  }
   if (opt.manifest) {
     root["manifest"] = std::move(manifestJson);
     root["manifest_passed"] = manifestOk;
@@ -430,6 +554,23 @@ int run(const Options &opt) {
            (f.passed ? "pass\">pass" : "fail\">FAIL") + why + "</td></tr>";
     }
     h += "</table>";
+    if (coverage.present) {
+      char text[256];
+      h += "<h2>Branch coverage</h2><table><tr><th>arms</th><th>reference</th><th>library</th>"
+           "<th>difference</th><th>verdict</th></tr><tr><td>" + std::to_string(coverage.arms.size()) + "</td>";
+      std::snprintf(text, sizeof text, "<td>%.1f%%</td>", coverage.reference());
+      h += coverage.haveReference ? text : "<td>-</td>";
+      std::snprintf(text, sizeof text, "<td>%.1f%%</td>", coverage.library());
+      h += coverage.haveLibrary ? text : "<td>-</td>";
+      std::snprintf(text, sizeof text, "<td>%.1f%% (limit %.1f%%)</td>", coverage.difference, kMaxCoverageDifference);
+      h += coverage.haveReference && coverage.haveLibrary ? text : "<td>-</td>";
+      h += std::string("<td class=\"l ") + (coverage.passed ? "pass\">pass" : "fail\">FAIL") + "</td></tr></table>";
+      for (const std::string &arm : coverage.differing)
+        h += "<p class=fail>differs: " + htmlEscape(arm) + "</p>";
+      if (!coverage.flattened.empty())
+        h += "<p>" + std::to_string(coverage.flattened.size()) +
+             " arm(s) flattened by the compiler into straight-line code, not compared.</p>";
+    }
     if (opt.manifest) {
       h += "<h2>Manifest</h2><table>";
       for (const auto &[key, value] : manifest)
@@ -463,7 +604,8 @@ int main(int argc, char **argv) {
                "shapes, or .mlir/.mlirbc) evaluated by Cuvil's reference evaluator, or the "
                "expected outputs a sample stores beside its inputs (output0.npy, ...). "
                "--manifest prints what the library is the build of and checks that the reference "
-               "is the model it was compiled from. Exit status: 0 verified, 1 a threshold or the "
+               "is the model it was compiled from (and, with --calibration-table, that the library "
+               "was built with that table). Exit status: 0 verified, 1 a threshold or the "
                "manifest check failed (or an input is invalid), 2 usage error, 3 I/O error.",
                kTool};
   app.add_option("library", opt.library, "Library compiled by cuvil-export (.so)")->required();
@@ -481,6 +623,9 @@ int main(int argc, char **argv) {
                  "Input shapes for a .pt reference (as cuvil-import; default: the library's)");
   app.add_flag("--manifest", opt.manifest,
                "Print the library's manifest and check the reference against it");
+  app.add_option("--calibration-table", opt.calibrationTable,
+                 "With --manifest: the calibration table (cuvil-quantize --calibration-table) the "
+                 "library must have been built with");
   app.add_option("--json", opt.json, "Write the results as JSON (atomically, pass or fail)");
   app.add_option("--html", opt.html, "Write the results as a self-contained HTML page");
   app.add_option("--threads", opt.threads, "Threads of the library's instance (default 1)")
@@ -488,6 +633,11 @@ int main(int argc, char **argv) {
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
+  if (!opt.calibrationTable.empty() && !opt.manifest) {
+    llvm::errs() << kTool << ": error: --calibration-table is checked against the manifest: give "
+                             "--manifest too\n";
+    return kExitUsageError;
+  }
   if (opt.data.empty() && !opt.manifest) {
     llvm::errs() << kTool << ": error: nothing to check: give --data (with --reference or samples "
                              "that store their outputs) or --manifest\n";

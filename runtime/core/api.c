@@ -140,6 +140,11 @@ struct cuvil_model {
   const char **profile_names;
   int64_t *profile_calls;
   uint64_t *profile_ns;
+  /* The model's own branches (cuvil_rt_branch_*): per arm its name and how
+   * often it ran, in every library. */
+  int64_t branch_sites;
+  const char **branch_names;
+  int64_t *branch_taken;
   /* NPU libraries: the simulator's account of the last run, when recording. */
   bool npu_recording;
   bool npu_report_valid;
@@ -383,6 +388,8 @@ static void free_model(cuvil_model *model) {
   free(model->profile_names);
   free(model->profile_calls);
   free(model->profile_ns);
+  free(model->branch_names);
+  free(model->branch_taken);
   model->magic = DEAD_MAGIC;
   free(model);
 }
@@ -750,6 +757,65 @@ void cuvil_model_profile_reset(cuvil_model *model) {
     return;
   for (int64_t i = 0; i < model->profile_sites; ++i)
     model->profile_calls[i] = 0, model->profile_ns[i] = 0;
+  succeed();
+}
+
+/*--- Branch coverage --------------------------------------------------------*/
+
+/* Called by an entry with branches at its start: `table` holds the arms'
+ * names, NUL-separated. The instance's counters are made on first use. */
+void cuvil_rt_branch_sites(const char *table, int64_t count) {
+  cuvil_model *m = profiled_model;
+  if (!m || m->branch_names || count <= 0)
+    return;
+  const char **names = calloc((size_t)count, sizeof *names);
+  int64_t *taken = calloc((size_t)count, sizeof *taken);
+  if (!names || !taken) { /* no coverage rather than no run */
+    free(names), free(taken);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    names[i] = table;
+    table += strlen(table) + 1;
+  }
+  m->branch_names = names, m->branch_taken = taken;
+  m->branch_sites = count;
+}
+
+/* An arm of the model's control flow runs (an if's branch, a loop's trip). */
+void cuvil_rt_branch(int64_t site) {
+  cuvil_model *m = profiled_model;
+  if (m && site >= 0 && site < m->branch_sites)
+    m->branch_taken[site] += 1;
+}
+
+int32_t cuvil_model_branch_count(const cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return -1;
+  succeed();
+  return (int32_t)model->branch_sites;
+}
+
+cuvil_status cuvil_model_branch_entry(const cuvil_model *model, int32_t index, const char **name,
+                                      int64_t *taken) {
+  cuvil_status status = check_live(model);
+  if (status != CUVIL_OK)
+    return status;
+  if (index < 0 || index >= model->branch_sites)
+    return fail(CUVIL_ERR_INVALID_ARGUMENT, "branch index %d is out of range: the library has %d arm(s)",
+                (int)index, (int)model->branch_sites);
+  if (name)
+    *name = model->branch_names[index];
+  if (taken)
+    *taken = model->branch_taken[index];
+  return succeed();
+}
+
+void cuvil_model_branch_reset(cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return;
+  for (int64_t i = 0; i < model->branch_sites; ++i)
+    model->branch_taken[i] = 0;
   succeed();
 }
 

@@ -71,6 +71,7 @@ void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb
 }
 
 void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverlapBuffers) {
+  pm.addPass(createCountBranchesPass());
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
   pm.addPass(createCanonicalizerPass());

@@ -54,7 +54,8 @@ struct InstrumentKernelsPass final
         continue;
       SmallVector<func::CallOp> calls;
       f.walk([&](func::CallOp c) {
-        if (c.getCallee().starts_with("cuvil_rt_") && !c.getCallee().starts_with("cuvil_rt_profile_"))
+        if (c.getCallee().starts_with("cuvil_rt_") && !c.getCallee().starts_with("cuvil_rt_profile_") &&
+            !c.getCallee().starts_with("cuvil_rt_branch"))
           calls.push_back(c);
       });
       if (calls.empty())

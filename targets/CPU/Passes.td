@@ -249,6 +249,24 @@ def ParallelizeLoopsPass : Pass<"cuvil-parallelize-loops", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def CountBranchesPass : Pass<"cuvil-count-branches", "::mlir::ModuleOp"> {
+  let summary = "Counts how often each arm of the model's control flow runs (branch coverage).";
+  let description = [{
+    Runs first in the CPU lowering, on the cuvil IR: every `scf.if` (both
+    branches; an if without an else gets an empty one) and `scf.while` (its
+    body) with a line of the model's source starts with a call of
+    `cuvil_rt_branch(i64 arm)`, and the public function starts with
+    `cuvil_rt_branch_sites(table, count)`, `table` a constant of the arms'
+    names, NUL-separated ("m.py:12 if then"). The runtime counts each arm's
+    runs per model instance (cuvil_model_branch_*); cuvil-verify compares
+    them with the reference evaluator's. Branches the graph passes flattened
+    are not counted; the compiler's own (shape dispatch) have no model line
+    and are not counted either.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def InstrumentKernelsPass : Pass<"cuvil-instrument-kernels", "::mlir::ModuleOp"> {
   let summary = "Times every runtime kernel call of the entry function (cuvil-export --instrument).";
   let description = [{

@@ -923,7 +923,8 @@ TEST_CASE("libraries_export_only_the_c_api", "[symbols]") {
       "cuvil_model_run",        "cuvil_model_input_index", "cuvil_model_output_index",
       "cuvil_tensor_byte_size", "cuvil_model_profile_count", "cuvil_model_profile_entry",
       "cuvil_model_profile_reset", "cuvil_model_input_bounds", "cuvil_model_output_bounds",
-      "cuvil_model_set_npu_recording", "cuvil_model_npu_report"};
+      "cuvil_model_set_npu_recording", "cuvil_model_npu_report", "cuvil_model_branch_count",
+      "cuvil_model_branch_entry", "cuvil_model_branch_reset"};
   const std::set<std::string> allowedNeeded = {"libc.so.6", "libm.so.6", "libpthread.so.0",
                                                "ld-linux-x86-64.so.2"};
   for (const char *name :

@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/Reference/Evaluator.h"
+
+#include "dialects/Cuvil/IR/SourcePosition.h"
 #include "dialects/Cuvil/IR/ElementTypes.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
@@ -205,6 +207,9 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
     if (auto ifOp = llvm::dyn_cast<scf::IfOp>(op)) {
       // The condition is an i1 scalar, held as a 0-d bool tensor.
       bool cond = operands[0].getInt(0) != 0;
+      if (options.branchCounts)
+        if (std::string arm = branchArmName(&op, cond ? "if then" : "if else"); !arm.empty())
+          ++(*options.branchCounts)[arm];
       Region &region = cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
       if (region.empty()) {
         if (ifOp.getNumResults())
@@ -235,6 +240,9 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
           results = std::move(forwarded);
           break;
         }
+        if (options.branchCounts)
+          if (std::string arm = branchArmName(&op, "loop body"); !arm.empty())
+            ++(*options.branchCounts)[arm];
         for (auto [arg, tensor] : llvm::zip(loop.getAfterArguments(), forwarded))
           values[arg] = tensor;
         FailureOr<SmallVector<Tensor>> after = evaluateBlock(loop.getAfter().front(), values, options, depth + 1);

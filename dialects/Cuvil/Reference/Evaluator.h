@@ -23,7 +23,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <optional>
+#include <string>
 
 namespace mlir::cuvil::reference {
 
@@ -61,6 +63,9 @@ struct EvaluateOptions {
   bool checkResultTypes = true;
   /// Where cuvil.effect.print writes (stdout when null).
   llvm::raw_ostream *printStream = nullptr;
+  /// When set: each arm of the model's control flow that runs is counted
+  /// here by its branchArmName ("m.py:12 if then", "m.py:30 loop body").
+  std::map<std::string, int64_t> *branchCounts = nullptr;
 };
 
 /// Evaluates `func` on `inputs`: checks the inputs against the signature

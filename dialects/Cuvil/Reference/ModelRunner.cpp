@@ -4,6 +4,7 @@
 #include "support/IrNesting.h"
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "dialects/Cuvil/IR/SourcePosition.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,6 +33,7 @@ struct ModelRunner::Impl {
   OwningOpRef<ModuleOp> module;
   func::FuncOp entry;
   std::string path;
+  std::map<std::string, int64_t> branchCounts; ///< over every run
 
   Impl() : context(MLIRContext::Threading::DISABLED) {}
 };
@@ -119,6 +121,23 @@ size_t ModelRunner::numInputs() const {
   return impl->entry.getFunctionType().getNumInputs();
 }
 
+std::map<std::string, int64_t> ModelRunner::branchCounts() const {
+  std::map<std::string, int64_t> counts;
+  impl->entry.walk([&](Operation *op) {
+    if (llvm::isa<scf::IfOp>(op)) {
+      for (const char *arm : {"if then", "if else"})
+        if (std::string name = branchArmName(op, arm); !name.empty())
+          counts[name] = 0;
+    } else if (llvm::isa<scf::WhileOp>(op)) {
+      if (std::string name = branchArmName(op, "loop body"); !name.empty())
+        counts[name] = 0;
+    }
+  });
+  for (const auto &[name, n] : impl->branchCounts)
+    counts[name] += n;
+  return counts;
+}
+
 Result<std::vector<::cuvil::Tensor>>
 ModelRunner::run(const std::vector<::cuvil::Tensor> &inputs) const {
   // Complex inputs and outputs are (real, imaginary) pairs inside.
@@ -132,8 +151,9 @@ ModelRunner::run(const std::vector<::cuvil::Tensor> &inputs) const {
                                    pairs.error().message);
       args[i] = std::move(*pairs);
     }
-  FailureOr<SmallVector<Tensor>> results =
-      evaluateFunction(impl->entry, args);
+  EvaluateOptions options;
+  options.branchCounts = &impl->branchCounts;
+  FailureOr<SmallVector<Tensor>> results = evaluateFunction(impl->entry, args, options);
   if (failed(results))
     return ::cuvil::inputError("evaluation of '" +
                                impl->entry.getSymName().str() + "' in '" +

@@ -12,6 +12,7 @@
 #include "support/Status.h"
 #include "support/Tensor.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ public:
   /// Evaluates the entry function.
   ::cuvil::Result<std::vector<::cuvil::Tensor>>
   run(const std::vector<::cuvil::Tensor> &inputs) const;
+
+  /// Every arm of the model's control flow in the entry function (by
+  /// branchArmName) and how often the runs so far took it (0 for arms never
+  /// taken).
+  std::map<std::string, int64_t> branchCounts() const;
 
 private:
   struct Impl;

@@ -97,6 +97,12 @@ void cuvil_rt_profile_sites(const char *table, int64_t count);
 void cuvil_rt_profile_begin(int64_t site);
 void cuvil_rt_profile_end(int64_t site);
 
+/* Every library with model control flow: the arms' names (NUL-separated) at
+ * the entry's start, then a call as each arm starts to run
+ * (cuvil-count-branches; cuvil_model_branch_entry reads the counts). */
+void cuvil_rt_branch_sites(const char *table, int64_t count);
+void cuvil_rt_branch(int64_t site);
+
 void cuvil_rt_parallel_for_current(int64_t n,
                                    void (*body)(void *closure, int64_t begin, int64_t end),
                                    void *closure);

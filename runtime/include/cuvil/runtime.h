@@ -162,6 +162,18 @@ cuvil_status cuvil_model_profile_entry(const cuvil_model *model, int32_t index, 
                                        int64_t *calls, double *total_ms);
 void cuvil_model_profile_reset(cuvil_model *model);
 
+/* The arms of the model's own control flow (each branch of a data-dependent
+ * `if`, each loop's body; not those the compiler flattened) and how often
+ * each ran, over every run of an instance since it was made or reset:
+ * cuvil-verify's branch coverage. Count: the number of arms (0 for a model
+ * without control flow, -1 for a bad model); an arm's name is
+ * "FILE:LINE if then", "FILE:LINE if else" or "FILE:LINE loop body" (the
+ * model's source line). Counters exist once the instance has run. */
+int32_t cuvil_model_branch_count(const cuvil_model *model);
+cuvil_status cuvil_model_branch_entry(const cuvil_model *model, int32_t index, const char **name,
+                                      int64_t *taken);
+void cuvil_model_branch_reset(cuvil_model *model);
+
 /* Libraries compiled with cuvil-export --target npu run their NPU segments
  * on the runtime's NPU backend, a simulator of the NPU that is exact in
  * results and approximate in cycles. With recording on, each run of the
