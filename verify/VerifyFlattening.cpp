@@ -4,6 +4,7 @@
 // scf ops' canonicalizations inside cuvil-simplify (a static condition to
 // its branch, an if to a select, loop simplifications) and
 // cuvil-unroll-loops, with their shape and constant clean-ups in between.
+// (The code generators' cuvil-canonicalize checks itself the same way.)
 // Each such rewrite checks itself against the dependencies the op had
 // before (ControlDependencies.h); this pass collects the checks and reports
 // them, ending with "N checked, M violations". A violation is an error at
@@ -32,29 +33,6 @@ using namespace mlir::cuvil;
 namespace cuvil::verify {
 
 namespace {
-
-/// A deliberately wrong if-conversion, for the tests: every scf.if on a
-/// run-time condition becomes its then-branch, the else-branch and the
-/// condition forgotten. Checked like the real rewrites.
-bool plantWrongIfConversion(func::FuncOp f) {
-  SmallVector<scf::IfOp> ifs;
-  f.walk([&](scf::IfOp op) {
-    if (op.getNumResults() && !matchPattern(op.getCondition(), m_Constant()))
-      ifs.push_back(op);
-  });
-  bool ok = true;
-  IRRewriter rewriter(f.getContext());
-  for (scf::IfOp op : ifs) {
-    std::optional<ControlDependencies> deps = ControlDependencies::of(op);
-    Block *then = op.thenBlock();
-    SmallVector<Value> values(op.thenYield().getOperands());
-    rewriter.eraseOp(op.thenYield());
-    rewriter.inlineBlockBefore(then, op);
-    ok &= succeeded(deps->checkReplacement(values, "test: if-conversion to the then-branch"));
-    rewriter.replaceOp(op, values);
-  }
-  return ok;
-}
 
 struct VerifyFlatteningPass final : PassWrapper<VerifyFlatteningPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyFlatteningPass)
@@ -93,9 +71,12 @@ struct VerifyFlatteningPass final : PassWrapper<VerifyFlatteningPass, OperationP
       for (func::FuncOp f : funcs) {
         if (f.isExternal())
           continue;
-        if (plantIf)
-          ok &= plantWrongIfConversion(f);
         OpPassManager pm(func::FuncOp::getOperationName());
+        if (plantIf) {
+          CuvilCanonicalizePassOptions canonicalize;
+          canonicalize.testWrongIfConversion = true;
+          pm.addPass(createCuvilCanonicalizePass(canonicalize));
+        }
         pm.addPass(createCuvilSimplifyPass());
         pm.addPass(createCuvilFoldConstantsPass());
         pm.addPass(createCuvilInferShapesPass());

@@ -1,6 +1,7 @@
 //===- CpuPipeline.cpp - cuvil IR to the LLVM dialect for CPUs ------------===//
 #include "targets/CPU/CpuPipeline.h"
 
+#include "dialects/Cuvil/Transforms/Passes.h"
 #include "passes/Conversion/Passes.h"
 #include "targets/CPU/Passes.h"
 
@@ -74,7 +75,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverl
   pm.addPass(createCountBranchesPass());
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
+  // Canonicalization that checks what it does to the model's branches.
+  pm.addPass(createCuvilCanonicalizePass());
   pm.addPass(createProtectModelArgumentsPass());
 
   // Tensors to buffers: function boundaries too, identity layouts so that
@@ -104,7 +106,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverl
     return success();
   };
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCuvilCanonicalizePass());
   AllocsToArenaPassOptions arena;
   arena.testOverlapBuffers = testOverlapBuffers;
   pm.addPass(createAllocsToArenaPass(arena));

@@ -24,7 +24,7 @@
 // WRONG-IF-DAG: error: control-flow flattening 'test: if-conversion to the then-branch' lost a dependency: result #0 of scf.if no longer depends on the function's input #1
 // WRONG-IF-DAG: scf.if %c
 // WRONG-IF: VIOLATION test: if-conversion to the then-branch: result #0 of scf.if no longer depends on
-// WRONG-IF: 3 checked, 2 violations
+// WRONG-IF: 2 checked, 2 violations
 
 // WRONG-UNROLL: error: control-flow flattening 'unroll scf.while (2 trips)' lost a dependency: after trip 2, loop value #1 of scf.while no longer depends on trip 1's loop value #1
 // WRONG-UNROLL: 3 checked, 2 violations

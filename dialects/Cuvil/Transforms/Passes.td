@@ -69,6 +69,23 @@ def CuvilSimplifyPass : Pass<"cuvil-simplify", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CuvilCanonicalizePass : Pass<"cuvil-canonicalize"> {
+  let summary = "MLIR's canonicalization, with each rewrite of control flow checked.";
+  let description = [{
+    What `canonicalize` does (every loaded dialect's and op's patterns and
+    folders, greedily, top-down), for the code generators after lowering:
+    each pattern applied to an `scf.if`, `scf.for` or `scf.while` (a static
+    condition, an if to a select, loop simplifications) is checked to keep
+    the dependencies of the op's results (ControlDependencies.h), and a lost
+    one fails the pass.
+  }];
+  let options = [
+    Option<"testWrongIfConversion", "test-plant-wrong-if-conversion", "bool", /*default=*/"false",
+           "Testing: also apply an if-conversion that keeps only the then-branch "
+           "(a bug the check must catch)">,
+  ];
+}
+
 def CuvilUnrollLoopsPass : Pass<"cuvil-unroll-loops", "::mlir::func::FuncOp"> {
   let summary = "Unrolls loops whose trip count is known at compile time.";
   let description = [{

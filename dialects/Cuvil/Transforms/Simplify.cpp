@@ -12,8 +12,8 @@
 // and a lost one fails the pass.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/Cuvil/Analysis/ControlDependencies.h"
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/Transforms/FlatteningListener.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
@@ -93,40 +93,17 @@ struct CuvilSimplifyPass final
       });
       // Ops erased during the sweep are skipped: track what is still alive.
       llvm::DenseSet<Operation *> erased;
-      // Forwards to the rewrite observer (translation validation), if any.
-      struct Listener : RewriterBase::Listener {
+      // Checks rewrites of control flow, then forwards to the rewrite
+      // observer (translation validation), if any.
+      mlir::cuvil::FlatteningListener flattening(observer);
+      struct Listener : RewriterBase::ForwardingListener {
         llvm::DenseSet<Operation *> &erased;
-        RewriterBase::Listener *next;
-        // The control-flow op being rewritten, its dependencies from before.
-        Operation *watched = nullptr;
-        std::optional<mlir::cuvil::ControlDependencies> deps;
-        std::string rewrite;
-        bool lostDependency = false;
-        Listener(llvm::DenseSet<Operation *> &e, RewriterBase::Listener *n) : erased(e), next(n) {}
+        Listener(llvm::DenseSet<Operation *> &e, RewriterBase::Listener *n) : ForwardingListener(n), erased(e) {}
         void notifyOperationErased(Operation *op) override {
-          if (next)
-            next->notifyOperationErased(op);
+          ForwardingListener::notifyOperationErased(op);
           op->walk([&](Operation *inner) { erased.insert(inner); });
         }
-        void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint previous) override {
-          if (next)
-            next->notifyOperationInserted(op, previous);
-        }
-        void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
-          if (next)
-            next->notifyOperationReplaced(op, replacement);
-          if (!deps)
-            return;
-          if (op == watched)
-            lostDependency |= failed(deps->checkReplacement(replacement, rewrite));
-          else
-            deps->noteReplaced(op, replacement);
-        }
-        void notifyOperationModified(Operation *op) override {
-          if (next)
-            next->notifyOperationModified(op);
-        }
-      } listener(erased, observer);
+      } listener(erased, &flattening);
       rewriter.setListener(&listener);
       bool changed = false;
       for (Operation *op : ops) {
@@ -134,9 +111,7 @@ struct CuvilSimplifyPass final
           continue;
         if (observer)
           observer->beginRewrite(op, ("fold " + op->getName().getStringRef()).str());
-        listener.watched = op;
-        listener.deps = mlir::cuvil::ControlDependencies::of(op);
-        listener.rewrite = ("fold " + op->getName().getStringRef()).str();
+        flattening.watch(op, ("fold " + op->getName().getStringRef()).str());
         if (fold(op, rewriter)) {
           ++numFolded;
           changed = true;
@@ -146,8 +121,7 @@ struct CuvilSimplifyPass final
         auto announce = [&](const Pattern &p) {
           if (observer)
             observer->beginRewrite(op, mlir::cuvil::patternName(p));
-          if (listener.deps)
-            listener.rewrite = mlir::cuvil::patternName(p);
+          flattening.watch(op, mlir::cuvil::patternName(p));
           return true;
         };
         if (succeeded(applicator.matchAndRewrite(op, rewriter, announce))) {
@@ -156,7 +130,7 @@ struct CuvilSimplifyPass final
         }
       }
       rewriter.setListener(nullptr);
-      if (listener.lostDependency)
+      if (flattening.lostDependency())
         return signalPassFailure();
       if (!changed)
         return;
