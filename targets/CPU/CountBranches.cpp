@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/SourcePosition.h"
 #include "targets/CPU/Passes.h"
+#include "targets/CPU/SiteTables.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -23,14 +23,6 @@ namespace mlir::cuvil {
 using namespace mlir;
 
 namespace {
-
-void declare(ModuleOp module, StringRef name, TypeRange args) {
-  if (module.lookupSymbol(name))
-    return;
-  OpBuilder b(module.getBodyRegion());
-  auto f = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {}));
-  f.setPrivate();
-}
 
 struct CountBranchesPass final : mlir::cuvil::impl::CountBranchesPassBase<CountBranchesPass> {
   using Base::Base;
@@ -65,32 +57,17 @@ struct CountBranchesPass final : mlir::cuvil::impl::CountBranchesPassBase<CountB
       });
       if (arms.empty())
         continue;
-      std::string table;
+      std::vector<std::string> names;
       for (auto [site, arm] : llvm::enumerate(arms)) {
-        table += arm.second;
-        table.push_back('\0');
+        names.push_back(arm.second);
         b.setInsertionPointToStart(arm.first);
         Location loc = arm.first->getParentOp()->getLoc();
         Value id = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(int64_t(site)));
         b.create<func::CallOp>(loc, "cuvil_rt_branch", TypeRange{}, ValueRange{id});
       }
-      // The names, NUL-separated, as a constant the runtime keeps pointers into.
-      auto tableType = MemRefType::get({int64_t(table.size())}, b.getIntegerType(8));
-      SmallVector<int8_t> bytes(table.begin(), table.end());
-      auto data = DenseElementsAttr::get(RankedTensorType::get(tableType.getShape(), b.getIntegerType(8)),
-                                         ArrayRef<int8_t>(bytes));
-      std::string global = "__cuvil_branch_arms_" + f.getSymName().str();
-      {
-        OpBuilder mb(module.getBodyRegion());
-        mb.create<memref::GlobalOp>(module.getLoc(), global, mb.getStringAttr("private"), tableType, data,
-                                    /*constant=*/true, /*alignment=*/nullptr);
-      }
-      b.setInsertionPointToStart(&f.getBody().front());
-      Value t = b.create<memref::GetGlobalOp>(f.getLoc(), tableType, global);
-      Value n = b.create<arith::ConstantOp>(f.getLoc(), b.getI64IntegerAttr(int64_t(arms.size())));
-      b.create<func::CallOp>(f.getLoc(), "cuvil_rt_branch_sites", TypeRange{}, ValueRange{t, n});
-      declare(module, "cuvil_rt_branch_sites", {tableType, i64});
-      declare(module, "cuvil_rt_branch", {i64});
+      mlir::cuvil::cpu::registerSiteTable(module, f, "__cuvil_branch_arms_" + f.getSymName().str(),
+                                          "cuvil_rt_branch_sites", names);
+      mlir::cuvil::cpu::declareRuntimeFunction(module, "cuvil_rt_branch", {i64});
     }
   }
 };

@@ -1,5 +1,6 @@
 //===- InstrumentKernels.cpp - Time every runtime kernel call -------------===//
 #include "targets/CPU/Passes.h"
+#include "targets/CPU/SiteTables.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,14 +36,6 @@ std::string siteName(func::CallOp call) {
   return where + " (" + what + ")";
 }
 
-void declare(ModuleOp module, StringRef name, TypeRange args) {
-  if (module.lookupSymbol(name))
-    return;
-  OpBuilder b(module.getBodyRegion());
-  auto f = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {}));
-  f.setPrivate();
-}
-
 struct InstrumentKernelsPass final
     : mlir::cuvil::impl::InstrumentKernelsPassBase<InstrumentKernelsPass> {
   using Base::Base;
@@ -60,36 +53,21 @@ struct InstrumentKernelsPass final
       });
       if (calls.empty())
         continue;
-      std::string table;
+      std::vector<std::string> names;
       OpBuilder b(&getContext());
       Type i64 = b.getI64Type();
       for (auto [site, call] : llvm::enumerate(calls)) {
-        table += siteName(call);
-        table.push_back('\0');
+        names.push_back(siteName(call));
         b.setInsertionPoint(call);
         Value id = b.create<arith::ConstantOp>(call.getLoc(), b.getI64IntegerAttr(int64_t(site)));
         b.create<func::CallOp>(call.getLoc(), "cuvil_rt_profile_begin", TypeRange{}, ValueRange{id});
         b.setInsertionPointAfter(call);
         b.create<func::CallOp>(call.getLoc(), "cuvil_rt_profile_end", TypeRange{}, ValueRange{id});
       }
-      // The names, NUL-separated, as a constant the runtime keeps pointers into.
-      auto tableType = MemRefType::get({int64_t(table.size())}, b.getIntegerType(8));
-      SmallVector<int8_t> bytes(table.begin(), table.end());
-      auto data = DenseElementsAttr::get(RankedTensorType::get(tableType.getShape(), b.getIntegerType(8)),
-                                         ArrayRef<int8_t>(bytes));
-      std::string global = "__cuvil_profile_sites_" + f.getSymName().str();
-      {
-        OpBuilder mb(module.getBodyRegion());
-        mb.create<memref::GlobalOp>(module.getLoc(), global, mb.getStringAttr("private"), tableType, data,
-                                    /*constant=*/true, /*alignment=*/nullptr);
-      }
-      b.setInsertionPointToStart(&f.getBody().front());
-      Value t = b.create<memref::GetGlobalOp>(f.getLoc(), tableType, global);
-      Value n = b.create<arith::ConstantOp>(f.getLoc(), b.getI64IntegerAttr(int64_t(calls.size())));
-      b.create<func::CallOp>(f.getLoc(), "cuvil_rt_profile_sites", TypeRange{}, ValueRange{t, n});
-      declare(module, "cuvil_rt_profile_sites", {tableType, i64});
-      declare(module, "cuvil_rt_profile_begin", {i64});
-      declare(module, "cuvil_rt_profile_end", {i64});
+      mlir::cuvil::cpu::registerSiteTable(module, f, "__cuvil_profile_sites_" + f.getSymName().str(),
+                                          "cuvil_rt_profile_sites", names);
+      mlir::cuvil::cpu::declareRuntimeFunction(module, "cuvil_rt_profile_begin", {i64});
+      mlir::cuvil::cpu::declareRuntimeFunction(module, "cuvil_rt_profile_end", {i64});
     }
   }
 };

@@ -28,11 +28,7 @@ struct CuvilCanonicalizePass final
   FrozenRewritePatternSet patterns;
 
   LogicalResult initialize(MLIRContext *context) override {
-    RewritePatternSet set(context);
-    for (Dialect *dialect : context->getLoadedDialects())
-      dialect->getCanonicalizationPatterns(set);
-    for (RegisteredOperationName op : context->getRegisteredOperations())
-      op.getCanonicalizationPatterns(set, context);
+    RewritePatternSet set = mlir::cuvil::canonicalizationPatterns(context);
     if (testWrongIfConversion)
       mlir::cuvil::populateWrongIfConversionForTests(set);
     patterns = FrozenRewritePatternSet(std::move(set));
@@ -53,3 +49,12 @@ struct CuvilCanonicalizePass final
 };
 
 } // namespace
+
+RewritePatternSet mlir::cuvil::canonicalizationPatterns(MLIRContext *context) {
+  RewritePatternSet set(context);
+  for (Dialect *dialect : context->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(set);
+  for (RegisteredOperationName op : context->getRegisteredOperations())
+    op.getCanonicalizationPatterns(set, context);
+  return set;
+}

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::cuvil {
@@ -20,6 +21,10 @@ void foldQuantRoundTrips(func::FuncOp f);
 /// Ops that may run on per-tensor quantized storage in place of the real
 /// values (max pooling, reshape, flatten): they select or move elements.
 bool commutesWithDequantize(Operation *op);
+
+/// Every loaded dialect's and registered op's canonicalization patterns
+/// (what cuvil-simplify and cuvil-canonicalize apply).
+RewritePatternSet canonicalizationPatterns(MLIRContext *context);
 
 /// Registers the passes above (for cuvil-opt and the tools).
 void registerCuvilTransformsPasses();

@@ -42,12 +42,7 @@ struct CuvilSimplifyPass final
   FrozenRewritePatternSet patterns;
 
   LogicalResult initialize(MLIRContext *context) override {
-    RewritePatternSet set(context);
-    for (Dialect *dialect : context->getLoadedDialects())
-      dialect->getCanonicalizationPatterns(set);
-    for (RegisteredOperationName op : context->getRegisteredOperations())
-      op.getCanonicalizationPatterns(set, context);
-    patterns = FrozenRewritePatternSet(std::move(set));
+    patterns = FrozenRewritePatternSet(mlir::cuvil::canonicalizationPatterns(context));
     return success();
   }
 
