@@ -315,6 +315,13 @@ bool hasIntegerOrFunction(const z3::expr &goal, const std::vector<z3::expr> &axi
 Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmetic arithmetic) {
   Outcome out;
   out.arithmetic = arithmetic;
+  // Control flow has no encoding (a loop's or a branch's results are not
+  // terms of its operands): its rewrites are unknown here, never refuted,
+  // and the flattening check (ControlDependencies.h) covers them.
+  if (op->getNumRegions() > 0 && !llvm::isa<mlir::cuvil::FusedGroupOp>(op))
+    return {Verdict::Unknown, arithmetic,
+            "not encoded: control flow ('" + op->getName().getStringRef().str() +
+                "'); the flattening check covers its dependencies"};
   // Ops to look through. The new ones, entirely. The values they read
   // that existed before (and old values used as replacements) are where
   // the two sides meet: every old op on a path from the replaced op back to

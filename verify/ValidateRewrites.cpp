@@ -42,6 +42,7 @@ const std::vector<std::pair<std::string, std::function<std::unique_ptr<Pass>()>>
       {"fold-batch-norm", [] { return createCuvilFoldBatchNormPass(); }},
       {"recognize-composites", [] { return createCuvilRecognizeCompositesPass(); }},
       {"fusion", [] { return createCuvilFusePass(); }},
+      {"unroll-loops", [] { return createCuvilUnrollLoopsPass(); }},
   };
   return s;
 }
@@ -66,6 +67,8 @@ std::vector<std::string> knownRewrites(MLIRContext *ctx, const std::set<std::str
     names.insert(names.end(), {"recognize layer norm", "recognize softmax"});
   if (chosen.count("fusion"))
     names.insert(names.end(), {"fuse conv group", "fuse elementwise group", "fuse gemm group"});
+  if (chosen.count("unroll-loops"))
+    names.push_back("unroll scf.while");
   return names;
 }
 
@@ -112,7 +115,7 @@ struct ValidateRewritesPass final
   ListOption<std::string> stepNames{
       *this, "steps",
       llvm::cl::desc("Graph passes to run and validate (simplify, fold-constants, "
-                     "fold-batch-norm, recognize-composites, fusion; default: all)")};
+                     "fold-batch-norm, recognize-composites, fusion, unroll-loops; default: all)")};
   Option<unsigned> timeoutMs{*this, "timeout-ms", llvm::cl::desc("Solver time limit per check"),
                              llvm::cl::init(500)};
   Option<unsigned> depth{*this, "depth",
@@ -133,7 +136,7 @@ struct ValidateRewritesPass final
       if (!known) {
         getOperation().emitError() << "cuvil-validate-rewrites: unknown step '" << s
                                    << "' (known: simplify, fold-constants, fold-batch-norm, "
-                                      "recognize-composites, fusion)";
+                                      "recognize-composites, fusion, unroll-loops)";
         return signalPassFailure();
       }
     }

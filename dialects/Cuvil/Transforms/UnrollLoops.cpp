@@ -12,9 +12,11 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
+#include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::cuvil {
@@ -150,7 +152,10 @@ struct CuvilUnrollLoopsPass final : mlir::cuvil::impl::CuvilUnrollLoopsPassBase<
     std::optional<ControlDependencies> deps = ControlDependencies::of(loop);
     Block *before = loop.getBeforeBody();
     Block *after = loop.getAfterBody();
-    OpBuilder b(loop);
+    // Through a rewriter the translation validator (if any) hears of.
+    announceRewrite(loop, "unroll scf.while");
+    IRRewriter b(loop->getContext(), RewriteObserver::current());
+    b.setInsertionPoint(loop);
     SmallVector<Value> inits(loop.getInits().begin(), loop.getInits().end());
     SmallVector<SmallVector<Value>> iterations{inits};
     // The before region's ops that compute what the condition forwards
@@ -194,8 +199,7 @@ struct CuvilUnrollLoopsPass final : mlir::cuvil::impl::CuvilUnrollLoopsPassBase<
     SmallVector<Value> results = forward(iterations.back());
     std::string name = "unroll scf.while (" + std::to_string(trips) + " trips)";
     LogicalResult checked = deps ? deps->checkUnrolled(iterations, results, name) : failure();
-    loop.replaceAllUsesWith(results);
-    loop.erase();
+    b.replaceOp(loop, results);
     ++numUnrolled;
     return checked;
   }
