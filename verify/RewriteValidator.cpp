@@ -4,6 +4,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Transforms/BatchNormFolding.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseSet.h"
@@ -318,7 +319,8 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
   // Control flow has no encoding (a loop's or a branch's results are not
   // terms of its operands): its rewrites are unknown here, never refuted,
   // and the flattening check (ControlDependencies.h) covers them.
-  if (op->getNumRegions() > 0 && !llvm::isa<mlir::cuvil::FusedGroupOp>(op))
+  // (A loop the constants bound is unrolled into the encoding.)
+  if (op->getNumRegions() > 0 && !llvm::isa<mlir::cuvil::FusedGroupOp, mlir::scf::WhileOp>(op))
     return {Verdict::Unknown, arithmetic,
             "not encoded: control flow ('" + op->getName().getStringRef().str() +
                 "'); the flattening check covers its dependencies"};
@@ -342,7 +344,7 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
       }
     });
   for (Value v : replacement)
-    if (!v.getDefiningOp() || !inserted_.contains(v.getDefiningOp()))
+    if (v && (!v.getDefiningOp() || !inserted_.contains(v.getDefiningOp())))
       meet.insert(v);
   // Old ops from which a meeting value is reachable (bounded search).
   llvm::DenseMap<Operation *, bool> reaches;
@@ -392,6 +394,8 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
       return {Verdict::Unknown, arithmetic, "a batch norm folded into numbers: " + why};
   }
   for (auto [before, after] : llvm::zip(op->getResults(), replacement)) {
+    if (!after) // an unused result the rewrite dropped
+      continue;
     if (before.getType() != after.getType()) {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -400,6 +404,9 @@ Outcome RewriteValidator::check(Operation *op, ValueRange replacement, Arithmeti
       return {Verdict::Refuted, arithmetic, os.str()};
     }
     const SymTensor *b = enc.encode(before);
+    if (const std::string *why = enc.whyLoopFree(op))
+      return {Verdict::Unknown, arithmetic,
+              "not encoded: " + *why + "; the flattening check covers its dependencies"};
     const SymTensor *a = b ? enc.encode(after) : nullptr;
     if (!a)
       return {Verdict::Unknown, arithmetic, "not encoded: " + enc.reason()};

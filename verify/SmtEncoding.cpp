@@ -4,9 +4,12 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APInt.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -458,6 +461,71 @@ const SymTensor *Encoder::uninterpreted(Operation *op, unsigned resultIndex,
   return s;
 }
 
+const SymTensor *Encoder::encodeLoop(Operation *op, unsigned resultIndex) {
+  auto loop = llvm::cast<scf::WhileOp>(op);
+  // A rewrite that rebuilds a loop moves its regions into the new one
+  // before replacing it: the old loop is then an empty shell.
+  if (loop.getBefore().empty() || loop.getAfter().empty())
+    return fail("control flow: the loop's body has moved into its replacement");
+  Block *before = loop.getBeforeBody(), *after = loop.getAfterBody();
+  scf::ConditionOp condition = loop.getConditionOp();
+  SmallVector<const SymTensor *> carried;
+  for (Value init : loop.getInits()) {
+    const SymTensor *t = encode(init);
+    if (!t)
+      return nullptr;
+    carried.push_back(t);
+  }
+  auto saved = expandable_;
+  expandable_ = [saved, op](Operation *inner) { return op->isProperAncestor(inner) || saved(inner); };
+  auto restore = llvm::make_scope_exit([&] { expandable_ = saved; });
+  // The encodings of the trip before, inside the loop, are forgotten.
+  auto forget = [&] {
+    SmallVector<Value> inside;
+    for (auto &[v, t] : memo_) {
+      Operation *parent = v.getParentRegion()->getParentOp();
+      if (parent == op || op->isProperAncestor(parent))
+        inside.push_back(v);
+    }
+    for (Value v : inside)
+      memo_.erase(v);
+  };
+  auto encodeAll = [&](ValueRange values, SmallVector<const SymTensor *> &out) {
+    out.clear();
+    for (Value v : values) {
+      const SymTensor *t = encode(v);
+      if (!t)
+        return false;
+      out.push_back(t);
+    }
+    return true;
+  };
+  for (int64_t trip = 0; trip <= kMaxTrips; ++trip) {
+    forget();
+    for (auto [arg, t] : llvm::zip(before->getArguments(), carried))
+      memo_[arg] = t;
+    auto extract = condition.getCondition().getDefiningOp<tensor::ExtractOp>();
+    if (!extract || !extract.getIndices().empty())
+      return fail("control flow: a loop whose condition is not read from a 0-d tensor");
+    const SymTensor *c = encode(extract.getTensor());
+    if (!c)
+      return nullptr;
+    z3::expr go = c->at({}).simplify();
+    if (!go.is_true() && !go.is_false())
+      return fail("control flow: a loop whose trip count the constants do not decide");
+    SmallVector<const SymTensor *> forwarded;
+    if (!encodeAll(condition.getArgs(), forwarded))
+      return nullptr;
+    if (go.is_false())
+      return resultIndex < forwarded.size() ? forwarded[resultIndex] : fail("control flow: a malformed loop");
+    for (auto [arg, t] : llvm::zip(after->getArguments(), forwarded))
+      memo_[arg] = t;
+    if (!encodeAll(loop.getYieldOp().getOperands(), carried))
+      return nullptr;
+  }
+  return fail("control flow: a loop of more than " + llvm::Twine(kMaxTrips) + " trips");
+}
+
 const SymTensor *Encoder::encodeOp(Operation *op, unsigned resultIndex) {
   z3::context &c = ctx_;
   ScalarOps sc(*this);
@@ -534,6 +602,17 @@ const SymTensor *Encoder::encodeOp(Operation *op, unsigned resultIndex) {
     const SymTensor *r = encode(body.getTerminator()->getOperand(0));
     expandable_ = saved;
     return r;
+  }
+
+  // Loops: unrolled when the constants decide their trip count (a counter
+  // against a size); otherwise their results are free, as an input's are.
+  if (llvm::isa<scf::WhileOp>(op)) {
+    std::string previous = reason_;
+    if (const SymTensor *r = encodeLoop(op, resultIndex))
+      return r;
+    freeLoops_[op] = reason_;
+    reason_ = previous;
+    return freeTensor(result, "%scf.while");
   }
 
   // Sizes: a static dimension is a number; iota counts; a run-time expand

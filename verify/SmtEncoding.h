@@ -98,9 +98,21 @@ public:
   static constexpr int64_t kMaxReduction = 64;
   /// Largest non-splat constant encoded element by element.
   static constexpr int64_t kMaxConstant = 256;
+  /// Most trips of a loop unrolled into the encoding.
+  static constexpr int64_t kMaxTrips = 16;
+
+  /// Why the encoding left the results of `loop` (an scf.while) free: its
+  /// trip count is not decided by constants, ...; null when it unrolled it.
+  const std::string *whyLoopFree(mlir::Operation *loop) const {
+    auto it = freeLoops_.find(loop);
+    return it == freeLoops_.end() ? nullptr : &it->second;
+  }
 
 private:
   const SymTensor *encodeOp(mlir::Operation *op, unsigned resultIndex);
+  /// An scf.while whose trip count the encoding decides, unrolled; null
+  /// with `reason()` otherwise.
+  const SymTensor *encodeLoop(mlir::Operation *loop, unsigned resultIndex);
   const SymTensor *freeTensor(mlir::Value v, const std::string &name);
   const SymTensor *uninterpreted(mlir::Operation *op, unsigned resultIndex,
                                  llvm::ArrayRef<const SymTensor *> operands);
@@ -118,6 +130,7 @@ private:
   std::vector<z3::expr> axioms_;
   std::vector<FreeTensor> free_;
   std::string reason_;
+  llvm::DenseMap<mlir::Operation *, std::string> freeLoops_;
   unsigned nextId_ = 1;
 
   friend struct ScalarOps;

@@ -35,14 +35,22 @@ namespace cuvil::verify {
 namespace {
 
 /// The graph passes whose rewrites are validated, in pipeline order.
-const std::vector<std::pair<std::string, std::function<std::unique_ptr<Pass>()>>> &steps() {
-  static const std::vector<std::pair<std::string, std::function<std::unique_ptr<Pass>()>>> s = {
-      {"simplify", [] { return createCuvilSimplifyPass(); }},
-      {"fold-constants", [] { return createCuvilFoldConstantsPass(); }},
-      {"fold-batch-norm", [] { return createCuvilFoldBatchNormPass(); }},
-      {"recognize-composites", [] { return createCuvilRecognizeCompositesPass(); }},
-      {"fusion", [] { return createCuvilFusePass(); }},
-      {"unroll-loops", [] { return createCuvilUnrollLoopsPass(); }},
+/// (`plantWrong`: the steps with a test bug of their own plant it.)
+using StepFactory = std::function<std::unique_ptr<Pass>(bool plantWrong)>;
+const std::vector<std::pair<std::string, StepFactory>> &steps() {
+  static const std::vector<std::pair<std::string, StepFactory>> s = {
+      {"simplify", [](bool) { return createCuvilSimplifyPass(); }},
+      {"fold-constants", [](bool) { return createCuvilFoldConstantsPass(); }},
+      {"fold-batch-norm", [](bool) { return createCuvilFoldBatchNormPass(); }},
+      {"recognize-composites", [](bool) { return createCuvilRecognizeCompositesPass(); }},
+      {"fusion", [](bool) { return createCuvilFusePass(); }},
+      {"unroll-loops",
+       [](bool plantWrong) {
+         // Planted: every trip reads the loop's initial values.
+         CuvilUnrollLoopsPassOptions o;
+         o.testDropCarried = plantWrong;
+         return createCuvilUnrollLoopsPass(o);
+       }},
   };
   return s;
 }
@@ -74,7 +82,8 @@ std::vector<std::string> knownRewrites(MLIRContext *ctx, const std::set<std::str
 
 /// Deliberately wrong rewrites, so tests can see the validator refute them:
 /// x + 0.0 -> x (wrong for x = -0.0, why the real folder only drops -0.0)
-/// and a - b -> b - a.
+/// and a - b -> b - a (and, in the unroll-loops step, trips that read the
+/// loop's initial values).
 void plantWrongRewrites(func::FuncOp f, RewriteObserver *observer) {
   IRRewriter rewriter(f.getContext(), observer);
   SmallVector<Operation *> ops;
@@ -157,7 +166,7 @@ struct ValidateRewritesPass final
           if (!chosen.count(name))
             continue;
           OpPassManager pm(func::FuncOp::getOperationName());
-          pm.addPass(make());
+          pm.addPass(make(plantWrong));
           if (failed(runPipeline(pm, f)))
             return signalPassFailure();
         }

@@ -1,17 +1,24 @@
 // RUN: cuvil-opt %s --split-input-file --cuvil-validate-rewrites=steps=simplify,unroll-loops -o /dev/null 2>&1 | FileCheck %s
+// RUN: not cuvil-opt %s --split-input-file --cuvil-validate-rewrites="steps=unroll-loops test-plant-wrong-rewrites" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WRONG
 
 // Rewrites of loops are announced to the translation validator like every
-// graph rewrite; the SMT encoding has no control flow, so they are unknown
-// with that reason, never refuted (a loop's result used to be encoded as a
-// free tensor, which any replacement "differed" from). The flattening check
-// covers their dependencies instead (verify-flattening.mlir).
+// graph rewrite. A loop whose trip count the constants decide is unrolled
+// into the encoding (bounded, 16 trips), so unrolling it is proved; any
+// other loop's results are free, so its rewrites are unknown with that
+// reason, never refuted (they used to be: a free tensor "differs" from any
+// replacement). The flattening check covers their dependencies
+// (verify-flattening.mlir).
+// An unrolling whose trips read the loop's initial values (planted) is
+// refuted by Z3, after the flattening check's error.
+// WRONG: error: control-flow flattening 'unroll scf.while (2 trips)' lost a dependency
+// WRONG: error: rewrite 'unroll scf.while' is wrong (refuted in IEEE floating point): at index [{{.*}}] the op gives
+
 // CHECK: rewrite validation (Z3, 500 ms per check):
-// CHECK: unknown unroll scf.while
-// CHECK-NEXT: reason: not encoded: control flow ('scf.while'); the flattening check covers its dependencies
-// CHECK: 0 proved, 0 refuted, 1 unknown
+// CHECK: proved  unroll scf.while
+// CHECK: 1 proved, 0 refuted, 0 unknown
 // CHECK: rewrite validation (Z3, 500 ms per check):
 // CHECK: unknown WhileUnusedResult
-// CHECK-NEXT: reason: not encoded: control flow ('scf.while'); the flattening check covers its dependencies
+// CHECK-NEXT: reason: not encoded: control flow: {{.*}}; the flattening check covers its dependencies
 // CHECK: 0 proved, 0 refuted, 1 unknown
 
 // A counted loop: unrolled.
