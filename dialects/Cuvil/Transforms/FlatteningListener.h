@@ -24,8 +24,11 @@ class FlatteningListener : public RewriterBase::Listener {
 public:
   explicit FlatteningListener(RewriterBase::Listener *next = nullptr) : next(next) {}
 
-  /// The rewrite `name` is about to change `op`.
+  /// The rewrite `name` is about to change `op`: takes its dependencies.
   void watch(Operation *op, StringRef name);
+  /// Another rewrite of the op watched (the next pattern tried on it, which
+  /// the failed ones left as it was): the dependencies stand.
+  void rename(StringRef name) { rewrite = name.str(); }
   /// Whether a checked rewrite lost a dependency (the error was emitted).
   bool lostDependency() const { return lost; }
 

@@ -116,7 +116,7 @@ struct CuvilSimplifyPass final
         auto announce = [&](const Pattern &p) {
           if (observer)
             observer->beginRewrite(op, mlir::cuvil::patternName(p));
-          flattening.watch(op, mlir::cuvil::patternName(p));
+          flattening.rename(mlir::cuvil::patternName(p));
           return true;
         };
         if (succeeded(applicator.matchAndRewrite(op, rewriter, announce))) {
