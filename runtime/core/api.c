@@ -70,6 +70,8 @@ static size_t dtype_size(int32_t dtype) {
   return 0; /* not a cuvil_dtype */
 }
 
+size_t cuvil_rt_dtype_bytes(int32_t dtype) { return dtype_size(dtype); }
+
 /* Names as the enum spells them. `scratch` holds the text for values that
  * are not a cuvil_dtype. */
 static const char *dtype_name(int32_t dtype, char scratch[24]) {
@@ -149,7 +151,19 @@ struct cuvil_model {
   bool npu_recording;
   bool npu_report_valid;
   cuvil_rt_text npu_report;
+  /* Instances on a device (runtime/cuda): the backend's state (NULL: the
+   * CPU), and cuvil_model_device's text. */
+  void *device_state;
+  char device[320];
 };
+
+/* The backend that runs instances on a device, when the library has code
+ * for one (it registers itself at load time); NULL otherwise. */
+static const cuvil_rt_device_backend *device_backend;
+
+void cuvil_rt_register_device_backend(const cuvil_rt_device_backend *backend) {
+  device_backend = backend;
+}
 
 enum {
   kMaxThreads = 1024,
@@ -186,16 +200,21 @@ void cuvil_options_init(cuvil_options *options) {
     fail(CUVIL_ERR_INVALID_ARGUMENT, "options is NULL");
     return;
   }
-  /* A later ABI that grows cuvil_options must keep older callers' smaller
-   * structs safe here; version 1's size is the floor create accepts. */
+  /* This header's whole struct (ABI 3: 12 bytes). A caller compiled with
+   * an older header has a smaller one and must not call this (runtime.h:
+   * it checks cuvil_abi_version first); create still reads its smaller
+   * struct, version 1's size being the floor. */
   memset(options, 0, sizeof(*options));
   options->struct_size = (uint32_t)sizeof(cuvil_options);
   options->num_threads = 0;
+  options->device = CUVIL_DEVICE_AUTO;
   succeed();
 }
 
-static cuvil_status read_options(const cuvil_options *options, int32_t *num_threads) {
+static cuvil_status read_options(const cuvil_options *options, int32_t *num_threads,
+                                 int32_t *device) {
   *num_threads = 0;
+  *device = CUVIL_DEVICE_AUTO;
   if (!options)
     return CUVIL_OK;
   uint32_t size = options->struct_size;
@@ -223,6 +242,16 @@ static cuvil_status read_options(const cuvil_options *options, int32_t *num_thre
                   "options.num_threads is %d; use 0 (all online cores) or 1..%d",
                   options->num_threads, kMaxThreads);
     *num_threads = options->num_threads;
+  }
+  /* ABI 2's callers have no device: the default. */
+  if (OPTIONS_HAS_FIELD(options, device)) {
+    if (options->device != CUVIL_DEVICE_AUTO && options->device != CUVIL_DEVICE_CPU &&
+        options->device != CUVIL_DEVICE_CUDA)
+      return fail(CUVIL_ERR_INVALID_ARGUMENT,
+                  "options.device is %d; use CUVIL_DEVICE_AUTO (0), CUVIL_DEVICE_CPU (1) or "
+                  "CUVIL_DEVICE_CUDA (2)",
+                  options->device);
+    *device = options->device;
   }
   return CUVIL_OK;
 }
@@ -315,7 +344,8 @@ static cuvil_status check_desc(const cuvil_rt_model_desc *desc) {
                 "model '%s' was generated for runtime model ABI %u but this runtime implements %u; "
                 "re-export it with a matching cuvil-export",
                 model_name(desc), desc->abi_version, CUVIL_RT_MODEL_ABI_VERSION);
-  if (!desc->entry)
+  /* A library with GPU code only (--target cuda) may have no CPU entry. */
+  if (!desc->entry && !(device_backend && !device_backend->cpu_fallback))
     return fail(CUVIL_ERR_ABI, "model '%s' has no entry function", model_name(desc));
   if (desc->num_required_features < 0 ||
       (desc->num_required_features > 0 && !desc->required_features) ||
@@ -374,6 +404,8 @@ static int32_t online_cores(void) {
 }
 
 static void free_model(cuvil_model *model) {
+  if (model->device_state)
+    device_backend->destroy(model->device_state);
   cuvil_thread_pool_destroy(model->pool);
   free(model->arena);
   free(model->input_bytes);
@@ -398,13 +430,18 @@ cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **mode
   if (!model)
     return fail(CUVIL_ERR_INVALID_ARGUMENT, "model (the out-parameter) is NULL");
   *model = NULL;
-  int32_t num_threads;
-  cuvil_status status = read_options(options, &num_threads);
+  int32_t num_threads, device;
+  cuvil_status status = read_options(options, &num_threads, &device);
   if (status != CUVIL_OK)
     return status;
   const cuvil_rt_model_desc *desc = &cuvil_rt_model;
   if ((status = check_desc(desc)) != CUVIL_OK || (status = check_cpu(desc)) != CUVIL_OK)
     return status;
+  if (device == CUVIL_DEVICE_CUDA && !device_backend)
+    return fail(CUVIL_ERR_DEVICE,
+                "model '%s' has no CUDA code (its target is %s): export it with --target cuda "
+                "(or x86_64,cuda) to run it on a GPU",
+                model_name(desc), desc->target ? desc->target : "unknown");
   if (num_threads == 0)
     num_threads = online_cores();
 
@@ -439,6 +476,27 @@ cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **mode
   }
   link_symbols(desc, created->symbol_first);
 
+  snprintf(created->device, sizeof created->device, "cpu");
+  if (device_backend) {
+    char reason[CUVIL_RT_FAILURE_BYTES] = "";
+    status = device_backend->create(desc, device, &created->device_state, reason, sizeof reason);
+    if (status != CUVIL_OK) {
+      created->device_state = NULL;
+      free_model(created);
+      return fail(status, "model '%s': %s", model_name(desc), reason);
+    }
+    if (created->device_state) {
+      /* The device holds the arena and the tensors; the entry only
+       * launches kernels, on the calling thread. */
+      snprintf(created->device, sizeof created->device, "%s",
+               device_backend->describe(created->device_state));
+      created->magic = LIVE_MAGIC;
+      *model = created;
+      return succeed();
+    }
+    if (reason[0])
+      snprintf(created->device, sizeof created->device, "cpu (fallback: %s)", reason);
+  }
 
   if (desc->arena_bytes > 0) {
     if (desc->arena_bytes > SIZE_MAX - kArenaAlignment) {
@@ -958,12 +1016,19 @@ static cuvil_status prepare_run(cuvil_model *model, const cuvil_tensor *inputs,
   return check_overlaps(model, inputs, outputs);
 }
 
-cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
-                             cuvil_tensor *outputs, int32_t num_outputs) {
+/* cuvil_model_run, and cuvil_model_run_device (on_device) with `stream`. */
+static cuvil_status run_model(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
+                              cuvil_tensor *outputs, int32_t num_outputs, bool on_device,
+                              void *stream) {
   cuvil_status status = check_live(model);
   if (status != CUVIL_OK)
     return status;
   const cuvil_rt_model_desc *desc = model->desc;
+  if (on_device && !model->device_state)
+    return fail(CUVIL_ERR_DEVICE,
+                "model '%s': the instance runs on the CPU (%s); cuvil_model_run_device needs an "
+                "instance on a GPU (use cuvil_model_run)",
+                model_name(desc), model->device);
   if (num_inputs != desc->num_inputs)
     return fail(CUVIL_ERR_COUNT, "model '%s': expected %d input%s, got %d", model_name(desc),
                 (int)desc->num_inputs, desc->num_inputs == 1 ? "" : "s", (int)num_inputs);
@@ -1001,9 +1066,19 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
     cuvil_rt_text_printf(&model->npu_report, "{\"segments\": [");
   }
   cuvil_rt_npu_record = model->npu_recording ? &model->npu_report : NULL;
-  int32_t result =
-      desc->entry(model->input_data, model->input_shapes, model->output_data,
-                  model->output_shapes, model->arena, model->pool);
+  int32_t result = 0;
+  cuvil_status device_status = CUVIL_OK;
+  char device_message[CUVIL_RT_FAILURE_BYTES] = "";
+  if (model->device_state) {
+    cuvil_rt_device_run run = {model->input_data,   model->input_bytes, model->input_shapes,
+                               model->output_data,  model->output_bytes, model->output_shapes,
+                               on_device,           stream};
+    device_status = device_backend->run(model->device_state, &run, &result, device_message,
+                                        sizeof device_message);
+  } else {
+    result = desc->entry(model->input_data, model->input_shapes, model->output_data,
+                         model->output_shapes, model->arena, model->pool);
+  }
   cuvil_rt_current_exec = outer_exec;
   profiled_model = outer_profiled;
   cuvil_rt_npu_record = outer_record;
@@ -1011,13 +1086,15 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
     cuvil_rt_text_printf(&model->npu_report, "]}\n");
     model->npu_report_valid = !model->npu_report.failed;
   }
-  if (result == 0)
+  if (device_status == CUVIL_OK && result == 0)
     for (int32_t i = 0; i < num_outputs; ++i)
       if (desc->outputs[i].rank > 0)
         memcpy((void *)(uintptr_t)outputs[i].shape, model->output_shapes[i], /* the caller's array */
                (size_t)desc->outputs[i].rank * sizeof(int64_t));
   atomic_store_explicit(&model->running, 0, memory_order_release);
 
+  if (device_status != CUVIL_OK)
+    return fail(device_status, "model '%s': %s", model_name(desc), device_message);
   if (result == 0 && cuvil_rt_device_failure[0])
     return fail(CUVIL_ERR_MODEL, "model '%s' failed on its device: %s", model_name(desc),
                 cuvil_rt_device_failure);
@@ -1029,4 +1106,22 @@ cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int
                 model_name(desc), (int)result);
   }
   return succeed();
+}
+
+cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
+                             cuvil_tensor *outputs, int32_t num_outputs) {
+  return run_model(model, inputs, num_inputs, outputs, num_outputs, false, NULL);
+}
+
+cuvil_status cuvil_model_run_device(cuvil_model *model, const cuvil_tensor *inputs,
+                                    int32_t num_inputs, cuvil_tensor *outputs,
+                                    int32_t num_outputs, void *stream) {
+  return run_model(model, inputs, num_inputs, outputs, num_outputs, true, stream);
+}
+
+const char *cuvil_model_device(const cuvil_model *model) {
+  if (check_live(model) != CUVIL_OK)
+    return NULL;
+  succeed();
+  return model->device;
 }

@@ -70,6 +70,50 @@ __attribute__((format(printf, 2, 3))) void cuvil_rt_text_printf(cuvil_rt_text *t
 extern _Thread_local char cuvil_rt_device_failure[CUVIL_RT_FAILURE_BYTES];
 extern _Thread_local cuvil_rt_text *cuvil_rt_npu_record;
 
+/*--- A backend that runs whole instances on a device (runtime/cuda) ---------*/
+
+/* The C API drives such a backend through this table, which the backend
+ * registers when the library is loaded (a constructor, and only in a
+ * library with code for it): core/ never calls into a backend by name. */
+typedef struct cuvil_rt_device_run {
+  /* The checked copies of the run (api.c): pointers, byte sizes, shapes. */
+  void *const *inputs;
+  const uint64_t *input_bytes;
+  const int64_t *const *input_shapes;
+  void *const *outputs;
+  const uint64_t *output_bytes;
+  const int64_t *const *output_shapes;
+  /* cuvil_model_run_device: the pointers are the device's, `stream` the
+   * caller's (NULL: the instance's own). */
+  bool device_pointers;
+  void *stream;
+} cuvil_rt_device_run;
+
+typedef struct cuvil_rt_device_backend {
+  /* Whether cuvil_rt_model.entry is CPU code an instance may run instead. */
+  bool cpu_fallback;
+  /* At create, after the description and CPU checks, for `option` (a
+   * cuvil_device): CUVIL_OK with *state set (the instance runs on the
+   * device) or NULL (it runs cuvil_rt_model.entry on the CPU; `message`
+   * then says why, "" when the caller asked for the CPU); or a failed
+   * status and the reason in `message` (without the model's name). */
+  cuvil_status (*create)(const cuvil_rt_model_desc *desc, int32_t option, void **state,
+                         char *message, size_t message_size);
+  /* Frees everything of a state create returned. */
+  void (*destroy)(void *state);
+  /* cuvil_model_device's text for the instance. */
+  const char *(*describe)(const void *state);
+  /* One run of the instance: CUVIL_OK and the entry's return in *result,
+   * or a failed status and the reason in `message`. */
+  cuvil_status (*run)(void *state, const cuvil_rt_device_run *run, int32_t *result,
+                      char *message, size_t message_size);
+} cuvil_rt_device_backend;
+
+/* Called once, by a backend's constructor. */
+void cuvil_rt_register_device_backend(const cuvil_rt_device_backend *backend);
+/* Bytes of one element of `dtype` (a cuvil_dtype); 0 for another value. */
+size_t cuvil_rt_dtype_bytes(int32_t dtype);
+
 /*--- CPU features (cpu_features.c) -----------------------------------------*/
 
 /* Whether this CPU (and the OS) supports the LLVM feature `name`; false for

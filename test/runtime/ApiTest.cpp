@@ -194,7 +194,7 @@ std::vector<std::string> commandLines(const std::string &command) {
 
 TEST_CASE("version_and_tensor_info", "[api]") {
   Library lib("fake_model_a");
-  STATIC_REQUIRE(CUVIL_ABI_VERSION == 2);
+  STATIC_REQUIRE(CUVIL_ABI_VERSION == 3);
   STATIC_REQUIRE(CUVIL_MODEL_ABI_VERSION == 3);
   CHECK(lib.abiVersion() == CUVIL_ABI_VERSION);
   CHECK(lib.modelAbiVersion() == CUVIL_MODEL_ABI_VERSION);
@@ -806,13 +806,22 @@ TEST_CASE("I11_options_struct_size_and_model_abi", "[I11]") {
   lib.destroy(model);
   newer.another_field = 1;
   CHECK(lib.create(&newer.base, &model) == CUVIL_ERR_ABI);
-  CHECK(lib.error() == "options set a field at byte 12, beyond the 8 bytes this library (ABI 2) "
+  CHECK(lib.error() == "options set a field at byte 16, beyond the 12 bytes this library (ABI 3) "
                        "knows; use a library built with the same cuvil/runtime.h");
   newer.base.struct_size = 1u << 20;
   CHECK(lib.create(&newer.base, &model) == CUVIL_ERR_ABI);
   CHECK(lib.error() == "options.struct_size is 1048576: not a cuvil_options");
 
+  // A caller of ABI 2: the struct ends after num_threads (device: auto).
+  struct OptionsV2 {
+    uint32_t struct_size;
+    int32_t num_threads;
+  } v2 = {sizeof(OptionsV2), 1};
+  REQUIRE(lib.create(reinterpret_cast<const cuvil_options *>(&v2), &model) == CUVIL_OK);
+  lib.destroy(model);
+
   lib.optionsInit(&options);
+  CHECK(options.device == CUVIL_DEVICE_AUTO);
   options.num_threads = -1;
   CHECK(lib.create(&options, &model) == CUVIL_ERR_INVALID_ARGUMENT);
   CHECK(lib.error() == "options.num_threads is -1; use 0 (all online cores) or 1..1024");
@@ -924,11 +933,13 @@ TEST_CASE("libraries_export_only_the_c_api", "[symbols]") {
       "cuvil_tensor_byte_size", "cuvil_model_profile_count", "cuvil_model_profile_entry",
       "cuvil_model_profile_reset", "cuvil_model_input_bounds", "cuvil_model_output_bounds",
       "cuvil_model_set_npu_recording", "cuvil_model_npu_report", "cuvil_model_branch_count",
-      "cuvil_model_branch_entry", "cuvil_model_branch_reset"};
+      "cuvil_model_branch_entry", "cuvil_model_branch_reset", "cuvil_model_device",
+      "cuvil_model_run_device"};
   const std::set<std::string> allowedNeeded = {"libc.so.6", "libm.so.6", "libpthread.so.0",
                                                "ld-linux-x86-64.so.2"};
   for (const char *name :
-       {"fake_model_a", "fake_model_b", "fake_model_c", "fake_model_bad_abi", "fake_model_dyn"}) {
+       {"fake_model_a", "fake_model_b", "fake_model_c", "fake_model_bad_abi", "fake_model_dyn",
+        "fake_model_cuda", "fake_model_cuda_only"}) {
     INFO(name);
     std::set<std::string> exported;
     for (const std::string &line :

@@ -22,8 +22,10 @@ extern "C" {
 #endif
 
 /* Bumped when a struct or a function of this header changes. 2: models
- * with dynamic dimensions (-1), cuvil_model_abi_version. */
-#define CUVIL_ABI_VERSION 2u
+ * with dynamic dimensions (-1), cuvil_model_abi_version. 3: devices
+ * (--target cuda): CUVIL_ERR_DEVICE, cuvil_options.device,
+ * cuvil_model_device, cuvil_model_run_device. */
+#define CUVIL_ABI_VERSION 3u
 /* The model ABI (between a library's compiled model and its runtime) of
  * the libraries made with this header: 2 describes dynamic dimensions and
  * passes each run's shapes to the compiled code. */
@@ -39,7 +41,8 @@ typedef enum cuvil_status {
   CUVIL_ERR_OUT_OF_MEMORY = 6,
   CUVIL_ERR_BUSY = 7,             /* the instance is running a call on another thread */
   CUVIL_ERR_MODEL = 8,            /* the model itself failed (e.g. an assertion in it) */
-  CUVIL_ERR_ABI = 9               /* header/library version or struct size mismatch */
+  CUVIL_ERR_ABI = 9,              /* header/library version or struct size mismatch */
+  CUVIL_ERR_DEVICE = 10           /* no GPU driver, no device, a device too old, a device failure */
 } cuvil_status;
 
 typedef enum cuvil_dtype {
@@ -57,13 +60,31 @@ typedef enum cuvil_dtype {
   CUVIL_DTYPE_C128 = 11 /* complex: f64 pairs */
 } cuvil_dtype;
 
+/* Where an instance of a library with GPU code (cuvil-export --target
+ * cuda, or x86_64,cuda) runs; libraries without GPU code run on the CPU.
+ * AUTO: the GPU when a CUDA driver and a device that can run the library's
+ * code exist, else the CPU when the library has CPU code too, else create
+ * fails with CUVIL_ERR_DEVICE and the reason. CPU: the CPU code
+ * (CUVIL_ERR_DEVICE for a library without any). CUDA: the GPU or
+ * CUVIL_ERR_DEVICE, never the CPU. */
+typedef enum cuvil_device {
+  CUVIL_DEVICE_AUTO = 0,
+  CUVIL_DEVICE_CPU = 1,
+  CUVIL_DEVICE_CUDA = 2
+} cuvil_device;
+
 /* Options of an instance. Initialise with cuvil_options_init, then set
  * fields; struct_size lets older callers work with newer libraries. Create
  * refuses (CUVIL_ERR_ABI) a struct_size below this first version's, and a
- * larger one unless the fields this library does not know are all zero. */
+ * larger one unless the fields this library does not know are all zero; a
+ * smaller one (an older header's) leaves the missing fields at their
+ * defaults. cuvil_options_init writes this header's whole struct: a caller
+ * compiled with an older header must check cuvil_abi_version first (or fill
+ * in struct_size and its fields itself). */
 typedef struct cuvil_options {
   uint32_t struct_size; /* sizeof(cuvil_options) */
   int32_t num_threads;  /* threads for one call, 1..1024; 0 = all online cores */
+  int32_t device;       /* a cuvil_device (ABI 3; default CUVIL_DEVICE_AUTO) */
 } cuvil_options;
 
 /* What the model takes or gives at one position. */
@@ -116,9 +137,10 @@ void cuvil_options_init(cuvil_options *options);
 const char *cuvil_last_error(void);
 
 /* Creates an instance. options may be NULL (defaults). Checks the CPU's
- * features (CUVIL_ERR_UNSUPPORTED_CPU names the missing ones), allocates the
- * instance's working memory and starts its threads. *model is NULL on
- * failure. */
+ * features (CUVIL_ERR_UNSUPPORTED_CPU names the missing ones), chooses the
+ * device (options.device; CUVIL_ERR_DEVICE names why none fits), allocates
+ * the instance's working memory (on the GPU too: CUVIL_ERR_OUT_OF_MEMORY
+ * names the bytes) and starts its threads. *model is NULL on failure. */
 cuvil_status cuvil_model_create(const cuvil_options *options, cuvil_model **model);
 
 /* Destroys an instance (NULL is ignored). A call still running on it on
@@ -195,6 +217,27 @@ cuvil_status cuvil_model_npu_report(const cuvil_model *model, const char **json)
  * and leaves the outputs untouched. Output shapes are written on success. */
 cuvil_status cuvil_model_run(cuvil_model *model, const cuvil_tensor *inputs, int32_t num_inputs,
                              cuvil_tensor *outputs, int32_t num_outputs);
+
+/* Where the instance runs: "cpu" (a library without GPU code, or
+ * CUVIL_DEVICE_CPU), "cpu (fallback: REASON)" (CUVIL_DEVICE_AUTO found no
+ * usable GPU and the library has CPU code), or "cuda:NAME (sm_XY, ...)"
+ * (the GPU's name and architecture, then its ordinal and the code loaded).
+ * The text stays valid while the instance lives; NULL for a bad model. */
+const char *cuvil_model_device(const cuvil_model *model);
+
+/* cuvil_model_run for callers whose tensors already live on the GPU of a
+ * CUDA instance: every data pointer is a device pointer (a CUdeviceptr cast
+ * to void *; shapes stay host arrays, checked as cuvil_model_run checks
+ * them), nothing is copied. The kernels go on `stream` (a CUstream of the
+ * instance's device, in the primary context; NULL: the instance's own
+ * stream). With a stream the call returns once everything is launched: the
+ * outputs are ready when the stream's work is, and a failure of a kernel
+ * while it runs shows on the stream, not here; with NULL it waits for the
+ * kernels and reports their failures. CUVIL_ERR_DEVICE on an instance that
+ * runs on the CPU. */
+cuvil_status cuvil_model_run_device(cuvil_model *model, const cuvil_tensor *inputs,
+                                    int32_t num_inputs, cuvil_tensor *outputs,
+                                    int32_t num_outputs, void *stream);
 
 #ifdef __cplusplus
 }
