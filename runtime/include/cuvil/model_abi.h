@@ -107,6 +107,56 @@ void cuvil_rt_parallel_for_current(int64_t n,
                                    void (*body)(void *closure, int64_t begin, int64_t end),
                                    void *closure);
 
+/*--- CUDA (--target cuda, runtime/cuda/) -----------------------------------*/
+
+/* A library with CUDA code also defines the hidden symbol
+ * `cuvil_rt_cuda_model` (the runtime declares it weak: other libraries lack
+ * it, and stay byte for byte what they were). */
+#define CUVIL_RT_CUDA_ABI_VERSION 1u
+
+enum { CUVIL_RT_CUDA_PTX = 0, CUVIL_RT_CUDA_CUBIN = 1 };
+
+/* One compiled form of every kernel of the model. */
+typedef struct cuvil_rt_cuda_image {
+  int32_t kind;     /* CUVIL_RT_CUDA_PTX (NUL-terminated text) or _CUBIN (ELF) */
+  int32_t sm;       /* the architecture: major * 10 + minor (80 = sm_80) */
+  const void *data;
+  uint64_t size;    /* bytes (PTX: without its NUL) */
+} cuvil_rt_cuda_image;
+
+typedef struct cuvil_rt_cuda_desc {
+  uint32_t version; /* CUVIL_RT_CUDA_ABI_VERSION */
+  /* 1 when cuvil_rt_model.entry is CPU code, run where no suitable device
+   * is (--target x86_64,cuda); 0 (--target cuda): no device is an error. */
+  int32_t cpu_fallback;
+  /* The host code that launches the kernels, with cuvil_rt_entry_fn's
+   * arguments: every data pointer it gets (inputs, outputs, arena) is a
+   * device pointer; it touches no tensor data itself. */
+  cuvil_rt_entry_fn entry;
+  int32_t num_images;
+  const cuvil_rt_cuda_image *images;
+  /* The kernels' names, the same in every image; launches name a kernel by
+   * its index here. */
+  int32_t num_kernels;
+  const char *const *kernel_names;
+} cuvil_rt_cuda_desc;
+
+extern const cuvil_rt_cuda_desc cuvil_rt_cuda_model;
+
+/* Called by the CUDA entry, on the instance whose run is in progress on
+ * this thread. A failure is recorded there (the run then returns
+ * CUVIL_ERR_DEVICE with the driver's message) and later calls of the run do
+ * nothing. */
+/* Launches kernel `kernel` on the run's stream: params holds num_params
+ * 8-byte slots, one per kernel parameter in order (pointers and 64-bit
+ * integers whole; a narrower value in the slot's low bytes). */
+void cuvil_rt_cuda_launch(int32_t kernel, int64_t grid_x, int64_t grid_y, int64_t grid_z,
+                          int64_t block_x, int64_t block_y, int64_t block_z,
+                          const int64_t *params, int32_t num_params);
+/* The device copy of `bytes` bytes of the library's constant data at
+ * `host` (weights), uploaded once per instance; NULL after a failure. */
+void *cuvil_rt_cuda_global(const void *host, int64_t bytes);
+
 /* The CPU kernels for the model's convolutions, pooling, linear layers and
  * matrix products (runtime/cpu/). `params` is a constant array the
  * compiler writes, laid out as cuvil/kernel_abi.h names it (CUVIL_CONV_*,
