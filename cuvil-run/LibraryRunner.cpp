@@ -77,6 +77,7 @@ struct LibraryRunner::Impl {
   cuvil_status (*setNpuRecording)(cuvil_model *, int32_t) = nullptr;
   cuvil_status (*npuReport)(const cuvil_model *, const char **) = nullptr;
   cuvil_status (*outputBounds)(const cuvil_model *, int32_t, int64_t *, int64_t *) = nullptr;
+  const char *(*device)(const cuvil_model *) = nullptr;
   std::vector<cuvil_tensor_info> inputs, outputs;
   /// Dynamic outputs: the buffer at the largest shape each run fills the
   /// start of (empty for static outputs, which are written in place).
@@ -98,7 +99,7 @@ LibraryRunner &LibraryRunner::operator=(LibraryRunner &&) noexcept = default;
 LibraryRunner::~LibraryRunner() = default;
 
 Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
-                                          const std::string &prefix) {
+                                          const std::string &prefix, const std::string &device) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   // A path without '/' would be searched for in the system directories.
@@ -161,9 +162,12 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
   sym(impl->setNpuRecording, "cuvil_model_set_npu_recording");
   sym(impl->npuReport, "cuvil_model_npu_report");
   sym(impl->outputBounds, "cuvil_model_output_bounds");
+  sym(impl->device, "cuvil_model_device");
   cuvil_options options;
   impl->optionsInit(&options);
   options.num_threads = threads;
+  options.device = device == "cpu" ? CUVIL_DEVICE_CPU : device == "cuda" ? CUVIL_DEVICE_CUDA
+                                                                          : CUVIL_DEVICE_AUTO;
   if (impl->create(&options, &impl->model) != CUVIL_OK)
     return inputError("'" + path + "': " + impl->error());
   for (int32_t i = 0; i < impl->numInputs(impl->model); ++i) {
@@ -193,6 +197,11 @@ Result<LibraryRunner> LibraryRunner::load(const std::string &path, int threads,
 }
 
 const std::string &LibraryRunner::path() const { return impl_->path; }
+
+std::string LibraryRunner::device() const {
+  const char *text = impl_->device ? impl_->device(impl_->model) : nullptr;
+  return text ? text : "cpu";
+}
 
 size_t LibraryRunner::numInputs() const { return impl_->inputs.size(); }
 

@@ -25,9 +25,11 @@ class LibraryRunner {
 public:
   /// Loads `path` and creates one model instance with `threads` threads
   /// (0 = all cores); `prefix`: the C API's names (cuvil-export
-  /// --symbol-prefix), "cuvil" by default.
+  /// --symbol-prefix), "cuvil" by default; `device`: where a library with
+  /// GPU code runs, "auto", "cpu" or "cuda" (cuvil_options.device).
   static Result<LibraryRunner> load(const std::string &path, int threads,
-                                    const std::string &prefix = "cuvil");
+                                    const std::string &prefix = "cuvil",
+                                    const std::string &device = "auto");
   LibraryRunner(LibraryRunner &&) noexcept;
   LibraryRunner &operator=(LibraryRunner &&) noexcept;
   ~LibraryRunner();
@@ -38,6 +40,9 @@ public:
   NpyExpectation inputExpectation(size_t i) const;
   /// The library's file (messages of run() start with it).
   const std::string &path() const;
+  /// Where the instance runs (cuvil_model_device): "cpu", "cpu (fallback:
+  /// REASON)" or "cuda:NAME (sm_XY, ...)".
+  std::string device() const;
   /// "x: 1x3x224x224xf32 -> output0: 1x1000xf32".
   std::string signature() const;
   /// Runs once into `outputs`; the library checks the inputs (shapes,

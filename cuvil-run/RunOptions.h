@@ -26,6 +26,7 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string symbolPrefix = "cuvil";
   bool profile = false;
+  std::string device = "auto"; // cuvil_options.device: auto, cpu or cuda
 };
 
 /// The shared options on `app`; `model` says what the positional takes.
@@ -65,6 +66,13 @@ inline void addRunOptions(CLI::App &app, RunOptions &o, const std::string &model
   // The C API's limit (cuvil_options.num_threads, 1..1024).
   app.add_option("--threads", o.threads, "Threads to use, 1 to 1024 (default 0: all cores)")
       ->check(CLI::Range(0, 1024));
+  app.add_option("--device", o.device,
+                 "Where a library with GPU code (cuvil-export --target cuda or x86_64,cuda) runs: "
+                 "auto (default: the GPU when a CUDA driver and a device that runs its code "
+                 "exist, else its CPU code if it has some), cpu (its CPU code), cuda (the GPU or "
+                 "an error, never the CPU). Libraries without GPU code run on the CPU; the "
+                 "device chosen is logged")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_flag("-q,--quiet", o.settings.quiet, "Do not print the outputs");
   app.add_flag("--profile", o.profile,
                "Print the time of every layer over the timed runs (a library compiled with "

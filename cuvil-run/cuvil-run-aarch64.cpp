@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
   if (Status s = prepareOutputDir(opt.settings.outputDir); !s)
     return fail(s.error());
   // The library first: each input's header is checked against it.
-  Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
+  Result<LibraryRunner> lib = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix, opt.device);
   if (!lib)
     return fail(lib.error());
   std::vector<NpyExpectation> expect;

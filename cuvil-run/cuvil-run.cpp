@@ -44,7 +44,8 @@ struct Options : RunOptions {
 };
 
 /// The run as JSON (--json): outputs, latency, checks.
-std::string reportJson(const Options &opt, const std::string &signature, const RunReport &r) {
+std::string reportJson(const Options &opt, const std::string &signature, const std::string &device,
+                       const RunReport &r) {
   llvm::json::Array outputs, checks;
   for (size_t i = 0; i < r.outputPaths.size(); ++i)
     outputs.push_back(llvm::json::Object{{"path", r.outputPaths[i]}, {"type", r.outputTypes[i]}});
@@ -61,6 +62,8 @@ std::string reportJson(const Options &opt, const std::string &signature, const R
   }
   llvm::json::Object root{{"schema", "cuvil-run/1"}, {"model", opt.model}, {"signature", signature},
                           {"inputs", llvm::json::Array(opt.inputs)}, {"outputs", std::move(outputs)}};
+  if (!device.empty()) // a library's instance: "cpu", "cuda:NAME (sm_XY, ...)"
+    root["device"] = device;
   if (r.latency) {
     const LatencyStats &s = *r.latency;
     root["latency_ms"] = llvm::json::Object{{"runs", s.runs}, {"warmup_runs", s.warmup}, {"min", s.min},
@@ -89,7 +92,7 @@ std::string reportJson(const Options &opt, const std::string &signature, const R
 
 /// After a run: the JSON report, then the exit status (1 on a mismatch).
 int finish(const Options &opt, const RunSettings &settings, const std::string &signature,
-           const Result<RunReport> &report) {
+           const Result<RunReport> &report, const std::string &device = "") {
   if (!report)
     return reportError(kTool, report.error());
   if (!opt.outputNpz.empty()) {
@@ -100,7 +103,7 @@ int finish(const Options &opt, const RunSettings &settings, const std::string &s
       return reportError(kTool, s.error());
   }
   if (!opt.json.empty())
-    if (Status s = writeFileAtomically(opt.json, reportJson(opt, signature, *report)); !s)
+    if (Status s = writeFileAtomically(opt.json, reportJson(opt, signature, device, *report)); !s)
       return reportError(kTool, s.error());
   if (!report->checksPassed())
     return reportError(kTool, checkFailure(report->checks, settings));
@@ -141,7 +144,8 @@ int run(const Options &opt) {
   std::optional<LibraryRunner> lib;
   std::vector<NpyExpectation> expect;
   if (library) {
-    Result<LibraryRunner> loaded = LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix);
+    Result<LibraryRunner> loaded =
+        LibraryRunner::load(opt.model, opt.threads, opt.symbolPrefix, opt.device);
     if (!loaded)
       return reportError(kTool, loaded.error());
     lib.emplace(std::move(*loaded));
@@ -171,6 +175,7 @@ int run(const Options &opt) {
 
   if (library) { // a library from cuvil-export, through its C API
     spdlog::info("library '{}': {}", opt.model, lib->signature());
+    spdlog::info("library '{}' runs on {}", opt.model, lib->device());
     if (inputs->size() != lib->numInputs())
       return reportError(kTool, inputError("'" + opt.model + "' takes " +
                                            std::to_string(lib->numInputs()) + " input(s) (" +
@@ -201,7 +206,7 @@ int run(const Options &opt) {
         return reportError(kTool, s.error());
       std::fputs(npuSummary(npu).c_str(), stderr);
     }
-    return finish(opt, settings, lib->signature(), report);
+    return finish(opt, settings, lib->signature(), report, lib->device());
   }
 
   auto model = mlir::cuvil::reference::ModelRunner::load(opt.model, opt.function);
