@@ -111,8 +111,12 @@ _SHORT = {np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int8: "i8"
           np.int16: "i16", np.int32: "i32", np.int64: "i64", np.bool_: "i1"}
 
 
-class _Options(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_int32)]
+class _Options(ctypes.Structure):  # cuvil_options of C API 3
+    _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_int32),
+                ("device", ctypes.c_int32)]
+
+
+_DEVICES = {"auto": 0, "cpu": 1, "cuda": 2}
 
 
 class _TensorInfo(ctypes.Structure):
@@ -147,7 +151,7 @@ def _as_array(x):
 class CompiledModel:
     """A compiled library, loaded: call it with the model's inputs."""
 
-    def __init__(self, path, threads=0, symbol_prefix="cuvil"):
+    def __init__(self, path, threads=0, symbol_prefix="cuvil", device="auto"):
         self.path = os.path.abspath(path)
         self._lib = ctypes.CDLL(self.path, mode=ctypes.RTLD_LOCAL)
         p = symbol_prefix
@@ -174,11 +178,14 @@ class CompiledModel:
                            ctypes.c_int32, ctypes.POINTER(_Tensor), ctypes.c_int32)
         except AttributeError as e:
             raise CuvilError(f"'{path}' is not a Cuvil library with the {p}_* C API ({e})") from None
-        if self._abi() != 2:
-            raise CuvilError(f"'{path}' has C API version {self._abi()}; this package speaks 2")
+        if self._abi() != 3:
+            raise CuvilError(f"'{path}' has C API version {self._abi()}; this package speaks 3")
+        if device not in _DEVICES:
+            raise CuvilError(f"device {device!r}: use 'auto', 'cpu' or 'cuda'")
         options = _Options()
         init(ctypes.byref(options))
         options.num_threads = threads
+        options.device = _DEVICES[device]
         self._model = ctypes.c_void_p()
         if self._create(ctypes.byref(options), ctypes.byref(self._model)) != 0:
             raise CuvilError(f"'{path}': {self._last_error().decode()}")
@@ -243,11 +250,12 @@ class CompiledModel:
         return results[0] if len(results) == 1 else tuple(results)
 
 
-def load(path, threads=0, symbol_prefix="cuvil"):
-    """A library made by cuvil-export, ready to call (threads 0: all cores)."""
+def load(path, threads=0, symbol_prefix="cuvil", device="auto"):
+    """A library made by cuvil-export, ready to call (threads 0: all cores; device: where a
+    library with GPU code runs, 'auto', 'cpu' or 'cuda')."""
     if not os.path.exists(path):
         raise CuvilError(f"cannot open '{path}': no such file")
-    return CompiledModel(path, threads=threads, symbol_prefix=symbol_prefix)
+    return CompiledModel(path, threads=threads, symbol_prefix=symbol_prefix, device=device)
 
 
 # --- Compiling ---------------------------------------------------------------
