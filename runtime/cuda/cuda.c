@@ -62,7 +62,6 @@ typedef struct cuda_driver {
   CUresult (*ModuleGetFunction)(CUfunction *function, CUmodule module, const char *name);
   CUresult (*MemAlloc)(CUdeviceptr *pointer, size_t bytes);
   CUresult (*MemFree)(CUdeviceptr pointer);
-  CUresult (*MemcpyHtoD)(CUdeviceptr destination, const void *source, size_t bytes);
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr destination, const void *source, size_t bytes,
                               CUstream stream);
   CUresult (*MemcpyDtoHAsync)(void *destination, CUdeviceptr source, size_t bytes,
@@ -203,7 +202,6 @@ static open_result load_driver(cuda_instance *instance) {
       SYMBOL(ModuleGetFunction, "cuModuleGetFunction"),
       SYMBOL(MemAlloc, "cuMemAlloc_v2"),
       SYMBOL(MemFree, "cuMemFree_v2"),
-      SYMBOL(MemcpyHtoD, "cuMemcpyHtoD_v2"),
       SYMBOL(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
       SYMBOL(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
       SYMBOL(StreamCreate, "cuStreamCreate"),
@@ -792,9 +790,15 @@ void *cuvil_rt_cuda_global(const void *host, int64_t bytes) {
   snprintf(what, sizeof what, "%lld bytes of constant data (weights)", (long long)bytes);
   if (!allocate(instance, &device, (uint64_t)bytes, what))
     return NULL;
-  snprintf(what, sizeof what, "cuMemcpyHtoD_v2 of %lld bytes of constant data (weights)",
+  /* On the run's stream, so its kernels find the copy done (a copy from
+   * pageable memory may still be in flight when cuMemcpyHtoD returns, and
+   * the stream does not wait for the default one); the library's constant
+   * data outlives any copy. */
+  snprintf(what, sizeof what, "cuMemcpyHtoDAsync_v2 of %lld bytes of constant data (weights)",
            (long long)bytes);
-  if (!check_call(instance, instance->driver.MemcpyHtoD(device, host, (size_t)bytes),
+  if (!check_call(instance,
+                  instance->driver.MemcpyHtoDAsync(device, host, (size_t)bytes,
+                                                   instance->run_stream),
                   CUVIL_ERR_DEVICE, what)) {
     release(instance, &device);
     return NULL;
