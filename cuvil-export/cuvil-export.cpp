@@ -81,7 +81,9 @@ int main(int argc, char **argv) {
   app.add_option("--model", opt.compile.model, "The model: .pt, .mlir or .mlirbc")->required();
   mlir::cuvil::registerAllTargets();
   app.add_option("--target", opt.compile.target,
-                 "The target to compile for: " + mlir::cuvil::targetNameList() + " (--list-targets)")
+                 "The target to compile for: " + mlir::cuvil::targetNameList() +
+                     " (--list-targets); x86_64,cuda: one library with both, the CUDA code where a "
+                     "suitable GPU is, the CPU code elsewhere")
       ->required();
   app.add_flag_callback(
       "--list-targets",
@@ -162,7 +164,13 @@ int main(int argc, char **argv) {
                  "left on the host, why (JSON)");
   app.add_option("--target-option", opt.compile.targetOptions,
                  "An option of the target itself, KEY=VALUE, repeatable (npu: double-buffering=0|1, to "
-                 "measure what double buffering hides)");
+                 "measure what double buffering hides; cuda: ptxas=PATH|none, the ptxas that assembles and "
+                 "checks the kernels)");
+  app.add_option("--cuda-arch", opt.compile.cudaArch,
+                 "--target cuda or x86_64,cuda: the GPU architectures to compile the kernels for, "
+                 "comma-separated (sm_80, sm_86, sm_89, sm_90; default sm_80,sm_90): a cubin for each "
+                 "(with the CUDA toolkit's ptxas) and the newest one's PTX, which the driver compiles "
+                 "for newer GPUs");
   app.add_flag("--fusion-remarks", opt.compile.graph.fusionRemarks, "Explain every op that was not fused");
   app.add_flag("--lowering-remarks", opt.compile.loweringRemarks,
                "A remark for each op a runtime kernel could run that takes the general lowering (linalg) "

@@ -572,6 +572,29 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
       }
     }
   }
+  // A device target's copy of the model function (--target cuda) and its
+  // kernels: the descriptor's device part; the arena serves both.
+  DescriptorInfo deviceInfo;
+  if (auto cuda = module->getAttrOfType<DictionaryAttr>("cuvil.cuda")) {
+    deviceInfo.cudaFunction = entryName + "__cuda";
+    if (auto fallback = cuda.getAs<BoolAttr>("cpu_fallback"))
+      deviceInfo.cudaCpuFallback = fallback.getValue();
+    if (auto kernels = cuda.getAs<ArrayAttr>("kernels"))
+      for (auto k : kernels.getAsValueRange<StringAttr>())
+        deviceInfo.cudaKernels.push_back(k.str());
+    if (auto images = cuda.getAs<ArrayAttr>("images"))
+      for (auto image : images.getAsRange<DictionaryAttr>()) {
+        DescriptorInfo::CudaImage i;
+        i.cubin = image.getAs<StringAttr>("kind").getValue() == "cubin";
+        i.sm = image.getAs<IntegerAttr>("sm").getInt();
+        i.bytes = image.getAs<StringAttr>("data").getValue().str();
+        deviceInfo.cudaImages.push_back(std::move(i));
+      }
+    module->removeAttr("cuvil.cuda");
+    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(deviceInfo.cudaFunction))
+      if (auto arena = f->getAttrOfType<IntegerAttr>("cuvil.arena_bytes"))
+        result.arenaBytes = std::max<int64_t>(result.arenaBytes, arena.getInt());
+  }
   // What the model itself says it was built from goes into the identity
   // after the key's parts (a function of the model's bytes, so the key
   // still decides).
@@ -596,7 +619,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, llvmContext, modelName);
   if (!llvmModule)
     return stageError("translating to LLVM IR");
-  DescriptorInfo info;
+  DescriptorInfo info = std::move(deviceInfo);
   info.target = target.name();
   info.cpu = target.cpu();
   info.requiredFeatures = target.requiredFeatures();
@@ -766,6 +789,7 @@ TargetOptions targetOptionsOf(const CompileOptions &options) {
   t.loweringRemarks = options.loweringRemarks;
   t.partitionReport = options.npuPartitionReport;
   t.targetOptions = options.targetOptions;
+  t.cudaArch = options.cudaArch;
   if (!options.deviceProfile.empty())
     if (::cuvil::Result<::cuvil::tuning::DeviceProfile> p = ::cuvil::tuning::loadDeviceProfile(options.deviceProfile)) {
       t.cpu = p->cpu();
@@ -780,9 +804,19 @@ TargetOptions targetOptionsOf(const CompileOptions &options) {
 }
 
 Status checkCompileOptions(const CompileOptions &options) {
-  if (!lookupTarget(options.target))
+  if (options.target.find(',') != std::string::npos) {
+    if (::cuvil::Result<std::unique_ptr<TargetBackend>> t = createTargetBackend(options.target, targetOptionsOf(options)); !t)
+      return ::cuvil::usageError("--target: " + t.error().message);
+  } else if (!lookupTarget(options.target)) {
     return ::cuvil::usageError("--target: unknown target '" + options.target + "' (registered: " +
                                targetNameList() + "; see --list-targets)");
+  }
+  if (!options.cudaArch.empty() && options.target.find("cuda") == std::string::npos)
+    return ::cuvil::usageError("--cuda-arch: only --target cuda (or x86_64,cuda) compiles CUDA kernels (this "
+                               "build's target is " + options.target + ")");
+  if (!options.cudaArch.empty())
+    if (::cuvil::Result<std::unique_ptr<TargetBackend>> t = createTargetBackend(options.target, targetOptionsOf(options)); !t)
+      return t.error();
   if (options.strategy != "graph_fusion" && options.strategy != "autotune" &&
       options.strategy != "hybrid")
     return ::cuvil::usageError("--strategy: unknown strategy '" + options.strategy +

@@ -92,6 +92,7 @@ struct CompileOptions {
   std::string kernelReport; ///< also write the kernel report (JSON) here
   std::string npuPartitionReport; ///< --target npu: also write where each op runs, and why (JSON)
   std::vector<std::string> targetOptions; ///< the target's own KEY=VALUE options
+  std::string cudaArch; ///< --target cuda: the architectures (sm_80,sm_90), "" = the target's default
   std::string cacheDir;     ///< "" = no compile cache (CUVIL_CACHE_DIR)
   std::string remoteCache;  ///< "" or redis://HOST:PORT (CUVIL_REMOTE_CACHE)
   uint64_t cacheMaxBytes = 0; ///< 0 = the default (5 GiB; CUVIL_CACHE_MAX_SIZE)

@@ -194,8 +194,9 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
   // model's shapes are static, so the run's shapes are not read.
   llvm::FunctionType *entryType =
       llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr}, false);
+  auto makeEntry = [&](llvm::Function *model, const char *name) -> llvm::Function * {
   llvm::Function *entry = llvm::Function::Create(entryType, llvm::GlobalValue::InternalLinkage,
-                                                 "cuvil_rt_entry", module);
+                                                 name, module);
   {
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
     std::vector<llvm::Value *> args;
@@ -231,11 +232,17 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
     bool hasStatus = model->getReturnType()->isIntegerTy(32);
     if (hasStatus != !interface.failureMessages.empty()) {
       error = "the lowered model function's status result and its failure messages disagree";
-      return failure();
+      entry->eraseFromParent();
+      return nullptr;
     }
     b.CreateRet(hasStatus ? static_cast<llvm::Value *>(call) : llvm::ConstantInt::get(i32, 0));
   }
   model->setLinkage(llvm::GlobalValue::InternalLinkage); // only reached through the entry
+  return entry;
+  };
+  llvm::Function *entry = makeEntry(model, "cuvil_rt_entry");
+  if (!entry)
+    return failure();
 
   // struct cuvil_rt_model_desc (model_abi.h), field for field.
   llvm::StructType *descType = llvm::StructType::get(
@@ -266,6 +273,53 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
   auto *global = new llvm::GlobalVariable(module, descType, /*isConstant=*/true,
                                           llvm::GlobalValue::ExternalLinkage, desc, "cuvil_rt_model");
   global->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  if (info.cudaFunction.empty())
+    return success();
+
+  // struct cuvil_rt_cuda_desc (model_abi.h): the host code that launches
+  // the kernels gets an entry of its own; the images as constants.
+  llvm::Function *cudaModel = module.getFunction(info.cudaFunction);
+  if (!cudaModel || cudaModel->arg_size() != expected) {
+    error = "the lowered CUDA function '" + info.cudaFunction + "' is missing or takes other arguments";
+    return failure();
+  }
+  llvm::Function *cudaEntry = makeEntry(cudaModel, "cuvil_rt_cuda_entry");
+  if (!cudaEntry)
+    return failure();
+  llvm::StructType *imageType = llvm::StructType::get(ctx, {i32, i32, ptr, i64});
+  llvm::StructType *cudaType = llvm::StructType::get(ctx, {i32, i32, ptr, i32, ptr, i32, ptr});
+  using Image = cuvil_rt_cuda_image;
+  using Cuda = cuvil_rt_cuda_desc;
+  if (!matchesCLayout(imageType, sizeof(Image),
+                      {offsetof(Image, kind), offsetof(Image, sm), offsetof(Image, data), offsetof(Image, size)}) ||
+      !matchesCLayout(cudaType, sizeof(Cuda),
+                      {offsetof(Cuda, version), offsetof(Cuda, cpu_fallback), offsetof(Cuda, entry),
+                       offsetof(Cuda, num_images), offsetof(Cuda, images), offsetof(Cuda, num_kernels),
+                       offsetof(Cuda, kernel_names)})) {
+    error = "the CUDA descriptor's LLVM types do not match model_abi.h";
+    return failure();
+  }
+  std::vector<llvm::Constant *> images;
+  for (const DescriptorInfo::CudaImage &image : info.cudaImages) {
+    // PTX is text the driver reads up to its NUL; a cubin is bytes.
+    llvm::Constant *data = privateGlobal(
+        llvm::ConstantDataArray::getString(ctx, image.bytes, /*AddNull=*/!image.cubin), "cuda_image");
+    images.push_back(llvm::ConstantStruct::get(
+        imageType, {llvm::ConstantInt::get(i32, image.cubin ? CUVIL_RT_CUDA_CUBIN : CUVIL_RT_CUDA_PTX),
+                    llvm::ConstantInt::get(i32, image.sm), data, llvm::ConstantInt::get(i64, image.bytes.size())}));
+  }
+  llvm::Constant *imageArray =
+      images.empty() ? static_cast<llvm::Constant *>(llvm::ConstantPointerNull::get(ptr))
+                     : privateGlobal(llvm::ConstantArray::get(llvm::ArrayType::get(imageType, images.size()), images),
+                                     "cuda_images");
+  llvm::Constant *cuda = llvm::ConstantStruct::get(
+      cudaType, {llvm::ConstantInt::get(i32, CUVIL_RT_CUDA_ABI_VERSION),
+                 llvm::ConstantInt::get(i32, info.cudaCpuFallback ? 1 : 0), cudaEntry,
+                 llvm::ConstantInt::get(i32, images.size()), imageArray,
+                 llvm::ConstantInt::get(i32, info.cudaKernels.size()), stringArray(info.cudaKernels)});
+  auto *cudaGlobal = new llvm::GlobalVariable(module, cudaType, /*isConstant=*/true,
+                                              llvm::GlobalValue::ExternalLinkage, cuda, "cuvil_rt_cuda_model");
+  cudaGlobal->setVisibility(llvm::GlobalValue::HiddenVisibility);
   return success();
 }
 

@@ -46,6 +46,18 @@ struct DescriptorInfo {
   std::string cpu;                          ///< tuning CPU: the descriptor's `device`
   std::vector<std::string> requiredFeatures; ///< names the runtime checks
   int64_t arenaBytes = 0;
+  /// A library with CUDA kernels (model_abi.h's cuvil_rt_cuda_desc): the
+  /// lowered host function that launches them, with the model function's
+  /// arguments; "" for the others.
+  std::string cudaFunction;
+  bool cudaCpuFallback = false;
+  std::vector<std::string> cudaKernels;
+  struct CudaImage {
+    bool cubin = false;
+    int32_t sm = 0;
+    std::string bytes;
+  };
+  std::vector<CudaImage> cudaImages;
 };
 
 /// Adds to `module` the hidden `cuvil_rt_model` descriptor (model ABI

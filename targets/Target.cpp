@@ -85,6 +85,20 @@ std::string targetNameList() {
 
 ::cuvil::Result<std::unique_ptr<TargetBackend>> createTargetBackend(const std::string &name,
                                                                     const TargetOptions &options) {
+  if (size_t comma = name.find(','); comma != std::string::npos) {
+    std::string a = name.substr(0, comma), b = name.substr(comma + 1);
+    const TargetInfo *first = lookupTarget(a), *second = lookupTarget(b);
+    for (const std::string &part : {a, b})
+      if (!lookupTarget(part))
+        return ::cuvil::usageError("unknown target '" + part + "' in '" + name + "' (registered: " +
+                                   targetNameList() + "; see --list-targets)");
+    const TargetInfo *device = first->createWithHost ? first : second->createWithHost ? second : nullptr;
+    const TargetInfo *host = device == first ? second : first;
+    if (!device || host->createWithHost)
+      return ::cuvil::usageError("--target '" + name + "': one library holds a device target and the CPU target "
+                                 "that runs where the device is missing (e.g. x86_64,cuda)");
+    return device->createWithHost(options, host->name);
+  }
   const TargetInfo *info = lookupTarget(name);
   if (!info)
     return ::cuvil::usageError("unknown target '" + name + "' (registered: " + targetNameList() +

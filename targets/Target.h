@@ -51,6 +51,9 @@ struct TargetOptions {
   /// KEY=VALUE options of the target itself (cuvil-export --target-option);
   /// a target refuses keys it does not know.
   std::vector<std::string> targetOptions = {};
+  /// The CUDA architectures (--cuda-arch sm_80,sm_90), "" = the target's
+  /// default.
+  std::string cudaArch = {};
 };
 
 enum class CodeKind { Assembly, Object };
@@ -142,6 +145,11 @@ struct TargetInfo {
   std::function<void()> registerPasses;
   /// The backend for `options`; a usage error for options it rejects.
   std::function<::cuvil::Result<std::unique_ptr<TargetBackend>>(const TargetOptions &)> create;
+  /// A device target that can carry the code of a CPU target as its
+  /// fallback (--target x86_64,cuda): the backend for both, given the CPU
+  /// target's name. Empty for the others.
+  std::function<::cuvil::Result<std::unique_ptr<TargetBackend>>(const TargetOptions &, const std::string &host)>
+      createWithHost = {};
 };
 
 /// Adds a target (a name registered twice keeps the first).
@@ -154,7 +162,8 @@ std::vector<const TargetInfo *> registeredTargets();
 std::string targetNameList();
 
 /// Configures the target `name`: an unknown name is a usage error listing
-/// the registered ones.
+/// the registered ones. Two names with a comma ("x86_64,cuda") are a device
+/// target with a CPU target's code as its fallback, in one library.
 ::cuvil::Result<std::unique_ptr<TargetBackend>> createTargetBackend(const std::string &name,
                                                                     const TargetOptions &options);
 

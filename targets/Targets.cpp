@@ -2,6 +2,7 @@
 #include "targets/Targets.h"
 
 #include "targets/AArch64/AArch64Target.h"
+#include "targets/CUDA/CudaBackend.h"
 #include "targets/NPU/NpuBackend.h"
 #include "targets/Target.h"
 #include "targets/X86_64/X86_64Target.h"
@@ -15,7 +16,8 @@ void registerAllTargets() {
   std::call_once(once, [] {
     registerX86_64Target();
     registerAArch64Target();
-    registerNpuTarget(); // after x86_64, its host
+    registerNpuTarget();  // after x86_64, its host
+    registerCudaTarget(); // the same
   });
 }
 

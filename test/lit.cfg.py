@@ -44,6 +44,12 @@ if _has_module("numpy"):
 if _has_module("torch"):
     config.available_features.add("torch")
 
+# The CUDA toolkit's ptxas checks and assembles the CUDA target's kernels.
+import shutil as _shutil
+if _shutil.which("ptxas") or os.access(os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"), "bin", "ptxas"), os.X_OK) \
+        or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    config.available_features.add("ptxas")
+
 # aarch64 libraries run under qemu with the aarch64 build of cuvil-run.
 import shutil
 _aarch64_run = os.path.join(config.cuvil_tools_dir, "aarch64", "cuvil-run")

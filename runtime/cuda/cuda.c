@@ -130,6 +130,10 @@ typedef struct cuda_instance {
   cuvil_status failure;
   char message[CUVIL_RT_FAILURE_BYTES];
   int32_t last_kernel; /* -1 before the first launch */
+  /* The model's run-time checks: the device word the run's status lands in
+   * (cuvil_rt_cuda_status; 0 when the model has none), read after the run. */
+  CUdeviceptr status_pointer;
+  int32_t status_host;
   char description[256];
 } cuda_instance;
 
@@ -606,6 +610,8 @@ static cuvil_status run_instance(void *state, const cuvil_rt_device_run *run, in
   instance->failure = CUVIL_OK;
   instance->message[0] = '\0';
   instance->last_kernel = -1;
+  instance->status_pointer = 0;
+  instance->status_host = 0;
   *result = 0;
   if (!check_call(instance, d->CtxPushCurrent(instance->context), CUVIL_ERR_DEVICE,
                   "cuCtxPushCurrent_v2")) {
@@ -660,6 +666,15 @@ static cuvil_status run_instance(void *state, const cuvil_rt_device_run *run, in
                                       stream),
                    CUVIL_ERR_DEVICE, what);
     }
+  /* The checks' status: read back, so the run must finish here even on a
+   * caller's stream. */
+  if (instance->failure == CUVIL_OK && instance->status_pointer) {
+    check_call(instance,
+               d->MemcpyDtoHAsync(&instance->status_host, instance->status_pointer,
+                                  sizeof(int32_t), stream),
+               CUVIL_ERR_DEVICE, "cuMemcpyDtoHAsync_v2 of the run's status");
+    synchronize = true;
+  }
   /* Even after a failure: nothing of this run may still be running (or
    * copying into the caller's buffers) once the call returns. */
   if (synchronize) {
@@ -676,6 +691,8 @@ static cuvil_status run_instance(void *state, const cuvil_rt_device_run *run, in
                result_text(d, synchronized, text, sizeof text));
     }
   }
+  if (instance->failure == CUVIL_OK && *result == 0 && instance->status_host != 0)
+    *result = instance->status_host;
   CUcontext popped;
   d->CtxPopCurrent(&popped);
   instance->run_stream = NULL;
@@ -762,6 +779,29 @@ static bool grow_uploads(cuda_instance *instance) {
   instance->uploads = table;
   instance->upload_capacity = capacity;
   return true;
+}
+
+void cuvil_rt_cuda_status(const void *device_status) {
+  cuda_instance *instance = current_instance;
+  if (!instance || instance->failure != CUVIL_OK)
+    return;
+  instance->status_pointer = (CUdeviceptr)(uintptr_t)device_status;
+}
+
+void cuvil_rt_cuda_read(const void *device, void *host, int64_t bytes) {
+  cuda_instance *instance = current_instance;
+  if (bytes <= 0 || !host)
+    return;
+  memset(host, 0, (size_t)bytes);
+  if (!instance || instance->failure != CUVIL_OK || !device)
+    return;
+  cuda_driver *d = &instance->driver;
+  if (check_call(instance,
+                 d->MemcpyDtoHAsync(host, (CUdeviceptr)(uintptr_t)device, (size_t)bytes,
+                                    instance->run_stream),
+                 CUVIL_ERR_DEVICE, "cuMemcpyDtoHAsync_v2 of a value the host code reads"))
+    check_call(instance, d->StreamSynchronize(instance->run_stream), CUVIL_ERR_DEVICE,
+               "cuStreamSynchronize before the host code reads a value");
 }
 
 void *cuvil_rt_cuda_global(const void *host, int64_t bytes) {

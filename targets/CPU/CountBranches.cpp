@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/SourcePosition.h"
+#include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "targets/CPU/Passes.h"
 #include "targets/CPU/SiteTables.h"
 
@@ -32,7 +33,7 @@ struct CountBranchesPass final : mlir::cuvil::impl::CountBranchesPassBase<CountB
     OpBuilder b(&getContext());
     Type i64 = b.getI64Type();
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (f.isExternal() || f.isPrivate())
+      if (f.isExternal() || f.isPrivate() || f->hasAttr(mlir::cuvil::kDeviceFunctionAttrName))
         continue;
       // Each arm's first op: the block it counts and its name.
       SmallVector<std::pair<Block *, std::string>> arms;

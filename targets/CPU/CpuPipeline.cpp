@@ -71,7 +71,8 @@ void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb
   pm.addPass(createChooseCpuKernelsPass(options));
 }
 
-void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverlapBuffers) {
+void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverlapBuffers,
+                              const std::function<void(OpPassManager &)> &deviceCode) {
   pm.addPass(createCountBranchesPass());
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
@@ -122,6 +123,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverl
   // indices defined outside them.
   pm.addPass(createLoopInvariantCodeMotionPass());
   pm.addPass(createPromoteAccumulatorsPass());
+  if (deviceCode)
+    deviceCode(pm);
   pm.addPass(createParallelizeLoopsPass());
   if (instrument)
     pm.addPass(createInstrumentKernelsPass());

@@ -13,6 +13,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::cuvil {
@@ -30,7 +31,11 @@ void buildCpuKernelChoicePipeline(OpPassManager &pm, const std::string &tuningDb
 /// choice) to the LLVM dialect.
 /// `testOverlapBuffers`: the planner's mutation test (every buffer at
 /// offset 0), which cuvil-verify-lifetimes must catch.
-void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument = false, bool testOverlapBuffers = false);
+/// `deviceCode`, when given, adds passes where the code is loops on buffers
+/// (the arena planned, before the loops go to threads and kernels): a
+/// device target takes the functions it marked there.
+void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument = false, bool testOverlapBuffers = false,
+                              const std::function<void(OpPassManager &)> &deviceCode = {});
 
 /// Dialects and external models (bufferization interfaces, LLVM
 /// translation) the lowering needs.

@@ -1,4 +1,5 @@
 //===- InstrumentKernels.cpp - Time every runtime kernel call -------------===//
+#include "dialects/Cuvil/IR/CuvilDialect.h"
 #include "targets/CPU/Passes.h"
 #include "targets/CPU/SiteTables.h"
 
@@ -43,7 +44,7 @@ struct InstrumentKernelsPass final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp f : module.getOps<func::FuncOp>()) {
-      if (f.isExternal() || f.isPrivate())
+      if (f.isExternal() || f.isPrivate() || f->hasAttr(mlir::cuvil::kDeviceFunctionAttrName))
         continue;
       SmallVector<func::CallOp> calls;
       f.walk([&](func::CallOp c) {

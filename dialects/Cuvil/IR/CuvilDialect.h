@@ -57,6 +57,12 @@ inline constexpr llvm::StringLiteral kDimBoundsAttrName = "cuvil.dim_bounds";
 /// target's code generation reads it).
 inline constexpr llvm::StringLiteral kKernelConfigAttrName = "cuvil.kernel";
 
+/// On a function: the device its code runs on ("cuda"): a copy of the model
+/// function that a device target made, whose loops become the device's
+/// kernels; the CPU passes that add host calls (branch counters, profiling)
+/// leave it alone.
+inline constexpr llvm::StringLiteral kDeviceFunctionAttrName = "cuvil.device";
+
 /// On a module: the compile stage its IR has reached ("kernels": after the
 /// graph pipeline and the kernel choice, as `cuvil-export --emit mlir`
 /// writes it). The compile driver resumes from there instead of running the

@@ -156,6 +156,15 @@ void cuvil_rt_cuda_launch(int32_t kernel, int64_t grid_x, int64_t grid_y, int64_
 /* The device copy of `bytes` bytes of the library's constant data at
  * `host` (weights), uploaded once per instance; NULL after a failure. */
 void *cuvil_rt_cuda_global(const void *host, int64_t bytes);
+/* The model's run-time checks run on the device: their status (an int32,
+ * 0 or the failed check's number, as the CPU entry returns it) is at
+ * `device_status` once the run's kernels are done; the runtime reads it
+ * back, and the CUDA entry returns 0. */
+void cuvil_rt_cuda_status(const void *device_status);
+/* Copies `bytes` bytes at `device` to `host` once the kernels launched so
+ * far are done: a scalar the host code needs (the condition of a branch or
+ * loop that holds launches). Zeros after a failure. */
+void cuvil_rt_cuda_read(const void *device, void *host, int64_t bytes);
 
 /* The CPU kernels for the model's convolutions, pooling, linear layers and
  * matrix products (runtime/cpu/). `params` is a constant array the

@@ -13,7 +13,10 @@
  *
  * Images: PTX is text with ".version", ".target sm_XY" and
  * ".entry NAME(.param ..., ...)" lines; a cubin is "\x7fELF" followed by the
- * same text ("cubin sm_XY" instead of .target), NUL-terminated. A cubin runs
+ * same text ("cubin sm_XY" instead of .target), NUL-terminated, or a real
+ * cubin as ptxas writes it (ELF, OS ABI 0x41, the sm in e_flags bits 8-15;
+ * its kernels found by name in its string table, their parameters not
+ * checked). A cubin runs
  * on the same major architecture with a minor at most the device's; PTX on
  * any device at least its target (JIT). Kernels: fake_copy(src, dst, bytes)
  * copies, fake_add(a, b, out, n) adds n floats; others do nothing.
@@ -235,6 +238,7 @@ static int good_stream(struct CUstream_st *stream) {
 struct CUmod_st {
   int cubin;
   char *text;
+  size_t size; /* a real cubin's bytes (text holds them), else 0 */
 };
 struct CUfunc_st {
   char name[64];
@@ -349,7 +353,18 @@ EXPORT CUresult cuModuleLoadDataEx(struct CUmod_st **module, const void *image,
                                    unsigned num_options, CUjit_option *options, void **values) {
   const char *text = image;
   int cubin = memcmp(text, "\x7f" "ELF", 4) == 0;
-  log_line("cuModuleLoadDataEx kind=%s bytes=%zu", cubin ? "cubin" : "ptx", strlen(text));
+  /* A real cubin: its size from the ELF header (section headers last). */
+  size_t real_size = 0;
+  if (cubin && (unsigned char)text[7] == 0x41 && text[4] == 2) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, text + 0x28, 8);
+    memcpy(&shentsize, text + 0x3a, 2);
+    memcpy(&shnum, text + 0x3c, 2);
+    real_size = (size_t)shoff + (size_t)shentsize * shnum;
+  }
+  log_line("cuModuleLoadDataEx kind=%s bytes=%zu", cubin ? "cubin" : "ptx",
+           real_size ? real_size : strlen(text));
   char *log = NULL;
   size_t log_size = 0;
   for (unsigned i = 0; i < num_options; ++i) {
@@ -365,7 +380,13 @@ EXPORT CUresult cuModuleLoadDataEx(struct CUmod_st **module, const void *image,
   if (result != SUCCESS)
     return result;
   int sm = device_sm();
-  if (cubin) {
+  if (real_size) {
+    uint32_t flags;
+    memcpy(&flags, text + 0x30, 4);
+    int target = (int)((flags >> 8) & 0xff);
+    if (target / 10 != sm / 10 || target > sm)
+      return NO_BINARY_FOR_GPU;
+  } else if (cubin) {
     int target = find_sm(text, "cubin sm_");
     if (target < 0)
       return INVALID_IMAGE;
@@ -387,10 +408,15 @@ EXPORT CUresult cuModuleLoadDataEx(struct CUmod_st **module, const void *image,
     }
   }
   struct CUmod_st *loaded = calloc(1, sizeof *loaded);
-  if (!loaded || !(loaded->text = strdup(text))) {
+  if (loaded && real_size && (loaded->text = malloc(real_size)))
+    memcpy(loaded->text, text, real_size);
+  else if (loaded && !real_size)
+    loaded->text = strdup(text);
+  if (!loaded || !loaded->text) {
     free(loaded);
     return OUT_OF_MEMORY;
   }
+  loaded->size = real_size;
   loaded->cubin = cubin;
   *module = loaded;
   return SUCCESS;
@@ -413,6 +439,23 @@ EXPORT CUresult cuModuleGetFunction(struct CUfunc_st **function, struct CUmod_st
   if (!module)
     return INVALID_HANDLE;
   size_t length = strlen(name);
+  if (module->size) { /* a real cubin: the name in its string table */
+    if (!memmem(module->text, module->size, name, length + 1))
+      return NOT_FOUND;
+    struct CUfunc_st *found = calloc(1, sizeof *found);
+    if (!found)
+      return OUT_OF_MEMORY;
+    snprintf(found->name, sizeof found->name, "%s", name);
+    found->params = -1; /* not known: not checked */
+    static struct CUfunc_st *kept_real[4096];
+    static int num_kept_real;
+    pthread_mutex_lock(&lock);
+    if (num_kept_real < 4096)
+      kept_real[num_kept_real++] = found;
+    pthread_mutex_unlock(&lock);
+    *function = found;
+    return SUCCESS;
+  }
   for (const char *at = strstr(module->text, ".entry "); at; at = strstr(at + 1, ".entry ")) {
     const char *entry = at + 7;
     if (strncmp(entry, name, length) != 0 || entry[length] != '(')

@@ -20,7 +20,7 @@
 
 // NOFUSE-NOT: cuvil.fused.group
 
-// UNKNOWN: error: cuvil-compile: unknown target 'riscv' (registered: aarch64, npu, x86_64; see --list-targets)
+// UNKNOWN: error: cuvil-compile: unknown target 'riscv' (registered: aarch64, cuda, npu, x86_64; see --list-targets)
 // STAGE: error: cuvil-compile: stop-after must be graph, kernels or llvm, got 'asm'
 
 func.func @forward(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
