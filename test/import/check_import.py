@@ -148,14 +148,45 @@ def main():
     for target in [t for t in args.export.split(",") if t]:
         lib = os.path.join(d, f"lib{target}.so")
         t0 = time.time()
+        flags = ["--target", target]
+        if target == "cuda":
+            # One library with the CUDA kernels (checked and assembled by
+            # ptxas for sm_80 and sm_90) and the CPU code.
+            flags = ["--target", "x86_64,cuda", "--cuda-arch", "sm_80,sm_90"]
         exp = subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model",
-                              os.path.join(d, "model.pt"), "--target", target, "-o", lib] + shapes,
+                              os.path.join(d, "model.pt"), "-o", lib] + flags + shapes,
                              capture_output=True, text=True)
         if exp.returncode != 0:
             print(exp.stderr)
             print(f"FAIL: cuvil-export --target {target} exited {exp.returncode}")
             return 1
         export_s = time.time() - t0
+        if target == "cuda":
+            # No GPU here: the library's CPU code must give the x86_64
+            # library's outputs bit for bit (the GPU's own are compared with
+            # PyTorch by scripts/gpu-check.sh where there is one).
+            ptxas = shutil.which("ptxas") or (os.path.exists("/usr/local/cuda/bin/ptxas") and "/usr/local/cuda/bin/ptxas")
+            print(f"cuda: export {export_s:.2f} s, kernels " +
+                  ("checked and assembled by ptxas for sm_80, sm_90" if ptxas else
+                   "as PTX only (SKIPPED the ptxas check: no CUDA toolkit)"))
+            out_dir = os.path.join(d, "out-cuda-cpu")
+            shutil.rmtree(out_dir, ignore_errors=True)
+            cmd = [os.path.join(args.bin, "cuvil-run"), lib, "--quiet", "--device", "cpu", "--output-dir", out_dir]
+            for f in inputs:
+                cmd += ["--input", os.path.join(d, f)]
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(run.stderr)
+                print(f"FAIL: running the x86_64,cuda library on the CPU exited {run.returncode}")
+                return 1
+            cpu_dir = os.path.join(d, "out-x86_64")
+            for f in sorted(os.listdir(cpu_dir)):
+                if f.startswith("output") and f.endswith(".npy"):
+                    got, want = np.load(os.path.join(out_dir, f)), np.load(os.path.join(cpu_dir, f))
+                    if got.shape != want.shape or not np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"):
+                        print(f"FAIL (x86_64,cuda on the CPU): {f} differs from the x86_64 library's")
+                        ok = False
+            continue
         if target == "x86_64":
             # The deployment check: cuvil-verify against PyTorch's outputs
             # (stored with the sample) and the manifest against the model.
