@@ -12,8 +12,8 @@
  *
  * Its last line on stdout is the verdict,
  *   NAME: ok|MISMATCH|ERROR device=<cuvil_model_device> median_ms=X min_ms=Y max_abs_err=Z
- * (the details of a mismatch or an error go to stderr before it); exit 0 ok,
- * 1 MISMATCH, 2 ERROR.
+ * and for an ERROR " error=<why>" after it (a mismatch's details go to
+ * stderr before it); exit 0 ok, 1 MISMATCH, 2 ERROR.
  *
  * Floats match when |got - want| <= atol * max(1, max|want|) + rtol * |want|
  * (numpy's allclose with atol scaled by the output's magnitude, as
@@ -87,24 +87,27 @@ static struct {
 static const char *g_name = "model";
 static char g_device[512] = "-";
 
-/* The verdict line; everything else goes to stderr. */
-static void verdict(const char *status, const char *median, const char *min, const char *err) {
+/* The verdict line (why: an ERROR's reason, else NULL); everything else
+ * goes to stderr. */
+static void verdict(const char *status, const char *median, const char *min, const char *err,
+                    const char *why) {
   fflush(stderr);
-  printf("%s: %s device=%s median_ms=%s min_ms=%s max_abs_err=%s\n", g_name, status, g_device,
-         median, min, err);
+  printf("%s: %s device=%s median_ms=%s min_ms=%s max_abs_err=%s%s%s\n", g_name, status,
+         g_device, median, min, err, why ? " error=" : "", why ? why : "");
   fflush(stdout);
 }
 
-/* An error: its message, then the ERROR verdict; exit 2. */
+/* An error: the ERROR verdict with its message; exit 2. */
 static void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void fail(const char *fmt, ...) {
+  char why[2048];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "gpu-check-runner: %s: error: ", g_name);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
-  verdict("ERROR", "-", "-", "-");
+  for (char *p = why; *p; ++p)
+    if (*p == '\n' || *p == '\r') *p = ' '; /* the verdict stays one line */
+  verdict("ERROR", "-", "-", "-", why);
   exit(2);
 }
 
@@ -116,14 +119,14 @@ static void on_signal(int sig) {
   const char *what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
                    : sig == SIGILL ? "SIGILL" : "SIGABRT";
   char msg[128];
-  int n = snprintf(msg, sizeof msg, "gpu-check-runner: error: %s (crashed inside the run)\n", what);
-  if (n > 0) (void)!write(2, msg, (size_t)n);
   (void)!write(1, g_crash_line, strlen(g_crash_line));
+  int n = snprintf(msg, sizeof msg, " error=%s (a crash in the library)\n", what);
+  if (n > 0) (void)!write(1, msg, (size_t)n);
   _exit(2);
 }
 static void arm_crash_line(void) {
   snprintf(g_crash_line, sizeof g_crash_line,
-           "%s: ERROR device=%s median_ms=- min_ms=- max_abs_err=-\n", g_name, g_device);
+           "%s: ERROR device=%s median_ms=- min_ms=- max_abs_err=-", g_name, g_device);
 }
 
 static void *xmalloc(size_t n) {
@@ -663,6 +666,6 @@ int main(int argc, char **argv) {
   snprintf(med, sizeof med, "%.4g", median);
   snprintf(mn, sizeof mn, "%.4g", ms[0]);
   snprintf(er, sizeof er, "%.3g", max_err);
-  verdict(all_ok ? "ok" : "MISMATCH", med, mn, er);
+  verdict(all_ok ? "ok" : "MISMATCH", med, mn, er, NULL);
   return all_ok ? 0 : 1;
 }
