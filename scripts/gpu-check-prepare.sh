@@ -113,6 +113,13 @@ git -C "$SRC" diff --quiet HEAD 2>/dev/null || rev="$rev (with uncommitted chang
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "export: cuvil-export --target x86_64,cuda --cuda-arch $ARCHS"
   echo "built on: $(uname -srm), $(ldd --version 2>/dev/null | head -n1)"
+  # The runner and the libraries are built against this machine's glibc:
+  # the GPU machine needs at least the newest symbol version they use.
+  if command -v objdump >/dev/null; then
+    need=$(find "$OUT" \( -name lib.so -o -name gpu-check-runner \) -exec objdump -T {} + 2>/dev/null |
+           grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n1 || true)
+    echo "needs: ${need:-unknown} or newer on the GPU machine"
+  fi
   echo "models (${#exported[@]}): ${exported[*]}"
   echo "skipped (${#skipped[@]}):"
   for s in ${skipped[@]+"${skipped[@]}"}; do echo "  $s"; done

@@ -37,6 +37,8 @@ bundle=${bundle:-$(dirname "${BASH_SOURCE[0]}")}
 case $device in cuda|cpu|auto) ;; *) echo "gpu-check: --device $device not in {cuda,cpu,auto}" >&2; exit 2 ;; esac
 [[ $budget =~ ^[0-9]+$ ]] || { echo "gpu-check: --budget $budget is not a number of seconds" >&2; exit 2; }
 runner=$bundle/gpu-check-runner
+# A copy that lost its mode bits (some transfers drop them) still runs.
+[[ -f $runner && ! -x $runner ]] && chmod +x "$runner" 2>/dev/null
 [[ -x $runner ]] || { echo "gpu-check: no runner at $runner (not a bundle? make one with scripts/gpu-check-prepare.sh)" >&2; exit 2; }
 [[ -d $bundle/models ]] || { echo "gpu-check: no $bundle/models" >&2; exit 2; }
 
@@ -55,6 +57,8 @@ have_timeout=$(command -v timeout >/dev/null 2>&1 && echo 1 || echo 0)
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
 trap 'rm -rf "$logdir"' EXIT
 
+# One key=value field of a verdict line.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
 names=() results=() whys=() devices=() medians=() mins=() errs=() secs=() not_run=()
 n_ok=0 n_mismatch=0 n_error=0
 start=$SECONDS
@@ -84,7 +88,6 @@ for m in "$bundle"/models/*/; do
   fi
   echo "$line"
   result=$(sed 's/^[^:]*: \([A-Za-z]*\).*/\1/' <<<"$line")
-  field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
   names+=("$name") results+=("$result") medians+=("$(field median_ms)") mins+=("$(field min_ms)")
   errs+=("$(field max_abs_err)") secs+=("$((SECONDS - t0))")
   devices+=("$(sed -n 's/.* device=\(.*\) median_ms=.*/\1/p' <<<"$line")")
