@@ -31,9 +31,9 @@ namespace {
 class CudaBackend final : public TargetBackend {
 public:
   CudaBackend(std::unique_ptr<TargetBackend> host, std::vector<std::string> archs, bool cpuFallback,
-              bool instrument, std::string ptxas)
+              bool instrument, std::string ptxas, bool emulate)
       : host_(std::move(host)), archs_(std::move(archs)), cpuFallback_(cpuFallback), instrument_(instrument),
-        ptxas_(std::move(ptxas)) {}
+        ptxas_(std::move(ptxas)), emulate_(emulate) {}
 
   std::string name() const override { return cpuFallback_ ? host_->name() + ",cuda" : "cuda"; }
   std::string cpu() const override { return archList(); }
@@ -44,6 +44,7 @@ public:
     parts.push_back("cuda-archs=" + archList());
     parts.push_back(std::string("cuda-cpu-fallback=") + (cpuFallback_ ? "1" : "0"));
     parts.push_back("ptxas=" + cuda::findPtxas(ptxas_));
+    parts.push_back(std::string("cuda-emulate=") + (emulate_ ? "1" : "0"));
     return parts;
   }
   std::vector<std::string> cacheKeyFiles() const override {
@@ -57,6 +58,17 @@ public:
   llvm::json::Array kernelReport(ModuleOp module) const override { return host_->kernelReport(module); }
 
   void buildLoweringPipeline(OpPassManager &pm) const override {
+    if (emulate_) {
+      // The model function itself, its launches as loops on the CPU.
+      pm.addPass(cuda::createCudaCloneEntryPass(cuda::CudaCloneEntryPassOptions{/*inPlace=*/true}));
+      buildCpuLoweringPipeline(pm, instrument_, /*testOverlapBuffers=*/false, [](OpPassManager &device) {
+        cuda::CudaMapLoopsPassOptions map;
+        map.emulate = true;
+        device.addPass(cuda::createCudaMapLoopsPass(map));
+        device.addPass(cuda::createCudaEmulateLaunchesPass());
+      });
+      return;
+    }
     pm.addPass(cuda::createCudaCloneEntryPass());
     std::string archs = archList();
     bool fallback = cpuFallback_;
@@ -102,6 +114,7 @@ private:
   std::vector<std::string> archs_;
   bool cpuFallback_, instrument_;
   std::string ptxas_;
+  bool emulate_;
 };
 
 } // namespace
@@ -135,12 +148,15 @@ void registerCudaTarget() {
       return ::cuvil::usageError("--cuda-arch: '" + archList + "' is not a comma-separated list of " +
                                  cuda::supportedArchs());
     std::string ptxas;
+    bool emulate = false;
     for (const std::string &o : options.targetOptions) {
       if (llvm::StringRef(o).starts_with("ptxas="))
         ptxas = o.substr(6);
+      else if (o == "emulate=1" || o == "emulate=0")
+        emulate = o.back() == '1';
       else
         return ::cuvil::usageError("--target-option: '" + o + "' is not an option of the cuda target (it takes "
-                                   "ptxas=PATH|none)");
+                                   "ptxas=PATH|none, emulate=0|1)");
     }
     bool fallback = !hostName.empty();
     if (fallback && hostName != "x86_64")
@@ -152,7 +168,7 @@ void registerCudaTarget() {
     if (!host)
       return host.error();
     return std::unique_ptr<TargetBackend>(
-        std::make_unique<CudaBackend>(std::move(*host), *archs, fallback, options.instrument, ptxas));
+        std::make_unique<CudaBackend>(std::move(*host), *archs, fallback, options.instrument, ptxas, emulate));
   };
   info.create = [create = info.createWithHost](const TargetOptions &options) { return create(options, ""); };
   registerTarget(std::move(info));

@@ -110,6 +110,18 @@ struct CudaLowerLaunchesPass final : cuvil::cuda::impl::CudaLowerLaunchesPassBas
           return WalkResult::interrupt();
         }
       }
+      // The kernel's parameter count as this launch lays it out: the
+      // serialization checks it against the NVVM lowering's.
+      auto kernelFunc = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(launch, launch.getKernel());
+      if (kernelFunc) {
+        auto previous = kernelFunc->getAttrOfType<IntegerAttr>("cuvil.param_slots");
+        if (previous && previous.getInt() != int64_t(params.size())) {
+          launch.emitError() << "two launches of one kernel lay out " << previous.getInt() << " and "
+                             << params.size() << " parameters";
+          return WalkResult::interrupt();
+        }
+        kernelFunc->setAttr("cuvil.param_slots", b.getI64IntegerAttr(int64_t(params.size())));
+      }
       int64_t count = std::max<int64_t>(1, params.size());
       Value array = b.create<memref::AllocaOp>(loc, MemRefType::get({count}, i64));
       for (auto [i, p] : llvm::enumerate(params))

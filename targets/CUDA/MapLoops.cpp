@@ -24,6 +24,7 @@
 namespace mlir::cuvil::cuda {
 #define GEN_PASS_DEF_CUDACLONEENTRYPASS
 #define GEN_PASS_DEF_CUDAMAPLOOPSPASS
+#define GEN_PASS_DEF_CUDAEMULATELAUNCHESPASS
 #include "targets/CUDA/Passes.h.inc"
 } // namespace mlir::cuvil::cuda
 
@@ -37,12 +38,18 @@ bool isDeviceFunction(func::FuncOp f) {
 }
 
 struct CudaCloneEntryPass final : cuvil::cuda::impl::CudaCloneEntryPassBase<CudaCloneEntryPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || !f.isPublic() || f->hasAttr(cuvil::kDeviceFunctionAttrName))
         continue;
+      if (inPlace) {
+        f->setAttr(cuvil::kDeviceFunctionAttrName, StringAttr::get(&getContext(), "cuda"));
+        f.walk([](Operation *op) { op->removeAttr(cuvil::kKernelConfigAttrName); });
+        continue;
+      }
       std::string name = (f.getSymName() + cuvil::cuda::kCudaFunctionSuffix).str();
       if (symbols.lookup(name))
         continue; // copied before (the pass ran twice)
@@ -246,6 +253,10 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
         return failure();
       OpBuilder hb(user);
       Location loc = user->getLoc();
+      if (emulate) { // one memory: the host reads the global itself
+        use->set(hb.create<memref::LoadOp>(loc, *handle));
+        continue;
+      }
       auto [device, bytes] = devicePointer(hb, loc, *handle);
       if (isa<func::ReturnOp>(user)) {
         // The run-time checks' status: the runtime reads it after the run.
@@ -377,6 +388,38 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       t.clone(op, map);
     loop.erase();
     return success();
+  }
+};
+
+struct CudaEmulateLaunchesPass final
+    : cuvil::cuda::impl::CudaEmulateLaunchesPassBase<CudaEmulateLaunchesPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp l) { launches.push_back(l); });
+    for (gpu::LaunchOp launch : launches) {
+      OpBuilder b(launch);
+      Location loc = launch.getLoc();
+      Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues(), block = launch.getBlockSizeOperandValues();
+      gpu::KernelDim3 bids = launch.getBlockIds(), tids = launch.getThreadIds();
+      gpu::KernelDim3 gsz = launch.getGridSize(), bsz = launch.getBlockSize();
+      IRMapping map;
+      // Blocks z, y, x, then threads z, y, x: nested loops, innermost x.
+      Value bounds[6] = {grid.z, grid.y, grid.x, block.z, block.y, block.x};
+      Value ids[6] = {bids.z, bids.y, bids.x, tids.z, tids.y, tids.x};
+      Value sizes[6] = {gsz.z, gsz.y, gsz.x, bsz.z, bsz.y, bsz.x};
+      for (int i = 0; i < 6; ++i)
+        map.map(sizes[i], bounds[i]);
+      OpBuilder inner = b;
+      for (int i = 0; i < 6; ++i) {
+        auto loop = inner.create<scf::ForOp>(loc, zero, bounds[i], one);
+        map.map(ids[i], loop.getInductionVar());
+        inner.setInsertionPoint(loop.getBody()->getTerminator());
+      }
+      for (Operation &op : launch.getBody().front().without_terminator())
+        inner.clone(op, map);
+      launch.erase();
+    }
   }
 };
 

@@ -12,8 +12,13 @@ def CudaCloneEntryPass : Pass<"cuvil-cuda-clone-entry", "::mlir::ModuleOp"> {
     host code launching kernels. The copy drops the CPU kernel choices
     (`#cuvil.kernel`): its convolutions, linear layers and matrix products
     take the general lowering to loops, which become GPU threads. Runs
-    after the kernel choice, before the CPU lowering.
+    after the kernel choice, before the CPU lowering. `in-place` marks the
+    model function itself instead (the emulation: its launches then run as
+    loops on the CPU).
   }];
+  let options = [
+    Option<"inPlace", "in-place", "bool", "false", "mark the model function itself, no copy (emulation)">,
+  ];
 }
 
 def CudaMapLoopsPass : Pass<"cuvil-cuda-map-loops", "::mlir::ModuleOp"> {
@@ -32,8 +37,24 @@ def CudaMapLoopsPass : Pass<"cuvil-cuda-map-loops", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256", "threads per block of a parallel loop's launch">,
+    Option<"emulate", "emulate", "bool", "false", "the host reads device globals directly (the launches are to run as loops on the CPU: cuvil-cuda-emulate-launches)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
+def CudaEmulateLaunchesPass : Pass<"cuvil-cuda-emulate-launches", "::mlir::ModuleOp"> {
+  let summary = "Runs each gpu.launch as loops over its blocks and threads on the CPU (tests the CUDA lowering without a GPU).";
+  let description = [{
+    A kernel of cuvil-cuda-map-loops has no shared memory and no barriers:
+    its threads are independent, so running them one after the other is
+    one of the schedules a GPU may take. With `--target cuda
+    --target-option emulate=1` the model's own function goes through
+    cuvil-cuda-map-loops (`emulate`) and this pass, and the library runs
+    on the CPU: the import tests compare it with PyTorch, which checks the
+    grouping into launches, the grids, each thread's indices and the
+    values passed between launches and to the host.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
 def CudaLowerLaunchesPass : Pass<"cuvil-cuda-lower-launches", "::mlir::ModuleOp"> {
@@ -72,6 +93,8 @@ def CudaSerializeKernelsPass : Pass<"cuvil-cuda-serialize-kernels", "::mlir::Mod
     Option<"keepPtx", "keep-ptx", "bool", "false", "embed the PTX of every architecture, not only the newest's">,
     Option<"cpuFallback", "cpu-fallback", "bool", "false", "the library's CPU code runs where no suitable device is (--target x86_64,cuda)">,
   ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect", "::mlir::cf::ControlFlowDialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
 #endif // CUVIL_TARGETS_CUDA_PASSES_TD

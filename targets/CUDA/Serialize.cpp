@@ -80,6 +80,12 @@ struct CudaSerializeKernelsPass final
       return std::stoi(a.substr(12)) < std::stoi(b.substr(12)); // cuvil_cuda_kN
     });
 
+    // What each launch passes, to check against the lowered kernels.
+    llvm::StringMap<int64_t> slots;
+    for (auto f : merged.getOps<gpu::GPUFuncOp>())
+      if (auto n = f->getAttrOfType<IntegerAttr>("cuvil.param_slots"))
+        slots[f.getName()] = n.getInt();
+
     // NVVM.
     OpPassManager pm(ModuleOp::getOperationName());
     OpPassManager &kernelsPm = pm.nest<gpu::GPUModuleOp>();
@@ -94,6 +100,22 @@ struct CudaSerializeKernelsPass final
     kernelsPm.addPass(createCanonicalizerPass());
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
+
+    // Every kernel takes exactly the 8-byte slots its launches fill.
+    for (auto f : merged.getOps<LLVM::LLVMFuncOp>()) {
+      auto it = slots.find(f.getName());
+      if (it == slots.end())
+        continue;
+      bool narrow = llvm::all_of(f.getArgumentTypes(), [](Type t) {
+        return isa<LLVM::LLVMPointerType>(t) || (t.isIntOrFloat() && t.getIntOrFloatBitWidth() <= 64);
+      });
+      if (int64_t(f.getNumArguments()) != it->second || !narrow) {
+        f.emitError() << "kernel " << f.getName() << " takes " << f.getNumArguments()
+                      << " parameters after the NVVM lowering, its launches pass " << it->second
+                      << " 8-byte slots (a bug in cuvil-cuda-lower-launches)";
+        return signalPassFailure();
+      }
+    }
 
     // LLVM IR: the module's functions in a module of their own.
     OpBuilder b(ctx);

@@ -179,6 +179,28 @@ def main():
                 print(run.stderr)
                 print(f"FAIL: running the x86_64,cuda library on the CPU exited {run.returncode}")
                 return 1
+            # The CUDA lowering itself, numerically: the same library with
+            # its launches run as loops on the CPU (--target-option
+            # emulate=1), against PyTorch.
+            emulated = os.path.join(d, "libcuda-emulated.so")
+            exp = subprocess.run([os.path.join(args.bin, "cuvil-export"), "--model", os.path.join(d, "model.pt"),
+                                  "-o", emulated, "--target", "cuda", "--target-option", "emulate=1"] + shapes,
+                                 capture_output=True, text=True)
+            if exp.returncode != 0:
+                print(exp.stderr)
+                print(f"FAIL: cuvil-export --target cuda --target-option emulate=1 exited {exp.returncode}")
+                return 1
+            emu_dir = os.path.join(d, "out-cuda-emulated")
+            shutil.rmtree(emu_dir, ignore_errors=True)
+            cmd = [os.path.join(args.bin, "cuvil-run"), emulated, "--quiet", "--output-dir", emu_dir]
+            for f in inputs:
+                cmd += ["--input", os.path.join(d, f)]
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(run.stderr)
+                print(f"FAIL: running the emulated CUDA library exited {run.returncode}")
+                return 1
+            ok &= compare(d, emu_dir, "CUDA lowering, emulated on the CPU", rtol=1e-3, atol=1e-4)
             cpu_dir = os.path.join(d, "out-x86_64")
             for f in sorted(os.listdir(cpu_dir)):
                 if f.startswith("output") and f.endswith(".npy"):

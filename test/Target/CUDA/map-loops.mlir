@@ -1,5 +1,6 @@
 // RUN: cuvil-opt %s --cuvil-cuda-map-loops | FileCheck %s
 // RUN: cuvil-opt %s --cuvil-cuda-map-loops --gpu-kernel-outlining --cuvil-cuda-lower-launches | FileCheck %s --check-prefix=LAUNCH
+// RUN: cuvil-opt %s --cuvil-cuda-map-loops="emulate=1" --cuvil-cuda-emulate-launches | FileCheck %s --check-prefix=EMULATE
 
 // The CUDA copy of a model function, as loops on buffers: views, constants
 // and index arithmetic stay on the host; each scf.parallel is a launch of
@@ -49,6 +50,21 @@ memref.global "private" constant @bias : memref<8xf32> = dense<1.0>
 // CHECK: return %[[ZERO]] : i32
 // CHECK: memref.global "private" @forward__cuda_spill : memref<f32> = dense<0.000000e+00>
 // CHECK: memref.global "private" @forward__cuda_spill_0 : memref<i32> = dense<0>
+
+// The emulation: each launch as loops over blocks z, y, x and threads z,
+// y, x; the host reads the globals itself and returns the status.
+// EMULATE-LABEL: func.func @forward__cuda
+// EMULATE-DAG: %[[STATUS:.*]] = memref.get_global @forward__cuda_spill_0 : memref<i32>
+// EMULATE: scf.for
+// EMULATE-NEXT: scf.for
+// EMULATE-NEXT: scf.for
+// EMULATE-NEXT: scf.for
+// EMULATE-NEXT: scf.for
+// EMULATE-NEXT: scf.for %{{.*}} = %{{.*}} to %c256
+// EMULATE-NOT: gpu.
+// EMULATE-NOT: cuvil_rt_cuda
+// EMULATE: %[[S:.*]] = memref.load %[[STATUS]][] : memref<i32>
+// EMULATE-NEXT: return %[[S]] : i32
 
 // LAUNCH-LABEL: func.func @forward__cuda
 // Every buffer: allocated and aligned pointers, offset, sizes, strides (a
