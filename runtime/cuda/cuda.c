@@ -804,6 +804,20 @@ void cuvil_rt_cuda_read(const void *device, void *host, int64_t bytes) {
                "cuStreamSynchronize before the host code reads a value");
 }
 
+void cuvil_rt_cuda_write(const void *host, void *device, int64_t bytes) {
+  cuda_instance *instance = current_instance;
+  if (bytes <= 0 || !host || !device || !instance || instance->failure != CUVIL_OK)
+    return;
+  cuda_driver *d = &instance->driver;
+  if (check_call(instance,
+                 d->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)device, host, (size_t)bytes,
+                                    instance->run_stream),
+                 CUVIL_ERR_DEVICE, "cuMemcpyHtoDAsync_v2 of a buffer a CPU kernel wrote"))
+    /* The host buffer is freed next. */
+    check_call(instance, d->StreamSynchronize(instance->run_stream), CUVIL_ERR_DEVICE,
+               "cuStreamSynchronize after copying a CPU kernel's buffer to the device");
+}
+
 void *cuvil_rt_cuda_global(const void *host, int64_t bytes) {
   cuda_instance *instance = current_instance;
   if (!instance || instance->failure != CUVIL_OK)

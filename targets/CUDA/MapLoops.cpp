@@ -20,6 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::cuvil::cuda {
 #define GEN_PASS_DEF_CUDACLONEENTRYPASS
@@ -132,8 +133,14 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       // its device operands read back.
       bool picksBuffer = op.getNumRegions() == 0 && !isa<memref::AllocaOp, memref::AllocOp>(op) &&
                          llvm::any_of(op.getResultTypes(), [](Type t) { return isa<BaseMemRefType>(t); });
-      if ((isHostKind(&op) && !usesDevice) || picksBuffer)
+      // A kernel of the CPU runtime (FFT, sort) runs on the host, on copies
+      // of its buffers (stageHostCalls).
+      bool hostCall = isa<func::CallOp>(op);
+      if ((isHostKind(&op) && !usesDevice) || picksBuffer || hostCall) {
+        if (hostCall)
+          open = false;
         continue;
+      }
       bool parallel = isa<scf::ParallelOp>(op) && op.getNumResults() == 0;
       if (parallel || !open)
         groups.push_back(Group{{}, parallel});
@@ -276,17 +283,90 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       use->set(hb.create<memref::LoadOp>(loc, host));
     }
     for (Group &group : groups)
-      if (failed(checkDeviceCalls(group)) || failed(launch(group)))
+      if (failed(retargetDeviceCalls(group, module, emulate)) || failed(launch(group)))
         return failure();
+    return emulate ? success() : stageHostCalls(f, devicePointer);
+  }
+
+  /// A CPU runtime kernel the model calls (the FFT, sort) runs on the host:
+  /// its buffers are copied from the device before and back after (once
+  /// the launches before it are done). The library's constants are read
+  /// where they are.
+  template <typename DevicePointer>
+  LogicalResult stageHostCalls(func::FuncOp f, DevicePointer &devicePointer) {
+    ModuleOp module = f->getParentOfType<ModuleOp>();
+    MLIRContext *ctx = module.getContext();
+    SmallVector<func::CallOp> calls;
+    f.walk([&](func::CallOp call) {
+      if (!call.getCallee().starts_with("cuvil_rt_cuda_") && !call->getParentOfType<gpu::LaunchOp>())
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls) {
+      OpBuilder b(call);
+      Location loc = call.getLoc();
+      Type index = b.getIndexType(), i64 = b.getI64Type();
+      declare(module, "cuvil_rt_cuda_read", FunctionType::get(ctx, {index, index, i64}, {}));
+      declare(module, "cuvil_rt_cuda_write", FunctionType::get(ctx, {index, index, i64}, {}));
+      struct Staged {
+        Value host, hostPointer, device, bytes;
+      };
+      SmallVector<Staged> staged;
+      for (OpOperand &arg : call->getOpOperands()) {
+        auto type = dyn_cast<MemRefType>(arg.get().getType());
+        if (!type || constantRoot(arg.get()))
+          continue;
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+          return call.emitError() << "'" << call.getCallee() << "' (a kernel of the CPU runtime, run on the host "
+                                  << "for the CUDA target) takes a " << type
+                                  << ": only buffers of static shape and identity layout are copied to the host";
+        int64_t bytes = type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        Value host = b.create<memref::AllocOp>(loc, type);
+        Value hostPointer = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, host);
+        Value device = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, arg.get());
+        Value size = b.create<arith::ConstantIntOp>(loc, bytes, 64);
+        b.create<func::CallOp>(loc, "cuvil_rt_cuda_read", TypeRange{}, ValueRange{device, hostPointer, size});
+        arg.set(host);
+        staged.push_back({host, hostPointer, device, size});
+      }
+      b.setInsertionPointAfter(call);
+      for (const Staged &s : staged) {
+        b.create<func::CallOp>(loc, "cuvil_rt_cuda_write", TypeRange{}, ValueRange{s.hostPointer, s.device, s.bytes});
+        b.create<memref::DeallocOp>(loc, s.host);
+      }
+    }
     return success();
   }
 
-  /// The CPU runtime's kernels (FFT, sort, ...) cannot run on the device.
-  static LogicalResult checkDeviceCalls(const Group &group) {
+  /// The library constant a buffer is a view of, if any.
+  static memref::GetGlobalOp constantRoot(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto global = dyn_cast<memref::GetGlobalOp>(def))
+        return global;
+      auto view = dyn_cast<ViewLikeOpInterface>(def);
+      if (!view)
+        return {};
+      v = view.getViewSource();
+    }
+    return {};
+  }
+
+  /// Calls in device code: the C library's math functions become
+  /// libdevice's (`hypotf` -> `__nv_hypotf`); nothing else can run there.
+  static LogicalResult retargetDeviceCalls(const Group &group, ModuleOp module, bool emulate) {
+    static const llvm::StringSet<> libm = {"erfc", "erfcf", "lgamma", "lgammaf", "hypot", "hypotf",
+                                           "nextafter", "nextafterf"};
     for (Operation *op : group.ops) {
-      WalkResult walked = op->walk([](func::CallOp call) {
+      WalkResult walked = op->walk([&](func::CallOp call) {
+        if (libm.contains(call.getCallee())) {
+          if (emulate) // the CPU runs them: the C library's
+            return WalkResult::advance();
+          std::string name = ("__nv_" + call.getCallee()).str();
+          declare(module, name, call.getCalleeType());
+          call.setCallee(name);
+          return WalkResult::advance();
+        }
         call.emitError() << "'" << call.getCallee()
-                         << "' is a kernel of the CPU runtime; the CUDA target has no GPU version of "
+                         << "' is a function of the CPU runtime; the CUDA target has no GPU version of "
                             "it yet (compile this model for x86_64)";
         return WalkResult::interrupt();
       });

@@ -101,6 +101,24 @@ struct CudaSerializeKernelsPass final
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
 
+    // libdevice's functions by their own names (the lowering declares
+    // external functions with the C-interface prefix; for scalar
+    // signatures the two are the same function).
+    for (auto f : llvm::to_vector(merged.getOps<LLVM::LLVMFuncOp>())) {
+      StringRef name = f.getName();
+      if (!f.isExternal() || !name.consume_front("_mlir_ciface_") || !name.starts_with("__nv_"))
+        continue;
+      std::string plain = name.str();
+      if (failed(SymbolTable::replaceAllSymbolUses(f.getNameAttr(), StringAttr::get(ctx, plain), merged))) {
+        f.emitError("renaming a libdevice function failed");
+        return signalPassFailure();
+      }
+      if (SymbolTable::lookupSymbolIn(merged, plain))
+        f.erase();
+      else
+        f.setName(plain);
+    }
+
     // Every kernel takes exactly the 8-byte slots its launches fill.
     for (auto f : merged.getOps<LLVM::LLVMFuncOp>()) {
       auto it = slots.find(f.getName());

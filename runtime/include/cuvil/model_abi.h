@@ -165,6 +165,10 @@ void cuvil_rt_cuda_status(const void *device_status);
  * far are done: a scalar the host code needs (the condition of a branch or
  * loop that holds launches). Zeros after a failure. */
 void cuvil_rt_cuda_read(const void *device, void *host, int64_t bytes);
+/* Copies `bytes` bytes at `host` to `device` and waits for the copy: a
+ * buffer a CPU runtime kernel (FFT, sort) wrote on the host for the
+ * kernels after it. */
+void cuvil_rt_cuda_write(const void *host, void *device, int64_t bytes);
 
 /* The CPU kernels for the model's convolutions, pooling, linear layers and
  * matrix products (runtime/cpu/). `params` is a constant array the
