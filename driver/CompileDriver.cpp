@@ -591,9 +591,15 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
         deviceInfo.cudaImages.push_back(std::move(i));
       }
     module->removeAttr("cuvil.cuda");
-    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(deviceInfo.cudaFunction))
+    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(deviceInfo.cudaFunction)) {
       if (auto arena = f->getAttrOfType<IntegerAttr>("cuvil.arena_bytes"))
         result.arenaBytes = std::max<int64_t>(result.arenaBytes, arena.getInt());
+      // The CPU function may be a stub without the model's checks.
+      if (auto messages = f->getAttrOfType<ArrayAttr>("cuvil.failure_messages");
+          messages && interface->failureMessages.empty())
+        for (auto m : messages.getAsValueRange<StringAttr>())
+          interface->failureMessages.push_back(m.str());
+    }
   }
   // What the model itself says it was built from goes into the identity
   // after the key's parts (a function of the model's bytes, so the key

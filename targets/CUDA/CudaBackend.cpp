@@ -69,7 +69,9 @@ public:
       });
       return;
     }
-    pm.addPass(cuda::createCudaCloneEntryPass());
+    cuda::CudaCloneEntryPassOptions clone;
+    clone.keepCpu = cpuFallback_;
+    pm.addPass(cuda::createCudaCloneEntryPass(clone));
     std::string archs = archList();
     bool fallback = cpuFallback_;
     std::string ptxas = ptxas_;

@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -230,16 +232,25 @@ Result<std::vector<KernelImage>> compileKernels(const llvm::Module &module, cons
         return ::cuvil::inputError("LLVM's NVPTX back end cannot emit PTX for " + arch);
       pm.run(*copy);
     }
-    int sm = std::stoi(arch.substr(3));
-    images.push_back({KernelImage::Ptx, sm, ptx});
-    if (!ptxas.empty()) {
-      Result<std::string> cubin = assemble(ptxas, ptx, arch);
-      if (!cubin)
-        return cubin.error();
-      images.push_back({KernelImage::Cubin, sm, std::move(*cubin)});
-    }
+    images.push_back({KernelImage::Ptx, std::stoi(arch.substr(3)), ptx});
   }
-  return images;
+  if (ptxas.empty())
+    return images;
+  // ptxas on every architecture at once (it takes most of the time).
+  std::vector<std::optional<Result<std::string>>> cubins(archs.size());
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < archs.size(); ++i)
+    workers.emplace_back([&, i] { cubins[i] = assemble(ptxas, images[i].bytes, archs[i]); });
+  for (std::thread &w : workers)
+    w.join();
+  std::vector<KernelImage> all;
+  for (size_t i = 0; i < archs.size(); ++i) {
+    if (!*cubins[i])
+      return cubins[i]->error();
+    all.push_back(std::move(images[i]));
+    all.push_back({KernelImage::Cubin, all.back().sm, std::move(**cubins[i])});
+  }
+  return all;
 }
 
 } // namespace mlir::cuvil::cuda
