@@ -12,6 +12,7 @@
 #include "targets/CUDA/CudaBackend.h"
 
 #include "targets/CPU/CpuPipeline.h"
+#include "targets/HostedBackend.h"
 #include "targets/CUDA/Passes.h"
 #include "targets/CUDA/Ptx.h"
 
@@ -28,19 +29,18 @@ namespace mlir::cuvil {
 
 namespace {
 
-class CudaBackend final : public TargetBackend {
+class CudaBackend final : public HostedBackend {
 public:
   CudaBackend(std::unique_ptr<TargetBackend> host, std::vector<std::string> archs, bool cpuFallback,
               bool instrument, std::string ptxas, bool emulate)
-      : host_(std::move(host)), archs_(std::move(archs)), cpuFallback_(cpuFallback), instrument_(instrument),
+      : HostedBackend(std::move(host)), archs_(std::move(archs)), cpuFallback_(cpuFallback), instrument_(instrument),
         ptxas_(std::move(ptxas)), emulate_(emulate) {}
 
-  std::string name() const override { return cpuFallback_ ? host_->name() + ",cuda" : "cuda"; }
+  std::string name() const override { return cpuFallback_ ? host().name() + ",cuda" : "cuda"; }
   std::string cpu() const override { return archList(); }
-  std::string deviceKey() const override { return "cuda/" + archList() + "/" + host_->deviceKey(); }
-  std::vector<std::string> requiredFeatures() const override { return host_->requiredFeatures(); }
+  std::string deviceKey() const override { return "cuda/" + archList() + "/" + host().deviceKey(); }
   std::vector<std::string> cacheKeyParts() const override {
-    std::vector<std::string> parts = host_->cacheKeyParts();
+    std::vector<std::string> parts = host().cacheKeyParts();
     parts.push_back("cuda-archs=" + archList());
     parts.push_back(std::string("cuda-cpu-fallback=") + (cpuFallback_ ? "1" : "0"));
     parts.push_back("ptxas=" + cuda::findPtxas(ptxas_));
@@ -48,14 +48,20 @@ public:
     return parts;
   }
   std::vector<std::string> cacheKeyFiles() const override {
-    std::vector<std::string> files = host_->cacheKeyFiles();
+    std::vector<std::string> files = HostedBackend::cacheKeyFiles();
     if (std::string ptxas = cuda::findPtxas(ptxas_); !ptxas.empty())
       files.push_back(ptxas);
     return files;
   }
-  ::cuvil::Status checkModel(func::FuncOp entry) const override { return host_->checkModel(entry); }
-  void buildKernelChoicePipeline(OpPassManager &pm) const override { host_->buildKernelChoicePipeline(pm); }
-  llvm::json::Array kernelReport(ModuleOp module) const override { return host_->kernelReport(module); }
+  ::cuvil::Status checkModel(func::FuncOp entry) const override {
+    // Run-time sizes live in a host array the kernels cannot read.
+    for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes()))
+      if (auto t = llvm::dyn_cast<RankedTensorType>(type); t && !t.hasStaticShape())
+        return ::cuvil::usageError("input " + std::to_string(i) +
+                                   " has run-time dimensions: the CUDA target compiles static shapes (give every "
+                                   "dimension with --input-shape, or compile the run-time sizes for x86_64)");
+    return HostedBackend::checkModel(entry);
+  }
 
   void buildLoweringPipeline(OpPassManager &pm) const override {
     if (emulate_) {
@@ -86,24 +92,6 @@ public:
       device.addPass(cuda::createCudaSerializeKernelsPass(serialize));
     });
   }
-  ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const override {
-    return host_->extractWeights(module, table);
-  }
-  ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const override {
-    return host_->emitWeights(table);
-  }
-  ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const override {
-    return host_->emitCode(module, kind);
-  }
-  ::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
-                                              const std::string &nextTo) const override {
-    return host_->combineObjects(objects, nextTo);
-  }
-  ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
-                       const LinkOptions &options) const override {
-    return host_->link(objects, path, options);
-  }
-
 private:
   std::string archList() const {
     std::string s;
@@ -112,7 +100,6 @@ private:
     return s;
   }
 
-  std::unique_ptr<TargetBackend> host_;
   std::vector<std::string> archs_;
   bool cpuFallback_, instrument_;
   std::string ptxas_;

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "targets/CUDA/Passes.h"
 
+#include "targets/CUDA/Buffers.h"
+
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,19 +37,6 @@ void declare(ModuleOp module, StringRef name, FunctionType type) {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto f = b.create<func::FuncOp>(module.getLoc(), name, type);
   f.setPrivate();
-}
-
-/// The library constant a buffer is a view of, if any.
-memref::GetGlobalOp constantRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto global = dyn_cast<memref::GetGlobalOp>(def))
-      return global;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return {};
-    v = view.getViewSource();
-  }
-  return {};
 }
 
 struct CudaLowerLaunchesPass final : cuvil::cuda::impl::CudaLowerLaunchesPassBase<CudaLowerLaunchesPass> {
@@ -82,7 +71,7 @@ struct CudaLowerLaunchesPass final : cuvil::cuda::impl::CudaLowerLaunchesPassBas
         if (auto buffer = dyn_cast<MemRefType>(t)) {
           auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, arg);
           Value pointer = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, arg);
-          if (memref::GetGlobalOp global = constantRoot(arg)) {
+          if (memref::GetGlobalOp global = cuvil::cuda::constantRoot(arg)) {
             auto type = cast<MemRefType>(global.getType());
             int64_t bytes = type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
             pointer = b.create<func::CallOp>(loc, kGlobal, TypeRange{index},

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "targets/CUDA/Passes.h"
 
+#include "targets/CUDA/Buffers.h"
+
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -232,14 +234,16 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       return std::make_pair(device, bytes);
     };
     // Device values read by a launch: loaded at its start.
-    for (auto [index, group] : llvm::enumerate(groups)) {
+    for (size_t position = 0; position < groups.size(); ++position) {
+      int index = int(position);
+      Group &group = groups[position];
       DenseMap<Value, Value> loaded;
       SmallVector<Operation *> loads;
       for (Operation *op : llvm::to_vector(group.ops)) {
         WalkResult walked = op->walk([&](Operation *inner) {
           for (OpOperand &use : inner->getOpOperands()) {
             Operation *def = use.get().getDefiningOp();
-            if (!def || !groupOf.count(def) || groupOf[def] == int(index))
+            if (!def || !groupOf.count(def) || groupOf[def] == index)
               continue;
             Value v = use.get();
             if (!loaded.count(v)) {
@@ -249,7 +253,7 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
               OpBuilder lb(group.ops.front());
               auto load = lb.create<memref::LoadOp>(def->getLoc(), *handle);
               loads.push_back(load);
-              groupOf[load] = int(index);
+              groupOf[load] = index;
               loaded[v] = load;
             }
             use.set(loaded[v]);
@@ -332,7 +336,7 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       SmallVector<Staged> staged;
       for (OpOperand &arg : call->getOpOperands()) {
         auto type = dyn_cast<MemRefType>(arg.get().getType());
-        if (!type || constantRoot(arg.get()))
+        if (!type || cuvil::cuda::constantRoot(arg.get()))
           continue;
         if (!type.hasStaticShape() || !type.getLayout().isIdentity())
           return call.emitError() << "'" << call.getCallee() << "' (a kernel of the CPU runtime, run on the host "
@@ -354,19 +358,6 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       }
     }
     return success();
-  }
-
-  /// The library constant a buffer is a view of, if any.
-  static memref::GetGlobalOp constantRoot(Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (auto global = dyn_cast<memref::GetGlobalOp>(def))
-        return global;
-      auto view = dyn_cast<ViewLikeOpInterface>(def);
-      if (!view)
-        return {};
-      v = view.getViewSource();
-    }
-    return {};
   }
 
   /// Calls in device code: the C library's math functions become

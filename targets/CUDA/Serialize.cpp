@@ -13,6 +13,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -96,6 +97,9 @@ struct CudaSerializeKernelsPass final
     ConvertGpuOpsToNVVMOpsOptions nvvm;
     nvvm.indexBitwidth = 64;
     kernelsPm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+    // Math the NVVM lowering leaves (roundeven, ...): LLVM intrinsics, which
+    // the NVPTX back end has.
+    kernelsPm.addPass(createConvertMathToLLVMPass());
     kernelsPm.addPass(createReconcileUnrealizedCastsPass());
     kernelsPm.addPass(createCanonicalizerPass());
     if (failed(runPipeline(pm, module)))

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "targets/NPU/NpuBackend.h"
 
+#include "targets/HostedBackend.h"
+
 #include "targets/NPU/NpuConfig.h"
 #include "targets/NPU/Passes.h"
 
@@ -21,25 +23,22 @@ namespace mlir::cuvil {
 
 namespace {
 
-class NpuBackend final : public TargetBackend {
+class NpuBackend final : public HostedBackend {
 public:
   NpuBackend(std::unique_ptr<TargetBackend> host, std::string config, std::string partitionReport,
              bool doubleBuffering)
-      : host_(std::move(host)), config_(std::move(config)), partitionReport_(std::move(partitionReport)),
+      : HostedBackend(std::move(host)), config_(std::move(config)), partitionReport_(std::move(partitionReport)),
         doubleBuffering_(doubleBuffering) {}
 
   std::string name() const override { return "npu"; }
   std::string cpu() const override { return config_; }
-  std::string deviceKey() const override { return "npu/" + config_ + "/" + host_->deviceKey(); }
-  std::vector<std::string> requiredFeatures() const override { return host_->requiredFeatures(); }
+  std::string deviceKey() const override { return "npu/" + config_ + "/" + host().deviceKey(); }
   std::vector<std::string> cacheKeyParts() const override {
-    std::vector<std::string> parts = host_->cacheKeyParts();
+    std::vector<std::string> parts = host().cacheKeyParts();
     parts.push_back("npu-config=" + config_);
     parts.push_back(std::string("npu-double-buffering=") + (doubleBuffering_ ? "1" : "0"));
     return parts;
   }
-  std::vector<std::string> cacheKeyFiles() const override { return host_->cacheKeyFiles(); }
-  ::cuvil::Status checkModel(func::FuncOp entry) const override { return host_->checkModel(entry); }
 
   void buildKernelChoicePipeline(OpPassManager &pm) const override {
     npu::NpuPartitionPassOptions partition;
@@ -50,33 +49,14 @@ public:
     schedule.config = config_;
     schedule.doubleBuffering = doubleBuffering_;
     pm.addPass(npu::createNpuSchedulePass(schedule));
-    host_->buildKernelChoicePipeline(pm);
+    host().buildKernelChoicePipeline(pm);
   }
-  llvm::json::Array kernelReport(ModuleOp module) const override { return host_->kernelReport(module); }
   void buildLoweringPipeline(OpPassManager &pm) const override {
     pm.addPass(npu::createNpuLowerProgramsPass());
-    host_->buildLoweringPipeline(pm);
-  }
-  ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const override {
-    return host_->extractWeights(module, table);
-  }
-  ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const override {
-    return host_->emitWeights(table);
-  }
-  ::cuvil::Result<std::string> emitCode(llvm::Module &module, CodeKind kind) const override {
-    return host_->emitCode(module, kind);
-  }
-  ::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
-                                              const std::string &nextTo) const override {
-    return host_->combineObjects(objects, nextTo);
-  }
-  ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
-                       const LinkOptions &options) const override {
-    return host_->link(objects, path, options);
+    host().buildLoweringPipeline(pm);
   }
 
 private:
-  std::unique_ptr<TargetBackend> host_;
   std::string config_, partitionReport_;
   bool doubleBuffering_;
 };

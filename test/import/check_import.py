@@ -149,6 +149,10 @@ def main():
         lib = os.path.join(d, f"lib{target}.so")
         t0 = time.time()
         flags = ["--target", target]
+        if target == "cuda" and not (os.path.isdir(os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"), "nvvm"))
+                                     or os.path.isdir("/usr/local/cuda/nvvm")):
+            print("SKIPPED cuda: no CUDA toolkit (its libdevice) on this machine")
+            continue
         if target == "cuda":
             # One library with the CUDA kernels (checked and assembled by
             # ptxas for sm_80 and sm_90) and the CPU code.

@@ -121,7 +121,7 @@ TEST_CASE("the built-in targets are registered by name", "[targets]") {
   auto unknown = createTargetBackend("riscv", {});
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == ::cuvil::kExitUsageError);
-  CHECK(unknown.error().message.find("aarch64, npu, x86_64") != std::string::npos);
+  CHECK(unknown.error().message.find("aarch64, cuda, npu, x86_64") != std::string::npos);
   auto badCpu = createTargetBackend("x86_64", TargetOptions{"pentium9000"});
   REQUIRE_FALSE(badCpu);
   CHECK(badCpu.error().code == ::cuvil::kExitUsageError);
@@ -130,6 +130,23 @@ TEST_CASE("the built-in targets are registered by name", "[targets]") {
   REQUIRE(npu);
   CHECK((*npu)->name() == "npu");
   CHECK((*npu)->cpu() == "npu-64x64");
+  // A device target with a CPU target's code as its fallback: named by both.
+  REQUIRE(lookupTarget("cuda"));
+  auto cuda = createTargetBackend("cuda", {});
+  REQUIRE(cuda);
+  CHECK((*cuda)->name() == "cuda");
+  CHECK((*cuda)->cpu() == "sm_80,sm_90");
+  TargetOptions archs;
+  archs.cudaArch = "sm_90,sm_86,sm_90";
+  auto both = createTargetBackend("x86_64,cuda", archs);
+  REQUIRE(both);
+  CHECK((*both)->name() == "x86_64,cuda");
+  CHECK((*both)->cpu() == "sm_86,sm_90");
+  for (const char *bad : {"aarch64,cuda", "x86_64,aarch64", "cuda,riscv"}) {
+    auto refused = createTargetBackend(bad, {});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ::cuvil::kExitUsageError);
+  }
   auto badNpu = createTargetBackend("npu", TargetOptions{"npu-7x7"});
   REQUIRE_FALSE(badNpu);
   CHECK(badNpu.error().message.find("npu-32x32, npu-16x16") != std::string::npos);

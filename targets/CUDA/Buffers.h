@@ -1,0 +1,26 @@
+//===- Buffers.h - What the CUDA passes ask of a buffer ---------*- C++ -*-===//
+#ifndef CUVIL_TARGETS_CUDA_BUFFERS_H
+#define CUVIL_TARGETS_CUDA_BUFFERS_H
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::cuvil::cuda {
+
+/// The library constant (weights) a buffer is a view of, if any: the host
+/// code holds its host address, the kernels need the device copy's.
+inline memref::GetGlobalOp constantRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto global = dyn_cast<memref::GetGlobalOp>(def))
+      return global;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return {};
+    v = view.getViewSource();
+  }
+  return {};
+}
+
+} // namespace mlir::cuvil::cuda
+
+#endif // CUVIL_TARGETS_CUDA_BUFFERS_H
