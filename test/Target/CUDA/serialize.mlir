@@ -1,3 +1,5 @@
+// REQUIRES: ptxas
+// (libdevice, for the exp, comes with the CUDA toolkit that has ptxas)
 // RUN: cuvil-opt %s --split-input-file --cuvil-cuda-serialize-kernels="archs=sm_90,sm_80 ptxas=none" --verify-diagnostics | FileCheck %s
 // RUN: not cuvil-opt %s --split-input-file --cuvil-cuda-serialize-kernels="archs=sm_70 ptxas=none" 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: archs: 'sm_70' is not a list of sm_80, sm_86, sm_89, sm_90
