@@ -20,6 +20,7 @@ def CudaCloneEntryPass : Pass<"cuvil-cuda-clone-entry", "::mlir::ModuleOp"> {
     Option<"inPlace", "in-place", "bool", "false", "mark the model function itself, no copy (emulation)">,
     Option<"keepCpu", "keep-cpu", "bool", "true", "keep the model's CPU code (x86_64,cuda); without it (cuda) the CPU function is a stub the runtime never calls, so neither its code nor its packed weights are in the library">,
   ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def CudaMapLoopsPass : Pass<"cuvil-cuda-map-loops", "::mlir::ModuleOp"> {
