@@ -12,6 +12,7 @@
 #include "support/Status.h"
 
 #include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <functional>
 #include <string>
@@ -49,6 +50,10 @@ struct CpuTargetSpec {
 /// The features of `target` that the runtime checks at load time (LLVM
 /// names among those the runtime knows).
 std::vector<std::string> requiredFeatures(const CpuTarget &target);
+
+/// LLVM's O3 pipeline on `module`, for `machine` (every target's code:
+/// the CPUs' and the CUDA kernels').
+void runO3(llvm::Module &module, llvm::TargetMachine &machine);
 
 enum class OutputKind { Assembly, Object };
 

@@ -5,6 +5,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <algorithm>
+
 namespace mlir::cuvil::cuda {
 
 /// The library constant (weights) a buffer is a view of, if any: the host
@@ -20,6 +22,16 @@ inline memref::GetGlobalOp constantRoot(Value v) {
   }
   return {};
 }
+
+/// Bytes of one element in memory: index is 64-bit, i1 one byte.
+inline int64_t elementBytes(Type t) {
+  if (t.isIndex())
+    return 8;
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+/// Bytes of a buffer of static shape.
+inline int64_t bufferBytes(MemRefType type) { return type.getNumElements() * elementBytes(type.getElementType()); }
 
 } // namespace mlir::cuvil::cuda
 

@@ -72,8 +72,7 @@ struct CudaLowerLaunchesPass final : cuvil::cuda::impl::CudaLowerLaunchesPassBas
           auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, arg);
           Value pointer = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, arg);
           if (memref::GetGlobalOp global = cuvil::cuda::constantRoot(arg)) {
-            auto type = cast<MemRefType>(global.getType());
-            int64_t bytes = type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+            int64_t bytes = cuvil::cuda::bufferBytes(cast<MemRefType>(global.getType()));
             pointer = b.create<func::CallOp>(loc, kGlobal, TypeRange{index},
                                              ValueRange{pointer, b.create<arith::ConstantIntOp>(loc, bytes, 64)})
                           .getResult(0);

@@ -94,7 +94,7 @@ bool isHostKind(Operation *op) {
   if (isa<memref::GetGlobalOp, memref::DimOp, memref::ExtractStridedMetadataOp,
           memref::ExtractAlignedPointerAsIndexOp, memref::AssumeAlignmentOp>(op))
     return true;
-  if (isa<ViewLikeOpInterface>(op) && op->getDialect() == op->getContext()->getLoadedDialect("memref"))
+  if (isa<ViewLikeOpInterface>(op) && isa<memref::MemRefDialect>(op->getDialect()))
     return true;
   // Constants and index or integer arithmetic.
   if (isPure(op) && isa<arith::ArithDialect, index::IndexDialect>(op->getDialect()))
@@ -221,10 +221,7 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
       return handle;
     };
     auto devicePointer = [&](OpBuilder &b, Location loc, Value handle) {
-      auto type = cast<MemRefType>(handle.getType());
-      int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      if (type.getElementType().isIndex())
-        bytes = 8;
+      int64_t bytes = cuvil::cuda::bufferBytes(cast<MemRefType>(handle.getType()));
       Value pointer = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, handle);
       declare(module, "cuvil_rt_cuda_global",
               FunctionType::get(ctx, {b.getIndexType(), b.getI64Type()}, {b.getIndexType()}));
@@ -308,15 +305,14 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
     for (Group &group : groups)
       if (failed(retargetDeviceCalls(group, module, emulate)) || failed(launch(group)))
         return failure();
-    return emulate ? success() : stageHostCalls(f, devicePointer);
+    return emulate ? success() : stageHostCalls(f);
   }
 
   /// A CPU runtime kernel the model calls (the FFT, sort) runs on the host:
   /// its buffers are copied from the device before and back after (once
   /// the launches before it are done). The library's constants are read
   /// where they are.
-  template <typename DevicePointer>
-  LogicalResult stageHostCalls(func::FuncOp f, DevicePointer &devicePointer) {
+  LogicalResult stageHostCalls(func::FuncOp f) {
     ModuleOp module = f->getParentOfType<ModuleOp>();
     MLIRContext *ctx = module.getContext();
     SmallVector<func::CallOp> calls;
@@ -342,7 +338,7 @@ struct CudaMapLoopsPass final : cuvil::cuda::impl::CudaMapLoopsPassBase<CudaMapL
           return call.emitError() << "'" << call.getCallee() << "' (a kernel of the CPU runtime, run on the host "
                                   << "for the CUDA target) takes a " << type
                                   << ": only buffers of static shape and identity layout are copied to the host";
-        int64_t bytes = type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        int64_t bytes = cuvil::cuda::bufferBytes(type);
         Value host = b.create<memref::AllocOp>(loc, type);
         Value hostPointer = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, host);
         Value device = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, arg.get());

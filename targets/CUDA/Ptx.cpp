@@ -1,12 +1,13 @@
 //===- Ptx.cpp - LLVM IR kernels to PTX and cubins ------------------------===//
 #include "targets/CUDA/Ptx.h"
 
+#include "targets/CPU/Codegen.h"
+
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -210,19 +211,7 @@ Result<std::vector<KernelImage>> compileKernels(const llvm::Module &module, cons
     llvm::internalizeModule(*copy, [&](const llvm::GlobalValue &g) {
       return std::find(kernels.begin(), kernels.end(), g.getName().str()) != kernels.end();
     });
-    {
-      llvm::LoopAnalysisManager lam;
-      llvm::FunctionAnalysisManager fam;
-      llvm::CGSCCAnalysisManager cgam;
-      llvm::ModuleAnalysisManager mam;
-      llvm::PassBuilder pb(machine.get());
-      pb.registerModuleAnalyses(mam);
-      pb.registerCGSCCAnalyses(cgam);
-      pb.registerFunctionAnalyses(fam);
-      pb.registerLoopAnalyses(lam);
-      pb.crossRegisterProxies(lam, fam, cgam, mam);
-      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*copy, mam);
-    }
+    runO3(*copy, *machine);
     std::string ptx;
     {
       llvm::raw_string_ostream os(ptx);

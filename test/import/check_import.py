@@ -36,6 +36,18 @@ def run_model(args, d, mlir, inputs, out_dir):
     return None
 
 
+def run_library(args, d, lib, inputs, out_dir, flags):
+    """Runs a compiled library with cuvil-run; returns None or a failure message."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cmd = [os.path.join(args.bin, "cuvil-run"), lib, "--quiet", "--output-dir", out_dir] + flags
+    for f in inputs:
+        cmd += ["--input", os.path.join(d, f)]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        return f"{run.stderr}\nFAIL: cuvil-run {os.path.basename(lib)} exited {run.returncode}"
+    return None
+
+
 def compare(d, out_dir, what, rtol=1e-4, atol=1e-5):
     """Compares out_dir/output*.npy with PyTorch's; True when all match."""
     count = len([f for f in os.listdir(d) if f.startswith("expected")])
@@ -174,14 +186,9 @@ def main():
                   ("checked and assembled by ptxas for sm_80, sm_90" if ptxas else
                    "as PTX only (SKIPPED the ptxas check: no CUDA toolkit)"))
             out_dir = os.path.join(d, "out-cuda-cpu")
-            shutil.rmtree(out_dir, ignore_errors=True)
-            cmd = [os.path.join(args.bin, "cuvil-run"), lib, "--quiet", "--device", "cpu", "--output-dir", out_dir]
-            for f in inputs:
-                cmd += ["--input", os.path.join(d, f)]
-            run = subprocess.run(cmd, capture_output=True, text=True)
-            if run.returncode != 0:
-                print(run.stderr)
-                print(f"FAIL: running the x86_64,cuda library on the CPU exited {run.returncode}")
+            failure = run_library(args, d, lib, inputs, out_dir, ["--device", "cpu"])
+            if failure:
+                print(failure + " (the x86_64,cuda library on the CPU)")
                 return 1
             # The CUDA lowering itself, numerically: the same library with
             # its launches run as loops on the CPU (--target-option
@@ -195,14 +202,9 @@ def main():
                 print(f"FAIL: cuvil-export --target cuda --target-option emulate=1 exited {exp.returncode}")
                 return 1
             emu_dir = os.path.join(d, "out-cuda-emulated")
-            shutil.rmtree(emu_dir, ignore_errors=True)
-            cmd = [os.path.join(args.bin, "cuvil-run"), emulated, "--quiet", "--output-dir", emu_dir]
-            for f in inputs:
-                cmd += ["--input", os.path.join(d, f)]
-            run = subprocess.run(cmd, capture_output=True, text=True)
-            if run.returncode != 0:
-                print(run.stderr)
-                print(f"FAIL: running the emulated CUDA library exited {run.returncode}")
+            failure = run_library(args, d, emulated, inputs, emu_dir, [])
+            if failure:
+                print(failure + " (the emulated CUDA library)")
                 return 1
             ok &= compare(d, emu_dir, "CUDA lowering, emulated on the CPU", rtol=1e-3, atol=1e-4)
             cpu_dir = os.path.join(d, "out-x86_64")
