@@ -186,8 +186,10 @@ static int load_program(const uint8_t *blob, uint64_t bytes, program *p, char *e
   const cuvil_npu_header *h = &p->h;
   if (h->magic != CUVIL_NPU_MAGIC)
     return fail(err, size, "bad magic 0x%08x (expected 0x%08x, \"CPN1\")", h->magic, CUVIL_NPU_MAGIC);
-  if (h->version != CUVIL_NPU_ISA_VERSION)
-    return fail(err, size, "ISA version %u, this simulator runs version %d", h->version, CUVIL_NPU_ISA_VERSION);
+  /* Version 2 added fields that are zero in every version-1 program. */
+  if (h->version < 1 || h->version > CUVIL_NPU_ISA_VERSION)
+    return fail(err, size, "ISA version %u, this simulator runs versions 1 to %d", h->version,
+                CUVIL_NPU_ISA_VERSION);
   if (h->blob_bytes > bytes)
     return fail(err, size, "truncated program: the header says %u bytes, the blob has %llu", h->blob_bytes,
                 (unsigned long long)bytes);
@@ -408,10 +410,14 @@ static int describe_dma(const checker *k, const program *p, const cuvil_npu_comm
 static int describe_matmul(const checker *k, const program *p, const cuvil_npu_command *c, command_info *info) {
   info->unit = CUVIL_NPU_UNIT_MAC;
   const __typeof__(c->u.matmul) *m = &c->u.matmul;
-  if (unused_zero(k, c, 20))
+  if (unused_zero(k, c, 21))
     return -1;
   if (m->mode < CUVIL_NPU_MATMUL_CONV || m->mode > CUVIL_NPU_MATMUL_GEMM)
     return command_fail(k, "unknown mode %d", m->mode);
+  if (m->dtype != CUVIL_NPU_DTYPE_INT8 && m->dtype != CUVIL_NPU_DTYPE_FP16)
+    return command_fail(k, "unknown dtype %d (0: int8, 1: fp16)", m->dtype);
+  const bool fp16 = m->dtype == CUVIL_NPU_DTYPE_FP16;
+  const int64_t element = fp16 ? 2 : 1;
   if (at_least(k, "ci", m->ci, 1) || at_least(k, "co", m->co, 1) || at_least(k, "oh", m->oh, 1) ||
       at_least(k, "ow", m->ow, 1) || flag(k, "accumulate", m->accumulate))
     return -1;
@@ -424,8 +430,8 @@ static int describe_matmul(const checker *k, const program *p, const cuvil_npu_c
         at_least(k, "kw", m->kw, 1) || at_least(k, "sh", m->sh, 1) || at_least(k, "sw", m->sw, 1) ||
         at_least(k, "dh", m->dh, 1) || at_least(k, "dw", m->dw, 1))
       return -1;
-    if (m->pad_value < 0 || m->pad_value > 255)
-      return command_fail(k, "pad_value %d is not a u8", m->pad_value);
+    if (m->pad_value < 0 || m->pad_value > (fp16 ? 65535 : 255))
+      return command_fail(k, "pad_value %d is not a %s", m->pad_value, fp16 ? "binary16" : "u8");
     if (m->mode == CUVIL_NPU_MATMUL_DEPTHWISE && m->ci != m->co)
       return command_fail(k, "a depthwise product has ci == co, not %d and %d", m->ci, m->co);
   }
@@ -433,19 +439,22 @@ static int describe_matmul(const checker *k, const program *p, const cuvil_npu_c
   int64_t pixels = mul_sat(m->oh, m->ow);
   int64_t in_bytes = gemm ? mul_sat(m->oh, m->ci) : mul_sat(m->ci, mul_sat(m->ih, m->iw));
   int64_t reduction = m->mode == CUVIL_NPU_MATMUL_DEPTHWISE ? taps : mul_sat(m->ci, taps);
-  if (add_sram_access(k, p, info, CUVIL_NPU_ABUF, m->in_addr, in_bytes, true, false, "input") ||
-      add_sram_access(k, p, info, CUVIL_NPU_WBUF, m->w_addr, mul_sat(reduction, m->co), true, false, "weights") ||
+  if (add_sram_access(k, p, info, CUVIL_NPU_ABUF, m->in_addr, mul_sat(element, in_bytes), true, false, "input") ||
+      add_sram_access(k, p, info, CUVIL_NPU_WBUF, m->w_addr, mul_sat(element, mul_sat(reduction, m->co)), true,
+                      false, "weights") ||
       add_sram_access(k, p, info, CUVIL_NPU_ACC, m->acc_addr, mul_sat(4, mul_sat(pixels, m->co)), true, true,
                       "accumulators"))
     return -1;
   const cuvil_npu_config *cfg = &p->h.config;
   int64_t column_blocks = ceil_div(m->co, cfg->array_n);
   int64_t steps = m->mode == CUVIL_NPU_MATMUL_DEPTHWISE ? taps : ceil_div(reduction, cfg->array_k);
-  info->duration = mul_sat(mul_sat(pixels, steps), column_blocks) + cfg->array_k + cfg->array_n;
+  /* FP16: half the reduction lanes, so twice the steps. */
+  info->duration = mul_sat(mul_sat(mul_sat(pixels, steps), column_blocks), element) + cfg->array_k + cfg->array_n;
   info->macs = mul_sat(mul_sat(pixels, m->co), reduction);
   const int64_t block = min64(BLOCK_PIXELS, pixels);
-  info->patch_bytes = m->mode == CUVIL_NPU_MATMUL_CONV ? mul_sat(block, reduction) : 0;
-  info->pair_words = m->mode == CUVIL_NPU_MATMUL_DEPTHWISE ? 0 : mul_sat(reduction + 1, m->co);
+  /* FP16 work space: windows and weights as floats (4 bytes, 2 words). */
+  info->patch_bytes = fp16 ? mul_sat(reduction, 4) : m->mode == CUVIL_NPU_MATMUL_CONV ? mul_sat(block, reduction) : 0;
+  info->pair_words = m->mode == CUVIL_NPU_MATMUL_DEPTHWISE ? 0 : mul_sat(reduction + 1, m->co) * (fp16 ? 2 : 1);
   info->row_words = m->mode == CUVIL_NPU_MATMUL_DEPTHWISE ? m->ow : mul_sat(block, m->co);
   info->taps = m->mode == CUVIL_NPU_MATMUL_DEPTHWISE ? taps : 0;
   return 0;
@@ -454,17 +463,20 @@ static int describe_matmul(const checker *k, const program *p, const cuvil_npu_c
 static int describe_requant(const checker *k, const program *p, const cuvil_npu_command *c, command_info *info) {
   info->unit = CUVIL_NPU_UNIT_VEC;
   const __typeof__(c->u.requant) *r = &c->u.requant;
-  if (unused_zero(k, c, 11))
+  if (unused_zero(k, c, 13))
     return -1;
-  if (r->mode < CUVIL_NPU_REQUANT_QNNPACK || r->mode > CUVIL_NPU_REQUANT_F32_ONEDNN)
+  if (r->mode < CUVIL_NPU_REQUANT_QNNPACK || r->mode > CUVIL_NPU_REQUANT_FLOAT)
     return command_fail(k, "unknown mode %d", r->mode);
   if (at_least(k, "pixels", r->pixels, 1) || at_least(k, "channels", r->channels, 1) ||
-      flag(k, "layout", r->layout))
+      flag(k, "layout", r->layout) || flag(k, "relu", r->relu) || flag(k, "out_f16", r->out_f16))
     return -1;
-  const bool to_float = r->mode == CUVIL_NPU_REQUANT_F32 || r->mode == CUVIL_NPU_REQUANT_F32_ONEDNN;
+  const bool float_mode = r->mode == CUVIL_NPU_REQUANT_FLOAT;
+  if (!float_mode && (r->relu || r->out_f16))
+    return command_fail(k, "relu and out_f16 belong to the float mode");
+  const bool to_float = r->mode == CUVIL_NPU_REQUANT_F32 || r->mode == CUVIL_NPU_REQUANT_F32_ONEDNN || float_mode;
   if (!to_float && byte_range(k, r->y_min, r->y_max))
     return -1;
-  int64_t elements = mul_sat(r->pixels, r->channels), element_bytes = to_float ? 4 : 1;
+  int64_t elements = mul_sat(r->pixels, r->channels), element_bytes = r->out_f16 ? 2 : to_float ? 4 : 1;
   int64_t out_elements = elements;
   if (r->layout == 0) {
     if (r->out_plane < r->pixels)
@@ -1066,8 +1078,170 @@ static void execute_depthwise(machine *m, const cuvil_npu_command *c) {
   }
 }
 
+/*--- FP16 -------------------------------------------------------------------*/
+
+/* IEEE binary16 to float: exact (subnormals, infinities and NaNs too). */
+static inline float half_to_float(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else {
+    /* Zero or subnormal: mantissa * 2^-24, exact in float. */
+    float f = (float)mantissa * 5.9604644775390625e-8f;
+    memcpy(&bits, &f, 4);
+    bits |= sign;
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* Float to binary16, rounded to nearest even; past its range: infinity;
+ * NaN stays NaN (quiet). */
+static inline uint16_t float_to_half(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  const uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return (uint16_t)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+  if (magnitude >= 0x477ff000u) /* 65520 and up round past 65504 */
+    return (uint16_t)(sign | 0x7c00u);
+  if (magnitude < 0x38800000u) {
+    /* Below 2^-14: a subnormal, in units of 2^-24, rounded to even
+     * (the float multiply is exact, nearbyintf rounds ties to even). */
+    float a;
+    memcpy(&a, &magnitude, 4);
+    return (uint16_t)(sign | (uint16_t)nearbyintf(a * 16777216.0f));
+  }
+  /* Normal: drop 13 mantissa bits, to nearest even; a carry moves into the
+   * exponent, which is right. */
+  const uint32_t rebased = magnitude - (112u << 23);
+  const uint32_t rounded = rebased + 0xfffu + ((rebased >> 13) & 1u);
+  return (uint16_t)(sign | (uint16_t)(rounded >> 13));
+}
+
+static void halves_to_floats(const uint8_t *src, int64_t n, float *dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t h;
+    memcpy(&h, src + 2 * i, 2);
+    dst[i] = half_to_float(h);
+  }
+}
+
+/* row[c] += x[t] * w[t * co + c] for t < taps in turn: each addition one
+ * rounding, as npu_isa.h fixes. A product of two binary16 values is exact
+ * in float, so a fused multiply-add rounds the same. */
+static void accumulate_taps_f32(const float *x, int64_t taps, const float *w, int64_t co, float *restrict row) {
+  for (int64_t t = 0; t < taps; ++t) {
+    const float xt = x[t];
+    const float *restrict wt = w + t * co;
+    for (int64_t c = 0; c < co; ++c) {
+      row[c] += xt * wt[c];
+    }
+  }
+}
+
+/* Output pixel (y, x)'s window as floats, [ch][ky][kx], pad outside. */
+static void gather_patch_f16(const conv_shape *s, const uint8_t *in, float pad, int64_t y, int64_t x, float *patch) {
+  const int64_t r0 = y * s->sh - s->pad_top, q0 = x * s->sw - s->pad_left, plane = s->ih * s->iw;
+  for (int64_t ch = 0; ch < s->ci; ++ch)
+    for (int64_t ky = 0; ky < s->kh; ++ky) {
+      const int64_t r = r0 + ky * s->dh;
+      const bool row_inside = r >= 0 && r < s->ih;
+      for (int64_t kx = 0; kx < s->kw; ++kx) {
+        const int64_t q = q0 + kx * s->dw;
+        uint16_t h;
+        if (row_inside && q >= 0 && q < s->iw) {
+          memcpy(&h, in + 2 * (ch * plane + r * s->iw + q), 2);
+          patch[kx] = half_to_float(h);
+        } else {
+          patch[kx] = pad;
+        }
+      }
+      patch += s->kw;
+    }
+}
+
+static void execute_matmul_f16(machine *m, const cuvil_npu_command *c) {
+  const __typeof__(c->u.matmul) *mm = &c->u.matmul;
+  const uint8_t *in = m->sram[CUVIL_NPU_ABUF] + mm->in_addr;
+  const uint8_t *w = m->sram[CUVIL_NPU_WBUF] + mm->w_addr;
+  uint8_t *acc = m->sram[CUVIL_NPU_ACC] + mm->acc_addr;
+  const float pad = half_to_float((uint16_t)mm->pad_value);
+  const int64_t co = mm->co, ih = mm->ih, iw = mm->iw, oh = mm->oh, ow = mm->ow, kh = mm->kh, kw = mm->kw;
+  float *row = (float *)m->row;
+  if (mm->mode == CUVIL_NPU_MATMUL_DEPTHWISE) {
+    float *taps = (float *)m->taps;
+    for (int64_t ch = 0; ch < co; ++ch) {
+      for (int64_t t = 0; t < kh * kw; ++t) {
+        uint16_t h;
+        memcpy(&h, w + 2 * (t * co + ch), 2);
+        taps[t] = half_to_float(h);
+      }
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t x = 0; x < ow; ++x) {
+          float v = 0;
+          if (mm->accumulate)
+            memcpy(&v, acc + ((y * ow + x) * co + ch) * 4, 4);
+          row[x] = v;
+        }
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          const int64_t r = y * mm->sh - mm->pad_top + ky * mm->dh;
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            const float tap = taps[ky * kw + kx];
+            for (int64_t x = 0; x < ow; ++x) {
+              const int64_t q = x * mm->sw - mm->pad_left + kx * mm->dw;
+              float xv = pad;
+              if (r >= 0 && r < ih && q >= 0 && q < iw) {
+                uint16_t h;
+                memcpy(&h, in + 2 * ((ch * ih + r) * iw + q), 2);
+                xv = half_to_float(h);
+              }
+              row[x] += xv * tap;
+            }
+          }
+        }
+        for (int64_t x = 0; x < ow; ++x)
+          memcpy(acc + ((y * ow + x) * co + ch) * 4, &row[x], 4);
+      }
+    }
+    return;
+  }
+  const bool gemm = mm->mode == CUVIL_NPU_MATMUL_GEMM;
+  const conv_shape s = {mm->ci,       mm->ih, mm->iw, mm->kh, mm->kw, mm->sh, mm->sw,
+                        mm->dh,       mm->dw, mm->pad_top,    mm->pad_left,   0};
+  const int64_t taps = gemm ? s.ci : s.ci * s.kh * s.kw, pixels = oh * ow;
+  float *weights = (float *)m->pairs, *patch = (float *)m->patch;
+  halves_to_floats(w, taps * co, weights);
+  for (int64_t p0 = 0; p0 < pixels; p0 += BLOCK_PIXELS) {
+    const int64_t n = min64(BLOCK_PIXELS, pixels - p0);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t p = p0 + i;
+      float *window = patch;
+      if (gemm)
+        halves_to_floats(in + 2 * p * s.ci, s.ci, window);
+      else
+        gather_patch_f16(&s, in, pad, p / ow, p % ow, window);
+      if (mm->accumulate)
+        memcpy(row, acc + p * co * 4, (size_t)co * 4);
+      else
+        memset(row, 0, (size_t)co * 4);
+      accumulate_taps_f32(window, taps, weights, co, row);
+      memcpy(acc + p * co * 4, row, (size_t)co * 4);
+    }
+  }
+}
+
 static void execute_matmul(machine *m, const cuvil_npu_command *c) {
   const __typeof__(c->u.matmul) *mm = &c->u.matmul;
+  if (mm->dtype == CUVIL_NPU_DTYPE_FP16) {
+    execute_matmul_f16(m, c);
+    return;
+  }
   if (mm->mode == CUVIL_NPU_MATMUL_DEPTHWISE) {
     execute_depthwise(m, c);
     return;
@@ -1148,6 +1322,20 @@ static void execute_requant(machine *m, const cuvil_npu_command *c) {
       case CUVIL_NPU_REQUANT_F32: {
         const float y = a * multiplier;
         memcpy(out + at * 4, &y, 4);
+        break;
+      }
+      case CUVIL_NPU_REQUANT_FLOAT: {
+        float y;
+        memcpy(&y, acc + (p * channels + ch) * 4, 4);
+        y += m->biases[ch];
+        if (r->relu && y < 0)
+          y = 0;
+        if (r->out_f16) {
+          const uint16_t h = float_to_half(y);
+          memcpy(out + at * 2, &h, 2);
+        } else {
+          memcpy(out + at * 4, &y, 4);
+        }
         break;
       }
       default: { /* CUVIL_NPU_REQUANT_F32_ONEDNN */

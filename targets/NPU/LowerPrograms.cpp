@@ -60,13 +60,23 @@ private:
       return b.create<memref::ReinterpretCastOp>(loc, MemRefType::get({1}, type.getElementType()), m, 0,
                                                  ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1});
     };
-    auto bufferOf = [&](Value t) -> Value {
+    auto bufferOf = [&](Value t, bool asBytes) -> Value {
       if (signless(t.getType()) != t.getType())
         t = b.create<UnrealizedConversionCastOp>(loc, signless(t.getType()), t).getResult(0);
       auto type = llvm::cast<RankedTensorType>(t.getType());
       Value m = b.create<bufferization::ToMemrefOp>(loc, MemRefType::get(type.getShape(), type.getElementType()), t,
                                                     /*read_only=*/true);
-      return pointerView(m);
+      if (!asBytes || type.getElementType() == i8)
+        return pointerView(m);
+      // Other elements (f16) reach the call as bytes too, so that one
+      // declaration serves every segment of a buffer count: a copy into a
+      // byte buffer (the DMA reads it once; the copy is small beside that).
+      Value bytes = b.create<memref::AllocOp>(loc, MemRefType::get({tensorBytes(type)}, i8), b.getI64IntegerAttr(64));
+      Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value typed = b.create<memref::ViewOp>(loc, MemRefType::get(type.getShape(), type.getElementType()), bytes, zero,
+                                             ValueRange{});
+      b.create<memref::CopyOp>(loc, m, typed);
+      return pointerView(bytes);
     };
 
     int64_t params[] = {CUVIL_NPU_SEGMENT_PARAMS_VERSION, static_cast<int64_t>(blob->size()), buffers};
@@ -77,11 +87,11 @@ private:
     Value blobTensor = b.create<arith::ConstantOp>(
         loc, DenseResourceElementsAttr::get(blobType, resourceKey((program.getSymName() + ".npu").str()),
                                             HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
-    SmallVector<Value> args{bufferOf(paramTensor), bufferOf(blobTensor)};
+    SmallVector<Value> args{bufferOf(paramTensor, false), bufferOf(blobTensor, false)};
     int64_t scratch = std::max<int64_t>(program.getScratchBytes(), 64);
     args.push_back(pointerView(b.create<memref::AllocOp>(loc, MemRefType::get({scratch}, i8), b.getI64IntegerAttr(64))));
     for (Value in : program.getInputs())
-      args.push_back(bufferOf(in));
+      args.push_back(bufferOf(in, true));
     SmallVector<Value> outs;
     // Outputs are bytes to the call (one signature per buffer count),
     // viewed with their type by the code around it.

@@ -13,7 +13,9 @@
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
+#include "dialects/Cuvil/Reference/Evaluator.h"
 #include "support/AtomicFile.h"
+#include "support/Tensor.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -47,6 +49,105 @@ bool isStatic(Operation *op) {
   return llvm::all_of(op->getOperandTypes(), isStaticTensor) && llvm::all_of(op->getResultTypes(), isStaticTensor);
 }
 
+bool hasElement(Type t, bool (Type::*is)() const) {
+  auto r = llvm::dyn_cast<RankedTensorType>(t);
+  return r && (r.getElementType().*is)();
+}
+bool isF16(Type t) { return hasElement(t, &Type::isF16); }
+bool isF32(Type t) { return hasElement(t, &Type::isF32); }
+
+/// f16 to f32 (the input of an FP16 product) and f32 to f16 (its
+/// epilogue's rounding).
+bool isWidening(Operation *op) {
+  return llvm::isa_and_nonnull<CastOp>(op) && isF16(op->getOperand(0).getType()) && isF32(op->getResult(0).getType());
+}
+bool isNarrowing(Operation *op) {
+  return llvm::isa_and_nonnull<CastOp>(op) && isF32(op->getOperand(0).getType()) && isF16(op->getResult(0).getType());
+}
+bool isFloatProduct(Operation *op) { return llvm::isa<Conv2DOp, LinearOp>(op); }
+
+/// The only user of `op`'s result, if it has exactly one.
+Operation *soleUser(Operation *op) {
+  Value v = op->getResult(0);
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+/// FP16 layers as cuvil-quantize writes them (--fallback fp16): an f32
+/// convolution or linear layer whose input is an f16 tensor widened to f32
+/// and whose weights are f16 values. Before classifying, make each such
+/// product's ops adjacent, so a segment takes them whole:
+///  - fusion groups that hold f16 work are inlined (the NPU does the
+///    fusion itself, in its epilogue);
+///  - each product gets a widening cast of its own, right before it;
+///  - its relu and its rounding to f16 (single uses) move right after it.
+/// Every move keeps each op after its operands and before its users.
+void prepareFp16(func::FuncOp f) {
+  auto touchesF16 = [](FusedGroupOp g) {
+    bool any = false;
+    g.getBody().walk([&](Operation *op) { any |= isWidening(op) || isNarrowing(op); });
+    return any;
+  };
+  for (auto g : llvm::make_early_inc_range(f.getBody().front().getOps<FusedGroupOp>())) {
+    Operation *anchorInput = g.getInputs().empty() ? nullptr : g.getInputs().front().getDefiningOp();
+    if (!touchesF16(g) && !isWidening(anchorInput))
+      continue;
+    Block &body = g.getBody().front();
+    IRMapping map;
+    for (auto [arg, input] : llvm::zip(body.getArguments(), g.getInputs()))
+      map.map(arg, input);
+    OpBuilder b(g);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    g.getResult().replaceAllUsesWith(map.lookup(llvm::cast<FusedYieldOp>(body.getTerminator()).getValue()));
+    g.erase();
+  }
+  SmallVector<Operation *> products;
+  f.walk([&](Operation *op) {
+    if (isFloatProduct(op) && op->getBlock() == &f.getBody().front() && isWidening(op->getOperand(0).getDefiningOp()))
+      products.push_back(op);
+  });
+  for (Operation *p : products) {
+    auto cast = llvm::cast<CastOp>(p->getOperand(0).getDefiningOp());
+    if (!cast->hasOneUse()) {
+      OpBuilder b(p);
+      p->setOperand(0, b.clone(*cast)->getResult(0));
+    } else {
+      cast->moveBefore(p);
+    }
+    Operation *last = p;
+    if (Operation *u = soleUser(last); u && llvm::isa<ReluOp>(u) && u->getBlock() == p->getBlock()) {
+      u->moveAfter(last);
+      last = u;
+    }
+    if (Operation *u = soleUser(last); u && isNarrowing(u) && u->getBlock() == p->getBlock())
+      u->moveAfter(last);
+  }
+}
+
+/// Whether every value of the constant `v` is an f16 value.
+bool halfExact(Value v, llvm::DenseMap<Operation *, bool> &cache) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c)
+    return false;
+  auto [it, inserted] = cache.try_emplace(c, false);
+  if (!inserted)
+    return it->second;
+  if (isF16(c.getType()))
+    return it->second = true;
+  if (!isF32(c.getType()))
+    return false;
+  FailureOr<::cuvil::Tensor> t = reference::tensorFromAttr(c.getValue(), c.getLoc());
+  if (failed(t))
+    return false;
+  for (int64_t i = 0; i < t->numElements(); ++i) {
+    float x = static_cast<float>(t->getDouble(i));
+    float h = ::cuvil::halfToFloat(::cuvil::floatToHalf(x));
+    if (!(h == x || (std::isnan(h) && std::isnan(x))))
+      return false;
+  }
+  return it->second = true;
+}
+
 /// The checks an int8 product (conv2d, linear) shares.
 std::optional<Verdict> checkProduct(Operation *op, QuantParamsAttr px, QuantParamsAttr pw,
                                     QuantParamsAttr py) {
@@ -75,9 +176,9 @@ public:
 
   Verdict classify(Operation *op) {
     if (llvm::isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
-      return isU8(op->getResult(0).getType()) && isStatic(op)
+      return (isU8(op->getResult(0).getType()) || isF16(op->getResult(0).getType())) && isStatic(op)
                  ? Verdict{Verdict::View, ""}
-                 : host("a view of a tensor that is not a static u8 tensor");
+                 : host("a view of a tensor that is neither a static u8 nor a static f16 tensor");
     bool quant = llvm::isa<QuantConv2DOp, QuantLinearOp, QuantAddOp, QuantAvgPool2DOp>(op) ||
                  (llvm::isa<MaxPool2DOp>(op) && isU8(op->getOperand(0).getType()));
     // Activations come from the host or other NPU ops, not from constants
@@ -87,6 +188,10 @@ public:
       for (unsigned i = 0; i < activations && i < op->getNumOperands(); ++i)
         if (op->getOperand(i).getDefiningOp<ConstantOp>())
           return host("its input is a constant tensor (the NPU reads activations from the host or its own ops)");
+    if (std::optional<Verdict> v = classifyFp16(op))
+      return *v;
+    if (llvm::isa<FusedGroupOp>(op))
+      return host("a host kernel the graph pipeline fused (no int8 or FP16 layer in it)");
     if (!quant) {
       if (llvm::isa<QuantizeOp, DequantizeOp, RequantizeOp>(op))
         return host("converts between float and int8 (or between scales): the host does it at the "
@@ -95,10 +200,8 @@ public:
         return host("a quantized product of two tensors: not in the NPU's vector unit");
       if (llvm::isa<QuantLinearDynamicOp>(op))
         return host("a dynamically quantized layer quantizes its input at run time: not on the NPU");
-      for (Type t : op->getResultTypes())
-        if (auto r = llvm::dyn_cast<RankedTensorType>(t); r && r.getElementType().isF16())
-          return host("an FP16 op: the MAC array's FP16 mode is in the architecture but not compiled yet");
-      return host("not an NPU operation (the NPU runs int8 convolutions, linear layers, sums and pooling)");
+      return host("not an NPU operation (the NPU runs int8 and FP16 convolutions and linear layers, int8 sums "
+                  "and pooling)");
     }
     if (!isStatic(op))
       return host("a dynamic shape (the NPU runs static shapes only)");
@@ -155,9 +258,76 @@ public:
     return {Verdict::Npu, ""};
   }
 
+  /// Whether `op` is an FP16 product, or part of one, that the NPU runs.
+  bool onNpu(Operation *op) { return op && classify(op).kind == Verdict::Npu; }
+
+  /// The FP16 mode's ops; nullopt for the others.
+  std::optional<Verdict> classifyFp16(Operation *op) {
+    if (isFloatProduct(op)) {
+      if (!isWidening(op->getOperand(0).getDefiningOp()))
+        return host(isF32(op->getResult(0).getType())
+                        ? "an FP32 product (the NPU runs int8 and FP16 layers: cuvil-quantize, --fallback fp16)"
+                        : "a product of neither int8 nor FP16 layers");
+      if (!isStatic(op))
+        return host("a dynamic shape (the NPU runs static shapes only)");
+      if (!halfExact(op->getOperand(1), halfConstants))
+        return host("its weights are not constant f16 values (an FP16 layer's weights are rounded to f16)");
+      if (op->getNumOperands() > 2 && !op->getOperand(2).getDefiningOp<ConstantOp>())
+        return host("its bias is not a constant");
+      if (!isF32(op->getResult(0).getType()))
+        return host("an FP16 product whose result is not f32");
+      ConvGeometry g;
+      if (auto conv = llvm::dyn_cast<Conv2DOp>(op)) {
+        g = convGeometry(conv, 4);
+        if (g.groups != 1 && !g.depthwise)
+          return host("a grouped convolution that is not depthwise (groups " + std::to_string(g.groups) + ")");
+      } else {
+        auto linear = llvm::cast<LinearOp>(op);
+        if (llvm::cast<RankedTensorType>(linear.getInput().getType()).getRank() != 2)
+          return host("a linear layer on a tensor of rank other than 2");
+        g = linearGeometry(linear, 4);
+      }
+      if (!convFits(g, config))
+        return host("one output row of it does not fit the SRAM (FP16, " + std::to_string(g.cin) + " channels x " +
+                    std::to_string(g.w) + " columns)");
+      return Verdict{Verdict::Npu, ""};
+    }
+    if (isWidening(op)) {
+      Operation *user = soleUser(op);
+      if (user && isFloatProduct(user) && user->getOperand(0) == op->getResult(0) && onNpu(user))
+        return Verdict{Verdict::Npu, ""};
+      return host("converts f16 to f32 for a host op");
+    }
+    // The epilogue of an FP16 product on the NPU: its relu, its rounding.
+    auto fusedAfterProduct = [&](Operation *producer) {
+      return producer && producer->getNextNode() == op && producer->hasOneUse() &&
+             ((isFloatProduct(producer) && onNpu(producer)) ||
+              (llvm::isa<ReluOp>(producer) && onNpu(producer)));
+    };
+    if (llvm::isa<ReluOp>(op) && isF32(op->getResult(0).getType())) {
+      Operation *producer = op->getOperand(0).getDefiningOp();
+      if (producer && isFloatProduct(producer) && fusedAfterProduct(producer))
+        return Verdict{Verdict::Npu, ""};
+      return std::nullopt;
+    }
+    if (isNarrowing(op)) {
+      if (fusedAfterProduct(op->getOperand(0).getDefiningOp()))
+        return Verdict{Verdict::Npu, ""};
+      return host("converts f32 to f16: the host does it at the segment's boundary");
+    }
+    return std::nullopt;
+  }
+
 private:
   const cuvil_npu_config &config;
+  llvm::DenseMap<Operation *, bool> halfConstants;
 };
+
+/// Whether `op` belongs with the op before it in a segment (an FP16
+/// product's epilogue) or `before` with `op` (its widening cast).
+bool attached(Operation *before, Operation *op) {
+  return (isWidening(before) && isFloatProduct(op)) || llvm::isa<ReluOp>(op) || isNarrowing(op);
+}
 
 struct Placement {
   Operation *op; ///< valid while the op is not outlined (host ops always)
@@ -185,6 +355,7 @@ public:
     for (auto f : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       if (f.isExternal())
         continue;
+      prepareFp16(f);
       // Runs of supported ops (views join a run, never start one).
       std::vector<std::vector<Operation *>> runs(1);
       size_t firstPlacement = placements.size(); // this function's: earlier ones' ops may be gone
@@ -203,11 +374,15 @@ public:
           runs.back().push_back(&op);
         }
         placements.emplace_back(&op, v);
-        if (op.getNumRegions() > 0)
+        if (op.getNumRegions() > 0) {
+          std::string why = llvm::isa<FusedGroupOp>(op)
+                                ? "fused into one host kernel with the ops around it (a cuvil.fused.group)"
+                                : "inside control flow (the NPU runs straight-line segments)";
           op.walk([&](Operation *inner) {
             if (inner != &op && !llvm::isa<ConstantOp>(inner) && !inner->hasTrait<OpTrait::IsTerminator>())
-              placements.emplace_back(inner, host("inside control flow (the NPU runs straight-line segments)"));
+              placements.emplace_back(inner, host(why));
           });
+        }
       }
       std::vector<std::vector<Operation *>> limited;
       for (std::vector<Operation *> &run : runs)
@@ -283,7 +458,23 @@ private:
       out.push_back(std::move(run));
       return;
     }
+    // Not between an FP16 product and its own casts and relu: the nearest
+    // cut that is not.
     size_t half = run.size() / 2;
+    for (size_t d = 0; d < run.size(); ++d) {
+      if (half + d < run.size() && !attached(run[half + d - 1], run[half + d])) {
+        half += d;
+        break;
+      }
+      if (d < half && !attached(run[half - d - 1], run[half - d])) {
+        half -= d;
+        break;
+      }
+    }
+    if (attached(run[half - 1], run[half])) {
+      out.push_back(std::move(run)); // one product and its casts: nothing to cut
+      return;
+    }
     splitToCallLimit(std::vector<Operation *>(run.begin(), run.begin() + half), out);
     splitToCallLimit(std::vector<Operation *>(run.begin() + half, run.end()), out);
   }

@@ -24,6 +24,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include "support/Tensor.h"
+
 #include <cstring>
 #include <limits>
 
@@ -144,8 +146,6 @@ public:
     for (auto [j, v] : llvm::enumerate(yield.getValues()))
       if (!where.count(v))
         where[v] = {numInputs + static_cast<int64_t>(j), 0};
-    // Views alias their source (the partitioner leaves a view the host
-    // reads outside the segment, so no view is yielded).
     OpBuilder b(segment);
     auto program = b.create<ProgramOp>(
         segment.getLoc(), segment.getResultTypes(), segment.getInputs(), segment.getSymNameAttr(),
@@ -169,6 +169,9 @@ public:
       } else if (auto l = llvm::dyn_cast<QuantLinearOp>(op)) {
         if (failed(prepare(l, linearGeometry(l), {})))
           return failure();
+      } else if (llvm::isa<Conv2DOp, LinearOp>(op)) {
+        if (failed(prepareFp16(&op)))
+          return failure();
       } else if (llvm::isa<QuantAddOp, QuantAvgPool2DOp, MaxPool2DOp>(op)) {
         layerOf[&op] = addLayer(&op, llvm::isa<QuantAddOp>(op)       ? "add"
                                      : llvm::isa<MaxPool2DOp>(op) ? "max_pool2d"
@@ -182,11 +185,8 @@ public:
     for (Operation &op : body.without_terminator()) {
       if (llvm::isa<ConstantOp>(op) || fused.contains(&op))
         continue;
-      if (isView(&op)) {
-        if (!where.count(op.getResult(0)))
-          where[op.getResult(0)] = locate(op.getOperand(0));
-        continue;
-      }
+      if (isView(&op))
+        continue; // located with its source, when something reads it (locate)
       if (auto it = products.find(&op); it != products.end()) {
         emitProduct(*it->second, nextProduct(&op));
         continue;
@@ -220,13 +220,28 @@ public:
   }
 
 private:
-  static bool isView(Operation *op) { return llvm::isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op); }
+  /// Ops that compute nothing here: views alias their source, and an FP16
+  /// product's widening cast is its input read as f16.
+  static bool isView(Operation *op) {
+    return llvm::isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op) || isWidening(op);
+  }
+  static bool isWidening(Operation *op) {
+    auto c = llvm::dyn_cast_or_null<CastOp>(op);
+    return c && llvm::cast<RankedTensorType>(c.getInput().getType()).getElementType().isF16();
+  }
 
   /// The DRAM location of `v`, placing an intermediate in scratch.
   DramLocation locate(Value v) {
     auto it = where.find(v);
     if (it != where.end())
       return it->second;
+    // Views alias their source (the partitioner leaves a view the host
+    // reads outside the segment, so no view is yielded).
+    if (Operation *def = v.getDefiningOp(); def && isView(def)) {
+      DramLocation source = locate(def->getOperand(0));
+      where[v] = source;
+      return source;
+    }
     DramLocation l{scratchRegion, scratchBytes};
     scratchBytes += roundUp(tensorBytes(v.getType()), 64);
     where[v] = l;
@@ -322,6 +337,8 @@ private:
     int64_t layer = -1, kSize = 0, zx = 0;
     QuantParamsAttr py;
     const char *mode = "qnnpack";
+    Operation *last = nullptr; ///< the op whose result the epilogue writes (FP16: its relu or rounding)
+    bool relu = false;         ///< FP16: a relu in the epilogue
     int64_t prefetchedSlot = -1; ///< the weight slot its first tile was loaded into early
     /// Its input is already on chip, whole, in this ABUF quarter (the
     /// product before wrote it there), or -1.
@@ -330,7 +347,13 @@ private:
 
   /// The result `p` computes (its fused sum's when it has one).
   static Value resultOf(const Product &p) {
-    return p.sum ? p.sum->getResult(0) : p.op->getResult(0);
+    return p.sum ? p.sum->getResult(0) : p.last ? p.last->getResult(0) : p.op->getResult(0);
+  }
+
+  /// The tensor `p` reads (an FP16 product's: the f16 one its cast widens).
+  static Value inputOf(const Product &p) {
+    Value in = p.op->getOperand(0);
+    return isWidening(in.getDefiningOp()) ? in.getDefiningOp()->getOperand(0) : in;
   }
 
   /// Whether `p`'s output can stay on chip as `q`'s input: `q` comes right
@@ -347,8 +370,8 @@ private:
       return singleBand(x) && (x.tiles.size() == 1 || !x.tiling.weightsOuter);
     };
     return doubleBuffering && p.g.n == 1 && q.g.n == 1 && !p.g.gemm && !q.g.gemm && !q.g.depthwise &&
-           p.g.outBytes == 1 && readsInputOnce(p) && readsInputOnce(q) &&
-           p.g.cout * p.g.oh * p.g.ow <= config.abuf_bytes / 4 && q.op->getOperand(0) == resultOf(p) &&
+           p.g.outBytes == q.g.inBytes && p.g.fp16 == q.g.fp16 && readsInputOnce(p) && readsInputOnce(q) &&
+           p.g.cout * p.g.oh * p.g.ow * p.g.outBytes <= config.abuf_bytes / 4 && inputOf(q) == resultOf(p) &&
            nextScheduled(p.op) == q.op;
   }
 
@@ -448,9 +471,75 @@ private:
     return success();
   }
 
+  /// Plans an FP16 product (the partitioner checked it: a widened f16
+  /// input, f16 weights, constant bias): weights [K][cot] as binary16 and
+  /// the table's bias per channel; its relu and its rounding to f16, when
+  /// they follow it, go into its epilogue.
+  LogicalResult prepareFp16(Operation *op) {
+    Operation *last = op;
+    bool relu = false, rounded = false;
+    auto soleUser = [](Operation *o) -> Operation * {
+      return o->getResult(0).hasOneUse() ? *o->getResult(0).getUsers().begin() : nullptr;
+    };
+    if (Operation *u = soleUser(last); u && llvm::isa<ReluOp>(u) && u->getBlock() == op->getBlock()) {
+      fused.insert(u);
+      last = u, relu = true;
+    }
+    if (Operation *u = soleUser(last); u && llvm::isa<CastOp>(u) && u->getBlock() == op->getBlock() &&
+                                       llvm::cast<RankedTensorType>(u->getResult(0).getType()).getElementType().isF16()) {
+      fused.insert(u);
+      last = u, rounded = true;
+    }
+    int64_t outBytes = rounded ? 2 : 4;
+    ConvGeometry g = llvm::isa<Conv2DOp>(op) ? convGeometry(llvm::cast<Conv2DOp>(op), outBytes)
+                                             : linearGeometry(llvm::cast<LinearOp>(op), outBytes);
+    std::optional<ConvTiling> tiling = planConv(g, config);
+    if (!tiling)
+      return op->emitError() << "cuvil-npu-schedule: no tiling fits the SRAM";
+    auto wc = op->getOperand(1).getDefiningOp<ConstantOp>();
+    if (!wc)
+      return op->emitError() << "cuvil-npu-schedule: an FP16 product's weights are not a constant";
+    FailureOr<::cuvil::Tensor> w = reference::tensorFromAttr(wc.getValue(), wc.getLoc());
+    if (failed(w))
+      return failure();
+    std::optional<::cuvil::Tensor> bias;
+    if (op->getNumOperands() > 2) {
+      auto bc = op->getOperand(2).getDefiningOp<ConstantOp>();
+      FailureOr<::cuvil::Tensor> t = reference::tensorFromAttr(bc.getValue(), bc.getLoc());
+      if (failed(t))
+        return failure();
+      bias = std::move(*t);
+    }
+    auto p = std::make_unique<Product>();
+    p->op = op, p->g = g, p->tiling = *tiling, p->last = last, p->relu = relu;
+    p->kSize = g.reduction(), p->zx = 0; // padding reads +0.0
+    p->mode = "float";
+    for (int64_t co0 = 0; co0 < g.cout; co0 += tiling->coTile) {
+      int64_t cot = std::min(tiling->coTile, g.cout - co0);
+      std::vector<uint8_t> wb(p->kSize * cot * 2), table(cot * 12, 0);
+      for (int64_t c = 0; c < cot; ++c) {
+        int64_t co = co0 + c;
+        for (int64_t k = 0; k < p->kSize; ++k) {
+          uint16_t h = ::cuvil::floatToHalf(static_cast<float>(w->getDouble(co * p->kSize + k)));
+          std::memcpy(&wb[(k * cot + c) * 2], &h, 2);
+        }
+        float one = 1.0f, b = bias ? static_cast<float>(bias->getDouble(co)) : 0.0f;
+        std::memcpy(&table[c * 12 + 4], &one, 4);
+        std::memcpy(&table[c * 12 + 8], &b, 4);
+      }
+      int64_t wOff = addConstants(wb), tOff = addConstants(table);
+      p->tiles.push_back({co0, cot, wOff, tOff, roundUp(p->kSize * cot * 2, config.alignment)});
+    }
+    StringRef kind = g.gemm ? "linear fp16" : g.depthwise ? "depthwise fp16" : "conv2d fp16";
+    p->layer = addLayer(op, kind, g.macs());
+    products[op] = std::move(p);
+    return success();
+  }
+
   void loadWeights(const Product &p, const TileConstants &t, int64_t s) {
     const int64_t wHalf = config.wbuf_bytes / 2;
-    stream->load(p.layer, constantsRegion, t.weights, "wbuf", s * wHalf, {1, 1, p.kSize * t.cot}, {0, 0}, {0, 0});
+    stream->load(p.layer, constantsRegion, t.weights, "wbuf", s * wHalf, {1, 1, p.kSize * t.cot * p.g.inBytes},
+                 {0, 0}, {0, 0});
     stream->load(p.layer, constantsRegion, t.table, "wbuf", s * wHalf + t.tableOffsetInSlot, {1, 1, t.cot * 12},
                  {0, 0}, {0, 0});
   }
@@ -503,7 +592,7 @@ private:
       sumParameters = sumParams(sum);
     }
     const int64_t wHalf = config.wbuf_bytes / 2, aQuarter = config.abuf_bytes / 4, accHalf = config.acc_bytes / 2;
-    const int64_t e = g.outBytes;
+    const int64_t e = g.outBytes, ie = g.inBytes; // bytes per output, input element
     int64_t bands = ceilDiv(g.oh, tiling.rows);
 
     // The input band of output rows [y0, y0 + rows): input rows [r0, r1).
@@ -530,11 +619,11 @@ private:
     auto loadBand = [&](int64_t n, const Band &band, int64_t c0, int64_t cn, int64_t s) {
       int64_t rows = band.r1 - band.r0;
       if (g.gemm)
-        stream->load(layer, in.region, in.offset + band.r0 * g.cin, "abuf", s * aQuarter, {1, 1, rows * g.cin},
-                     {0, 0}, {0, 0});
+        stream->load(layer, in.region, in.offset + band.r0 * g.cin * ie, "abuf", s * aQuarter,
+                     {1, 1, rows * g.cin * ie}, {0, 0}, {0, 0});
       else
-        stream->load(layer, in.region, in.offset + ((n * g.cin + c0) * g.h + band.r0) * g.w, "abuf",
-                     s * aQuarter, {cn, 1, rows * g.w}, {g.h * g.w, 0}, {rows * g.w, 0});
+        stream->load(layer, in.region, in.offset + ((n * g.cin + c0) * g.h + band.r0) * g.w * ie, "abuf",
+                     s * aQuarter, {cn, 1, rows * g.w * ie}, {g.h * g.w * ie, 0}, {rows * g.w * ie, 0});
       // Weights resident: the last band comes after the last weights.
       if (--bandsLeft == 0 && next && tiling.weightsOuter)
         prefetchWeights(*next, lastWeights);
@@ -551,19 +640,22 @@ private:
           b->i32(layer), cb().getStringAttr(g.gemm ? "gemm" : g.depthwise ? "depthwise" : "conv"),
           b->i32(is * aQuarter), g.gemm ? b->arr({g.cin, rows, 1}) : b->arr({cin, rows, g.w}), b->i32(ws * wHalf),
           b->i32(ts * accHalf), b->arr({t.cot, band.rows, g.ow}), b->arr({g.kh, g.kw}), b->arr({g.sh, g.sw}),
-          b->arr({g.dh, g.dw}), b->arr({padTop, g.gemm ? 0 : g.pw}), b->i32(zx), UnitAttr());
+          b->arr({g.dh, g.dw}), b->arr({padTop, g.gemm ? 0 : g.pw}), b->i32(zx), UnitAttr(),
+          g.fp16 ? cb().getUnitAttr() : UnitAttr());
       int64_t pixels = band.rows * g.ow;
       int64_t outAddr = (2 + ts) * aQuarter;
       if (forward) {
         // Channel planes of the whole output, tile after tile, in the
         // quarter this product's input does not use.
         forwardQuarter = 1 - is;
-        outAddr = forwardQuarter * aQuarter + t.co0 * pixels;
+        outAddr = forwardQuarter * aQuarter + t.co0 * pixels * e;
       }
       b->emit<RequantOp>(b->i32(layer), cb().getStringAttr(p.mode), b->i32(ts * accHalf), b->i32(pixels),
                          b->i32(t.cot), b->i32(ws * wHalf + t.tableOffsetInSlot), b->i32(outAddr),
                          cb().getStringAttr(g.gemm ? "rows" : "planes"), b->i32(pixels),
-                         b->i32(py ? py.zeroPointAt(0) : 0), b->i32(0), b->i32(255));
+                         b->i32(py ? py.zeroPointAt(0) : 0), b->i32(0), b->i32(g.fp16 ? 0 : 255),
+                         p.relu ? cb().getUnitAttr() : UnitAttr(),
+                         g.fp16 && e == 2 ? cb().getUnitAttr() : UnitAttr());
       if (sum) {
         // The residual's tile beside the output's, summed in place; when
         // the output is forwarded, in the output quarters, which forwarding
@@ -628,7 +720,7 @@ private:
     }
     if (forward) {
       if (stored)
-        stream->store(layer, out.region, out.offset, forwardQuarter * aQuarter, {1, 1, g.cout * g.oh * g.ow},
+        stream->store(layer, out.region, out.offset, forwardQuarter * aQuarter, {1, 1, g.cout * g.oh * g.ow * e},
                       {0, 0}, {0, 0});
       next->inputQuarter = forwardQuarter;
     }

@@ -16,7 +16,8 @@ int64_t elementBytes(Type t) {
 }
 } // namespace
 
-ConvGeometry convGeometry(QuantConv2DOp op) {
+namespace {
+template <typename ConvT> ConvGeometry convGeometryOf(ConvT op) {
   ConvGeometry g;
   ArrayRef<int64_t> in = shapeOf(op.getInput()), w = shapeOf(op.getWeight()), out = shapeOf(op.getResult());
   g.n = in[0], g.cin = in[1], g.h = in[2], g.w = in[3];
@@ -31,7 +32,7 @@ ConvGeometry convGeometry(QuantConv2DOp op) {
   return g;
 }
 
-ConvGeometry linearGeometry(QuantLinearOp op) {
+template <typename LinearT> ConvGeometry linearGeometryOf(LinearT op) {
   ConvGeometry g;
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getResult());
   g.gemm = true;
@@ -41,17 +42,31 @@ ConvGeometry linearGeometry(QuantLinearOp op) {
   return g;
 }
 
+ConvGeometry asFp16(ConvGeometry g, int64_t outBytes) {
+  g.fp16 = true;
+  g.inBytes = 2;
+  g.outBytes = outBytes;
+  return g;
+}
+} // namespace
+
+ConvGeometry convGeometry(QuantConv2DOp op) { return convGeometryOf(op); }
+ConvGeometry linearGeometry(QuantLinearOp op) { return linearGeometryOf(op); }
+ConvGeometry convGeometry(Conv2DOp op, int64_t outBytes) { return asFp16(convGeometryOf(op), outBytes); }
+ConvGeometry linearGeometry(LinearOp op, int64_t outBytes) { return asFp16(linearGeometryOf(op), outBytes); }
+
 std::optional<ConvTiling> planConv(const ConvGeometry &g, const cuvil_npu_config &c, bool residual) {
   const int64_t align = std::max(c.alignment, 1);
   const int64_t wHalf = c.wbuf_bytes / 2, aQuarter = c.abuf_bytes / 4, accHalf = c.acc_bytes / 2;
+  const int64_t columnBytes = g.reduction() * g.inBytes; // one output channel's weights
   auto weightBytes = [&](int64_t co) {
-    return roundUp(g.reduction() * co, align) + roundUp(co * 12, align);
+    return roundUp(columnBytes * co, align) + roundUp(co * 12, align);
   };
   // Output channels per tile: as many as half the weight buffer holds, in
   // multiples of the array's width, then evened out over the tiles.
-  int64_t coMax = std::min(g.cout, (wHalf / (g.reduction() + 12)) / c.array_n * c.array_n);
+  int64_t coMax = std::min(g.cout, (wHalf / (columnBytes + 12)) / c.array_n * c.array_n);
   if (coMax <= 0)
-    coMax = std::min<int64_t>(g.cout, wHalf / (g.reduction() + 12));
+    coMax = std::min<int64_t>(g.cout, wHalf / (columnBytes + 12));
   while (coMax > 0 && weightBytes(coMax) > wHalf)
     --coMax;
   if (coMax <= 0)
@@ -65,7 +80,7 @@ std::optional<ConvTiling> planConv(const ConvGeometry &g, const cuvil_npu_config
     return g.gemm ? rows : std::min(g.h, (rows - 1) * g.sh + (g.kh - 1) * g.dh + 1);
   };
   auto fits = [&](int64_t rows) {
-    return bandChannels * inRows(rows) * g.w <= aQuarter && rows * g.ow * co * 4 <= accHalf &&
+    return bandChannels * inRows(rows) * g.w * g.inBytes <= aQuarter && rows * g.ow * co * 4 <= accHalf &&
            co * rows * g.ow * g.outBytes <= (residual ? aQuarter / 2 : aQuarter);
   };
   if (!fits(1))
@@ -85,8 +100,8 @@ std::optional<ConvTiling> planConv(const ConvGeometry &g, const cuvil_npu_config
   t.inRows = inRows(t.rows);
   // Loop order: fetch again whichever operand costs fewer DMA bytes.
   int64_t coTiles = ceilDiv(g.cout, co);
-  int64_t inputBytes = bands * bandChannels * t.inRows * g.w;
-  int64_t weightsTotal = g.reduction() * g.cout;
+  int64_t inputBytes = bands * bandChannels * t.inRows * g.w * g.inBytes;
+  int64_t weightsTotal = columnBytes * g.cout;
   // A depthwise tile reads its own channels: nothing is fetched twice.
   t.weightsOuter = g.depthwise || weightsTotal + coTiles * inputBytes <= inputBytes + bands * weightsTotal;
   return t;

@@ -23,7 +23,9 @@ struct ConvGeometry {
   bool depthwise = false, gemm = false;
   int64_t n = 1, cin = 0, h = 0, w = 0, cout = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
-  int64_t outBytes = 1; ///< bytes per output element (1: u8, 4: f32)
+  bool fp16 = false;    ///< the array's FP16 mode: f16 activations and weights, f32 sums
+  int64_t inBytes = 1;  ///< bytes per input and weight element (1: u8/s8, 2: f16)
+  int64_t outBytes = 1; ///< bytes per output element (1: u8, 2: f16, 4: f32)
   /// The reduction length of one output (ci * kh * kw; taps when depthwise).
   int64_t reduction() const { return depthwise ? kh * kw : cin * kh * kw; }
   int64_t macs() const { return n * cout * oh * ow * reduction(); }
@@ -31,6 +33,11 @@ struct ConvGeometry {
 
 ConvGeometry convGeometry(QuantConv2DOp op);
 ConvGeometry linearGeometry(QuantLinearOp op);
+/// An FP16 product (a float convolution or linear layer whose input and
+/// weights are f16 values): its input is read as f16, `outBytes` is the
+/// epilogue's (4: f32, 2: rounded to f16).
+ConvGeometry convGeometry(Conv2DOp op, int64_t outBytes);
+ConvGeometry linearGeometry(LinearOp op, int64_t outBytes);
 
 /// How a product is cut into tiles: `coTile` output channels (features) at
 /// a time, `rows` output rows (gemm: rows of x) at a time.

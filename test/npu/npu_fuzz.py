@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Differential test of --target npu: random int8 networks, every
-schedule path, the NPU library against the reference evaluator, bit for bit.
+schedule path, the NPU library against the reference evaluator, bit for bit;
+and random FP16 networks, within a tolerance.
 
 Each case is a random chain of int8 ops in cuvil IR (random weights and
 quantization parameters): convolutions (1x1 to 5x5 windows, strides,
@@ -15,11 +16,22 @@ buffering or without, and run by `cuvil-run` beside the reference evaluator
 on the .mlir: the outputs must be equal. The seed and the case say how to
 get a failing case back.
 
+FP16 cases are chains as `cuvil-quantize --fallback fp16` writes them
+(each convolution, depthwise convolution or linear layer reads an f16
+tensor widened to f32, f16 weights, an f32 bias; a relu or not; the result
+rounded to f16 for the next layer), on the NPU's FP16 mode. The NPU sums in
+f32 in its own order and the evaluator in double, so an f16 rounding can
+differ by one step (targets/NPU/ARCHITECTURE.md): they must agree within
+--rtol/--atol 4e-3 (the values are of order 1: four f16 steps), and the largest difference
+is printed.
+
     python3 test/npu/npu_fuzz.py --bin build/bin --work /tmp/npu-fuzz [--seed 1] [--cases 24]
 Exit status: 0 all equal, 1 a difference or a failed compile.
 """
 import argparse
+import json
 import os
+import re
 import random
 import struct
 import subprocess
@@ -181,6 +193,85 @@ def make_case(rng):
     return text, in_shape, len(results)
 
 
+def half_values(rng, count, scale):
+    """`count` random values exactly representable in binary16, as the
+    hex of their f32 bytes."""
+    out = bytearray()
+    for _ in range(count):
+        h = struct.unpack("<e", struct.pack("<e", rng.gauss(0.0, scale)))[0]
+        out += struct.pack("<f", h)
+    return out.hex().upper()
+
+
+def make_fp16_case(rng):
+    """A random FP16 network: returns the .mlir text and its input shape."""
+    c, h, w = rng.choice([3, 8, 16, 40]), rng.randint(5, 30), rng.randint(5, 30)
+    in_shape = (1, c, h, w)
+    n = [0]
+
+    def name():
+        n[0] += 1
+        return f"%v{n[0]}"
+
+    def tensor(shape, dtype):
+        return f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+
+    shape = [1, c, h, w]
+    cur = name()
+    body = [f"{cur} = cuvil.tensor.cast %arg0 : {tensor(shape, 'f32')} -> {tensor(shape, 'f16')}"]
+    for step in range(rng.randint(1, 4)):
+        _, c, h, w = shape
+        depthwise = rng.random() < 0.3
+        k = rng.choice([1, 3, 3, 5])
+        s = rng.choice([1, 1, 2])
+        d = rng.choice([1, 1, 2]) if k > 1 else 1
+        p = rng.choice([0, (k - 1) * d // 2, (k - 1) * d // 2 + 1])
+        oh, ow = out_size(h, k, s, p, d), out_size(w, k, s, p, d)
+        if oh < 1 or ow < 1:
+            continue
+        co = c if depthwise else rng.choice([8, 24, 32, 40, 64, 96])
+        wshape = [co, 1 if depthwise else c, k, k]
+        fan_in = wshape[1] * k * k
+        wv, bv, xv, yv = name(), name(), name(), name()
+        out = [1, co, oh, ow]
+        groups = f" groups {c}" if depthwise else ""
+        body += [f'{wv} = cuvil.constant dense<"0x{half_values(rng, co * fan_in, 1.5 / fan_in ** 0.5)}"> : '
+                 f"{tensor(wshape, 'f32')}",
+                 f'{bv} = cuvil.constant dense<"0x{half_values(rng, co, 0.5)}"> : {tensor([co], "f32")}',
+                 f"{xv} = cuvil.tensor.cast {cur} : {tensor(shape, 'f16')} -> {tensor(shape, 'f32')}",
+                 f"{yv} = cuvil.conv.conv2d {xv}, {wv}, {bv} stride [{s}, {s}] padding [{p}, {p}] "
+                 f"dilation [{d}, {d}]{groups} : ({tensor(shape, 'f32')}, {tensor(wshape, 'f32')}, "
+                 f"{tensor([co], 'f32')}) -> {tensor(out, 'f32')}"]
+        if rng.random() < 0.7:
+            rv = name()
+            body.append(f"{rv} = cuvil.act.relu {yv} : {tensor(out, 'f32')}")
+            yv = rv
+        cur = name()
+        body.append(f"{cur} = cuvil.tensor.cast {yv} : {tensor(out, 'f32')} -> {tensor(out, 'f16')}")
+        shape = out
+    _, c, h, w = shape
+    if rng.random() < 0.5:
+        # A flatten (a view of the f16 tensor) and a linear layer, f32 out.
+        fv, xv, wv, bv, yv = name(), name(), name(), name(), name()
+        k, nout = c * h * w, rng.choice([10, 33, 100])
+        body += [f"{fv} = cuvil.shape.flatten {cur} {{start_dim = 1 : i64, end_dim = 3 : i64}} : "
+                 f"{tensor(shape, 'f16')} -> {tensor([1, k], 'f16')}",
+                 f"{xv} = cuvil.tensor.cast {fv} : {tensor([1, k], 'f16')} -> {tensor([1, k], 'f32')}",
+                 f'{wv} = cuvil.constant dense<"0x{half_values(rng, nout * k, 1.0 / k ** 0.5)}"> : '
+                 f"{tensor([nout, k], 'f32')}",
+                 f'{bv} = cuvil.constant dense<"0x{half_values(rng, nout, 0.5)}"> : {tensor([nout], "f32")}',
+                 f"{yv} = cuvil.gemm.linear {xv}, {wv}, {bv} : ({tensor([1, k], 'f32')}, "
+                 f"{tensor([nout, k], 'f32')}, {tensor([nout], 'f32')}) -> {tensor([1, nout], 'f32')}"]
+        result, rtype = yv, tensor([1, nout], "f32")
+    else:
+        result, rtype = name(), tensor(shape, "f32")
+        body.append(f"{result} = cuvil.tensor.cast {cur} : {tensor(shape, 'f16')} -> {rtype}")
+    x = in_shape
+    text = (f"func.func @forward(%arg0: {tensor(x, 'f32')}) -> {rtype} {{\n  " + "\n  ".join(body) +
+            f"\n  return {result} : {rtype}\n}}\n")
+    return text, in_shape, 1
+
+
 def conv_line(net, x, xq, shape, co, k, s, p, y, yq, depthwise=False):
     c, h, w = shape
     oh, ow = out_size(h, k, s, p, 1), out_size(w, k, s, p, 1)
@@ -255,20 +346,28 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cases", type=int, default=24)
+    ap.add_argument("--fp16-cases", type=int, default=8)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     failures = 0
     cases = []
     for label, text, shape, outputs, config in fixed_cases():
-        cases.append((label + f" ({config})", text, shape, outputs, config, True))
+        cases.append((label + f" ({config})", text, shape, outputs, config, True, False))
     for case in range(args.cases):
         rng = random.Random(args.seed * 100003 + case)
         text, shape, outputs = make_case(rng)
         config = rng.choice(CONFIGS)
         double = rng.random() < 0.75
         cases.append((f"seed {args.seed} case {case} ({config}{'' if double else ', single-buffered'})", text,
-                      shape, outputs, config, double))
-    for case, (label, text, shape, outputs, config, double) in enumerate(cases):
+                      shape, outputs, config, double, False))
+    for case in range(args.fp16_cases):
+        rng = random.Random(args.seed * 100019 + case)
+        text, shape, outputs = make_fp16_case(rng)
+        config = rng.choice(CONFIGS)
+        double = rng.random() < 0.75
+        cases.append((f"seed {args.seed} fp16 case {case} ({config}{'' if double else ', single-buffered'})", text,
+                      shape, outputs, config, double, True))
+    for case, (label, text, shape, outputs, config, double, fp16) in enumerate(cases):
         base = os.path.join(args.work, f"case{case}")
         with open(base + ".mlir", "w") as f:
             f.write(text)
@@ -288,13 +387,27 @@ def main():
             expected = []
             for i in range(outputs):
                 expected += ["--expected-output", os.path.join(base + "_ref", f"output{i}.npy")]
-            run = [os.path.join(args.bin, "cuvil-run"), base + ".so", "--input", spec, "-q", "--rtol", "0",
-                   "--atol", "0", *expected]
+            tolerance = "4e-3" if fp16 else "0"
+            run = [os.path.join(args.bin, "cuvil-run"), base + ".so", "--input", spec, "-q", "--rtol", tolerance,
+                   "--atol", tolerance, *expected]
             p = subprocess.run(run, capture_output=True, text=True, timeout=600)
+            with open(base + ".json") as f:
+                host = [o for o in json.load(f)["ops"] if o["placement"] == "cpu"]
+            # An FP16 product stays on the NPU unless it does not fit its SRAM.
+            host_products = [o["op"] + ": " + o["reason"] for o in host
+                             if o["op"] in ("cuvil.conv.conv2d", "cuvil.gemm.linear") and "not fit" not in o["reason"]]
             if p.returncode != 0:
                 print(f"FAIL {label}: the NPU library differs from the reference evaluator: "
                       f"{p.stderr.strip()[-800:]}")
                 failures += 1
+            elif host_products:
+                print(f"FAIL {label}: {host_products} stayed on the host: {base}.json")
+                failures += 1
+            elif fp16:
+                found = re.findall(r"largest \|error\| ([0-9.eE+-]+)", p.stdout + p.stderr)
+                largest = f"largest difference {max(map(float, found)):.3g}" if found else ""
+                print(f"ok   {label}: {text.count('cuvil.conv.conv2d')} FP16 convolutions, "
+                      f"{text.count('cuvil.gemm.linear')} linear, within 4e-3 of the reference ({largest})")
             else:
                 print(f"ok   {label}: {text.count('cuvil.quant.conv2d')} convolutions, "
                       f"{text.count('cuvil.quant.add')} sums, equal to the reference")

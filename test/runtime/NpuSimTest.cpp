@@ -361,6 +361,137 @@ bool sameFloat(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;
 }
 
+/*--- FP16: MATMUL and REQUANT's float mode against npu_isa.h's rules ------*/
+
+// The compiler's own binary16 (clang's _Float16) is the oracle of the
+// conversions: independent of the simulator's bit manipulation.
+uint16_t toHalf(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+float fromHalf(uint16_t b) {
+  _Float16 h;
+  std::memcpy(&h, &b, 2);
+  return static_cast<float>(h);
+}
+
+// The ISA's FP16 formula, literally: f32 sums in the reduction's order,
+// then the bias, relu, and f32 or binary16 out.
+std::vector<float> naiveMatmulFp16(const MatmulCase &m, const std::vector<uint16_t> &in,
+                                   const std::vector<uint16_t> &w, std::vector<float> acc) {
+  auto X = [&](int64_t ch, int64_t r, int64_t c) -> float {
+    if (r < 0 || r >= m.ih || c < 0 || c >= m.iw)
+      return fromHalf(static_cast<uint16_t>(m.padValue));
+    return fromHalf(in[(ch * m.ih + r) * m.iw + c]);
+  };
+  auto W = [&](int64_t i) { return fromHalf(w[i]); };
+  for (int64_t y = 0; y < m.oh; ++y)
+    for (int64_t x = 0; x < m.ow; ++x)
+      for (int64_t c = 0; c < m.co; ++c) {
+        volatile float s = acc[(y * m.ow + x) * m.co + c]; // volatile: one rounding per step
+        if (m.mode == CUVIL_NPU_MATMUL_GEMM) {
+          for (int64_t k = 0; k < m.ci; ++k)
+            s = s + fromHalf(in[y * m.ci + k]) * W(k * m.co + c);
+        } else if (m.mode == CUVIL_NPU_MATMUL_DEPTHWISE) {
+          for (int64_t ky = 0; ky < m.kh; ++ky)
+            for (int64_t kx = 0; kx < m.kw; ++kx)
+              s = s + X(c, y * m.sh - m.padTop + ky * m.dh, x * m.sw - m.padLeft + kx * m.dw) *
+                          W((ky * m.kw + kx) * m.co + c);
+        } else {
+          for (int64_t ch = 0; ch < m.ci; ++ch)
+            for (int64_t ky = 0; ky < m.kh; ++ky)
+              for (int64_t kx = 0; kx < m.kw; ++kx)
+                s = s + X(ch, y * m.sh - m.padTop + ky * m.dh, x * m.sw - m.padLeft + kx * m.dw) *
+                            W(((ch * m.kh + ky) * m.kw + kx) * m.co + c);
+        }
+        acc[(y * m.ow + x) * m.co + c] = s;
+      }
+  return acc;
+}
+
+// Random binary16 values of magnitude about `scale`, with specials.
+std::vector<uint16_t> randomHalves(std::mt19937 &rng, int64_t n, float scale) {
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<uint16_t> v(n);
+  for (uint16_t &h : v)
+    h = toHalf(normal(rng));
+  const uint16_t specials[] = {0x8000, 0x0001, 0x03ff, 0x7bff, 0x0400};
+  for (size_t i = 0; i < std::size(specials) && i < v.size(); ++i)
+    v[i * 7 % v.size()] = specials[i];
+  return v;
+}
+
+// One FP16 product (two with `twice`, the second accumulating), then
+// REQUANT float with random biases, relu or not, f32 or binary16 out,
+// against naiveMatmulFp16 bit for bit.
+void checkMatmulFp16(MatmulCase m, uint32_t seed, bool twice, bool relu, bool outF16) {
+  std::mt19937 rng(seed);
+  const int64_t inElements = m.inBytes(), wElements = m.weightBytes(); // elements here
+  std::vector<uint16_t> in1 = randomHalves(rng, inElements, 2.0f), in2 = randomHalves(rng, inElements, 1.0f);
+  std::vector<uint16_t> w1 = randomHalves(rng, wElements, 0.5f), w2 = randomHalves(rng, wElements, 0.25f);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<TableEntry> table(m.co);
+  for (TableEntry &e : table)
+    e = TableEntry{12345, 3.0f, normal(rng)}; // offset and multiplier are not read
+  const int32_t outBytes = outF16 ? 2 : 4;
+  const int32_t pixels = m.oh * m.ow;
+
+  NpuProgram p;
+  int32_t rIn1 = p.argument(0, inElements * 2), rW1 = p.argument(1, wElements * 2);
+  int32_t rIn2 = p.argument(2, inElements * 2), rW2 = p.argument(3, wElements * 2);
+  int32_t rOut = p.argument(4, m.outputs() * outBytes);
+  int32_t rTable = p.constant(table.data(), table.size() * sizeof(TableEntry));
+  const int32_t in2Addr = align16(inElements * 2), w2Addr = align16(wElements * 2);
+  const int32_t tableAddr = 2 * w2Addr, outAddr = 2 * in2Addr;
+  p.load(rIn1, 0, CUVIL_NPU_ABUF, 0, static_cast<int32_t>(inElements * 2));
+  p.load(rW1, 0, CUVIL_NPU_WBUF, 0, static_cast<int32_t>(wElements * 2));
+  p.load(rIn2, 0, CUVIL_NPU_ABUF, in2Addr, static_cast<int32_t>(inElements * 2));
+  p.load(rW2, 0, CUVIL_NPU_WBUF, w2Addr, static_cast<int32_t>(wElements * 2));
+  p.load(rTable, 0, CUVIL_NPU_WBUF, tableAddr, m.co * 12);
+  addMatmul(p, m, 0, 0, 0, false, Waits{2, 0, 0, 0}).u.matmul.dtype = CUVIL_NPU_DTYPE_FP16;
+  if (twice)
+    addMatmul(p, m, in2Addr, w2Addr, 0, true, Waits{4, 0, 0, 0}).u.matmul.dtype = CUVIL_NPU_DTYPE_FP16;
+  cuvil_npu_command &rq = p.requant(CUVIL_NPU_REQUANT_FLOAT, 0, pixels, m.co, tableAddr, outAddr,
+                                    Waits{5, 0, twice ? 2 : 1, 0});
+  rq.u.requant.layout = 0; // channel planes
+  rq.u.requant.out_plane = pixels;
+  rq.u.requant.y_min = rq.u.requant.y_max = 0;
+  rq.u.requant.relu = relu;
+  rq.u.requant.out_f16 = outF16;
+  p.store(rOut, 0, outAddr, static_cast<int32_t>(m.outputs() * outBytes), Waits{0, 0, 0, 1});
+
+  std::vector<uint8_t> out(m.outputs() * outBytes, 0xEE);
+  RunResult r = run(p, {in1.data(), w1.data(), in2.data(), w2.data(), out.data()});
+  INFO(r.error);
+  REQUIRE(r.status == 0);
+  std::vector<float> sums = naiveMatmulFp16(m, in1, w1, std::vector<float>(m.outputs(), 0.0f));
+  if (twice)
+    sums = naiveMatmulFp16(m, in2, w2, sums);
+  int64_t wrong = 0;
+  for (int32_t px = 0; px < pixels; ++px)
+    for (int32_t c = 0; c < m.co; ++c) {
+      volatile float y = sums[px * m.co + c];
+      y = y + table[c].bias;
+      float want = relu && y < 0 ? 0.0f : static_cast<float>(y);
+      int64_t at = int64_t(c) * pixels + px;
+      float got;
+      if (outF16) {
+        uint16_t h;
+        std::memcpy(&h, out.data() + at * 2, 2);
+        got = fromHalf(h);
+        want = fromHalf(toHalf(want));
+      } else {
+        std::memcpy(&got, out.data() + at * 4, 4);
+      }
+      if (!sameFloat(got, want) && wrong++ < 5)
+        FAIL_CHECK("pixel " << px << " channel " << c << ": got " << got << ", expected " << want);
+    }
+  CHECK(wrong == 0);
+  CHECK(r.result.macs == (twice ? 2 : 1) * m.outputs() * m.weightBytes() / m.co);
+}
+
 struct RequantCase {
   int32_t mode, layout, yZero, yMin, yMax;
 };
@@ -525,6 +656,77 @@ TEST_CASE("npu: CONV, DEPTHWISE and GEMM products against the ISA's loops", "[np
     m.oh = 7, m.ci = 37, m.co = 21;
     checkMatmul(m, 8, false);
     checkMatmul(m, 9, true);
+  }
+}
+
+TEST_CASE("npu: FP16 products and the float epilogue follow the ISA's rules bit for bit", "[npu]") {
+  MatmulCase conv;
+  conv.ci = 5, conv.ih = 9, conv.iw = 11, conv.co = 19, conv.kh = 3, conv.kw = 2;
+  conv.sh = 2, conv.sw = 1, conv.dh = 1, conv.dw = 2, conv.padTop = 1, conv.padLeft = 2, conv.padValue = 0;
+  conv.oh = 6, conv.ow = 12;
+  SECTION("conv: padding, stride, dilation; f32 out") { checkMatmulFp16(conv, 61, false, false, false); }
+  SECTION("conv: accumulate, relu, binary16 out") { checkMatmulFp16(conv, 62, true, true, true); }
+  SECTION("conv: a non-zero binary16 pad value") {
+    MatmulCase m = conv;
+    m.padValue = 0x3c00; // 1.0
+    checkMatmulFp16(m, 63, false, false, true);
+  }
+  SECTION("depthwise: stride, dilation, padding") {
+    MatmulCase m;
+    m.mode = CUVIL_NPU_MATMUL_DEPTHWISE;
+    m.ci = m.co = 13, m.ih = 9, m.iw = 10, m.kh = 3, m.kw = 3, m.sh = 2, m.sw = 2, m.dh = 2, m.dw = 1;
+    m.padTop = 2, m.padLeft = 1, m.oh = 5, m.ow = 6;
+    checkMatmulFp16(m, 64, false, true, true);
+    checkMatmulFp16(m, 65, true, false, false);
+  }
+  SECTION("gemm: a long reduction (rounding order shows)") {
+    MatmulCase m;
+    m.mode = CUVIL_NPU_MATMUL_GEMM;
+    m.oh = 7, m.ci = 301, m.co = 21;
+    checkMatmulFp16(m, 66, false, false, false);
+    checkMatmulFp16(m, 67, true, true, true);
+  }
+  SECTION("FP16 runs at half rate: twice the cycles of the same INT8 product") {
+    MatmulCase m;
+    m.mode = CUVIL_NPU_MATMUL_GEMM;
+    m.oh = 64, m.ci = 64, m.co = 64;
+    std::vector<uint64_t> cycles;
+    for (int32_t dtype : {CUVIL_NPU_DTYPE_INT8, CUVIL_NPU_DTYPE_FP16}) {
+      NpuProgram p;
+      addMatmul(p, m, 0, 0, 0, false, Waits{}).u.matmul.dtype = dtype;
+      RunResult r = run(p, {});
+      INFO(r.error);
+      REQUIRE(r.status == 0);
+      cycles.push_back(r.events[0].end - r.events[0].start);
+    }
+    const uint64_t fill = 16 + 16; // array_k + array_n of the test configuration
+    CHECK(cycles[1] - fill == 2 * (cycles[0] - fill));
+  }
+  SECTION("the validator: dtype, binary16 pad values, float-mode flags") {
+    NpuProgram p;
+    MatmulCase m;
+    m.mode = CUVIL_NPU_MATMUL_GEMM;
+    m.oh = 4, m.ci = 16, m.co = 16;
+    cuvil_npu_command &c = addMatmul(p, m, 0, 0, 0, false, Waits{});
+    c.u.matmul.dtype = 2;
+    CHECK(contains(validate(p), "unknown dtype 2"));
+    c.u.matmul.dtype = CUVIL_NPU_DTYPE_FP16;
+    CHECK(validate(p) == "ok");
+    MatmulCase k = conv;
+    k.padValue = 0x7c00; // +inf: a binary16, not a u8
+    NpuProgram q;
+    addMatmul(q, k, 0, 0, 0, false, Waits{}).u.matmul.dtype = CUVIL_NPU_DTYPE_FP16;
+    CHECK(validate(q) == "ok");
+    q.commands[0].u.matmul.dtype = CUVIL_NPU_DTYPE_INT8;
+    CHECK(contains(validate(q), "is not a u8"));
+    NpuProgram v;
+    cuvil_npu_command &rq = v.requant(CUVIL_NPU_REQUANT_F32, 0, 4, 16, 0, 0);
+    rq.u.requant.relu = 1;
+    CHECK(contains(validate(v), "belong to the float mode"));
+    rq.u.requant.mode = CUVIL_NPU_REQUANT_FLOAT;
+    CHECK(validate(v) == "ok");
+    rq.u.requant.out_f16 = 2;
+    CHECK(contains(validate(v), "out_f16"));
   }
 }
 
@@ -1009,9 +1211,14 @@ TEST_CASE("npu: the validator refuses bad programs and corrupt blobs", "[npu]") 
     CHECK(cuvil_npu_validate(bad.data(), bad.size(), err, sizeof err) == -1);
     CHECK(contains(err, "bad magic"));
     bad = blob;
-    bad[4] = 2;
+    bad[4] = CUVIL_NPU_ISA_VERSION + 1;
     CHECK(cuvil_npu_validate(bad.data(), bad.size(), err, sizeof err) == -1);
-    CHECK(contains(err, "ISA version 2"));
+    CHECK(contains(err, "ISA version " + std::to_string(CUVIL_NPU_ISA_VERSION + 1)));
+    bad[4] = 0;
+    CHECK(cuvil_npu_validate(bad.data(), bad.size(), err, sizeof err) == -1);
+    CHECK(contains(err, "ISA version 0"));
+    bad[4] = 1; // version 1: a version-2 program with the new fields zero
+    CHECK(cuvil_npu_validate(bad.data(), bad.size(), err, sizeof err) == 0);
     CHECK(cuvil_npu_validate(blob.data(), blob.size() - 8, err, sizeof err) == -1);
     CHECK(contains(err, "truncated program"));
     CHECK(cuvil_npu_validate(blob.data(), 100, err, sizeof err) == -1);

@@ -42,7 +42,9 @@ extern "C" {
 #endif
 
 #define CUVIL_NPU_MAGIC 0x314e5043u /* "CPN1" */
-#define CUVIL_NPU_ISA_VERSION 1
+/* 2: MATMUL's dtype (FP16 on the array) and REQUANT's float epilogue. A
+ * version-1 program is a version-2 program with those fields zero. */
+#define CUVIL_NPU_ISA_VERSION 2
 
 enum cuvil_npu_unit {
   CUVIL_NPU_UNIT_LOAD = 0,
@@ -125,6 +127,16 @@ enum cuvil_npu_matmul_mode {
   CUVIL_NPU_MATMUL_GEMM = 2       /* input [m][k] u8 (m = oh, k = ci), weights [k][n] s8 (n = co) */
 };
 
+/* MATMUL element types: INT8 (u8 activations x s8 weights into int32
+ * sums, wrapping) or FP16 (IEEE binary16 activations and weights into f32
+ * sums: each product is exact in f32, and each output's sum is taken in
+ * order of the reduction index, one f32 rounding, to nearest even, per
+ * addition; the array runs FP16 at half rate). */
+enum cuvil_npu_dtype {
+  CUVIL_NPU_DTYPE_INT8 = 0,
+  CUVIL_NPU_DTYPE_FP16 = 1
+};
+
 /* REQUANT modes: y from a = acc + offset[c] (int32, wrapping) with the
  * column's table entry {int32 offset; float multiplier; float bias}:
  *   QNNPACK:      clamp(float(y_zero) + nearbyint(float(a) * multiplier))
@@ -138,7 +150,13 @@ enum cuvil_npu_requant_mode {
   CUVIL_NPU_REQUANT_QNNPACK = 0,
   CUVIL_NPU_REQUANT_ONEDNN = 1,
   CUVIL_NPU_REQUANT_F32 = 2,
-  CUVIL_NPU_REQUANT_F32_ONEDNN = 3
+  CUVIL_NPU_REQUANT_F32_ONEDNN = 3,
+  /* FP16 products: acc holds f32 sums; y = acc + bias (the table entry's
+   * float bias, one f32 rounding), max(y, 0) with relu (a NaN stays NaN),
+   * written as f32 (4 bytes) or, with out_f16, rounded to binary16 (to
+   * nearest even; beyond its range: infinity). offset, multiplier, y_zero,
+   * y_min and y_max are not read. */
+  CUVIL_NPU_REQUANT_FLOAT = 4
 };
 
 /* ADD modes (QuantArithmetic.h's addValues and qnnpackAdd). */
@@ -181,7 +199,11 @@ typedef struct cuvil_npu_command {
      * (GEMM reads oh * ci input bytes and no ih, iw, kernel, stride,
      * dilation or padding; CONV and DEPTHWISE pads may be negative)
      * acc[(y * ow + x) * co + c] = (accumulate ? acc[...] : 0) + s, int32
-     * wrapping; inputs u8, weights s8. */
+     * wrapping; inputs u8, weights s8. With dtype FP16 every element of
+     * the input and the weights is 2 bytes (binary16; addresses and sizes
+     * above count elements), pad_value is the bits of a binary16, and the
+     * sums are f32: acc + product for each reduction index in turn
+     * (cuvil_npu_dtype). */
     struct {
       int32_t mode;
       int32_t in_addr, ci, ih, iw;
@@ -190,18 +212,21 @@ typedef struct cuvil_npu_command {
       int32_t kh, kw, sh, sw, dh, dw;
       int32_t pad_top, pad_left, pad_value;
       int32_t accumulate;
+      int32_t dtype; /* cuvil_npu_dtype */
     } matmul;
     /* REQUANT: acc [pixels][channels] int32 at acc_addr; the table
      * ({int32, float, float} per channel, 12 bytes) at table_addr in WBUF;
      * the output in ABUF at out_addr: layout 0 = channel planes,
      * out[c * out_plane + p] (elements, out_plane >= pixels), layout 1 =
-     * rows, out[p * channels + c]. */
+     * rows, out[p * channels + c]. relu and out_f16 (flags) are read by
+     * the FLOAT mode only. */
     struct {
       int32_t mode;
       int32_t acc_addr, pixels, channels;
       int32_t table_addr;
       int32_t out_addr, layout, out_plane;
       int32_t y_zero, y_min, y_max;
+      int32_t relu, out_f16;
     } requant;
     /* ADD: out[i] from a[i], b[i], i < count, all ABUF bytes. FLOAT:
      * s = fma(sa, a, sa * -za) + fma(sb, b, sb * -zb), max(s, 0) with

@@ -129,6 +129,7 @@ cuvil_npu_command encodeCommand(Operation *op) {
         f.pad_top = at(m.getPad(), 0), f.pad_left = at(m.getPad(), 1);
         f.pad_value = m.getPadValue();
         f.accumulate = m.getAccumulate() ? 1 : 0;
+        f.dtype = m.getFp16() ? CUVIL_NPU_DTYPE_FP16 : CUVIL_NPU_DTYPE_INT8;
       })
       .Case([&](RequantOp r) {
         c.opcode = CUVIL_NPU_OP_REQUANT;
@@ -137,6 +138,7 @@ cuvil_npu_command encodeCommand(Operation *op) {
                  : r.getMode() == "onednn"     ? CUVIL_NPU_REQUANT_ONEDNN
                  : r.getMode() == "f32"        ? CUVIL_NPU_REQUANT_F32
                  : r.getMode() == "f32_onednn" ? CUVIL_NPU_REQUANT_F32_ONEDNN
+                 : r.getMode() == "float"      ? CUVIL_NPU_REQUANT_FLOAT
                                                : -1;
         f.acc_addr = r.getAccAddr();
         f.pixels = r.getPixels();
@@ -146,6 +148,8 @@ cuvil_npu_command encodeCommand(Operation *op) {
         f.layout = r.getLayout() == "planes" ? 0 : r.getLayout() == "rows" ? 1 : -1;
         f.out_plane = r.getOutPlane();
         f.y_zero = r.getYZero(), f.y_min = r.getYMin(), f.y_max = r.getYMax();
+        f.relu = r.getRelu() ? 1 : 0;
+        f.out_f16 = r.getOutF16() ? 1 : 0;
       })
       .Case([&](AddOp a) {
         c.opcode = CUVIL_NPU_OP_ADD;
@@ -205,12 +209,12 @@ SmallVector<Access, 4> accessesOf(const cuvil_npu_command &c) {
   }
   case CUVIL_NPU_OP_MATMUL: {
     const auto &m = c.u.matmul;
-    int64_t taps = int64_t(m.kh) * m.kw;
-    int64_t wBytes = m.mode == CUVIL_NPU_MATMUL_CONV        ? int64_t(m.ci) * taps * m.co
-                     : m.mode == CUVIL_NPU_MATMUL_DEPTHWISE ? taps * m.co
-                                                            : int64_t(m.ci) * m.co;
-    sram(CUVIL_NPU_ABUF, m.in_addr, int64_t(m.ci) * m.ih * m.iw, false);
-    sram(CUVIL_NPU_WBUF, m.w_addr, wBytes, false);
+    int64_t taps = int64_t(m.kh) * m.kw, element = m.dtype == CUVIL_NPU_DTYPE_FP16 ? 2 : 1;
+    int64_t wElements = m.mode == CUVIL_NPU_MATMUL_CONV        ? int64_t(m.ci) * taps * m.co
+                        : m.mode == CUVIL_NPU_MATMUL_DEPTHWISE ? taps * m.co
+                                                               : int64_t(m.ci) * m.co;
+    sram(CUVIL_NPU_ABUF, m.in_addr, int64_t(m.ci) * m.ih * m.iw * element, false);
+    sram(CUVIL_NPU_WBUF, m.w_addr, wElements * element, false);
     int64_t accBytes = int64_t(m.oh) * m.ow * m.co * 4;
     if (m.accumulate)
       sram(CUVIL_NPU_ACC, m.acc_addr, accBytes, false);
@@ -219,7 +223,11 @@ SmallVector<Access, 4> accessesOf(const cuvil_npu_command &c) {
   }
   case CUVIL_NPU_OP_REQUANT: {
     const auto &r = c.u.requant;
-    int64_t elem = r.mode == CUVIL_NPU_REQUANT_F32 || r.mode == CUVIL_NPU_REQUANT_F32_ONEDNN ? 4 : 1;
+    int64_t elem = r.out_f16 ? 2
+                   : r.mode == CUVIL_NPU_REQUANT_F32 || r.mode == CUVIL_NPU_REQUANT_F32_ONEDNN ||
+                           r.mode == CUVIL_NPU_REQUANT_FLOAT
+                       ? 4
+                       : 1;
     sram(CUVIL_NPU_ACC, r.acc_addr, int64_t(r.pixels) * r.channels * 4, false);
     sram(CUVIL_NPU_WBUF, r.table_addr, int64_t(r.channels) * 12, false);
     int64_t elements = r.layout == 0 ? int64_t(r.channels - 1) * r.out_plane + r.pixels
@@ -276,14 +284,16 @@ std::string checkCommand(const cuvil_npu_command &c, const cuvil_npu_config &con
       return "a depthwise tile has as many output channels as input channels";
     if (m.mode == CUVIL_NPU_MATMUL_GEMM && (m.ow != 1 || m.iw != 1 || m.ih != m.oh || m.kh != 1 || m.kw != 1))
       return "a gemm tile is in_shape [k, m, 1], out_shape [n, m, 1], a 1x1 window";
-    if (m.pad_value < 0 || m.pad_value > 255)
-      return "the padding value is not a u8";
+    if (m.pad_value < 0 || m.pad_value > (m.dtype == CUVIL_NPU_DTYPE_FP16 ? 65535 : 255))
+      return m.dtype == CUVIL_NPU_DTYPE_FP16 ? "the padding value is not a binary16" : "the padding value is not a u8";
     break;
   }
   case CUVIL_NPU_OP_REQUANT: {
     const auto &r = c.u.requant;
     if (r.mode < 0 || r.layout < 0)
       return "unknown requant mode or layout";
+    if ((r.relu || r.out_f16) && r.mode != CUVIL_NPU_REQUANT_FLOAT)
+      return "relu and out_f16 belong to the float mode";
     if (!positive({r.pixels, r.channels}))
       return "pixels and channels must be positive";
     if (r.layout == 0 && r.out_plane < r.pixels)

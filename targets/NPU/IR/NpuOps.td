@@ -111,8 +111,8 @@ def Npu_StoreOp : Npu_CommandOp<"store", (ins I32Attr:$region, I32Attr:$dram_off
 def Npu_MatmulOp : Npu_CommandOp<"matmul", (ins StrAttr:$mode, I32Attr:$in_addr,
     DenseI32ArrayAttr:$in_shape, I32Attr:$w_addr, I32Attr:$acc_addr, DenseI32ArrayAttr:$out_shape,
     DenseI32ArrayAttr:$kernel, DenseI32ArrayAttr:$stride, DenseI32ArrayAttr:$dilation,
-    DenseI32ArrayAttr:$pad, I32Attr:$pad_value, UnitAttr:$accumulate)> {
-  let summary = "A tile on the MAC array: u8 activations x s8 weights into int32 sums.";
+    DenseI32ArrayAttr:$pad, I32Attr:$pad_value, UnitAttr:$accumulate, UnitAttr:$fp16)> {
+  let summary = "A tile on the MAC array: u8 x s8 into int32 sums, or f16 x f16 into f32 sums.";
   let description = [{
     `mode`: "conv" (input [ci][ih][iw] in ABUF, weights [ci*kh*kw][co] in
     WBUF), "depthwise" (weights [kh*kw][c], ci == co) or "gemm" (input
@@ -121,16 +121,21 @@ def Npu_MatmulOp : Npu_CommandOp<"matmul", (ins StrAttr:$mode, I32Attr:$in_addr,
     ACC as [oh*ow][co] int32. `pad` = [top, left]: the window of output
     (y, x) starts at input row y*sh - top, column x*sw - left of the tile;
     taps outside the tile read `pad_value` (the input's zero point).
+    `fp16`: the array's FP16 mode (half rate): input and weights are
+    binary16 (2 bytes each), `pad_value` a binary16's bits, and the sums
+    f32, added in the reduction's order (npu_isa.h).
   }];
 }
 
 def Npu_RequantOp : Npu_CommandOp<"requant", (ins StrAttr:$mode, I32Attr:$acc_addr, I32Attr:$pixels,
     I32Attr:$channels, I32Attr:$table_addr, I32Attr:$out_addr, StrAttr:$layout, I32Attr:$out_plane,
-    I32Attr:$y_zero, I32Attr:$y_min, I32Attr:$y_max)> {
+    I32Attr:$y_zero, I32Attr:$y_min, I32Attr:$y_max, UnitAttr:$relu, UnitAttr:$out_f16)> {
   let summary = "Sums to outputs on the vector unit: the requantize epilogue.";
   let description = [{
-    `mode`: "qnnpack", "onednn", "f32", "f32_onednn" (npu_isa.h). The
-    table in WBUF holds {offset, multiplier, bias} per channel; `layout`
+    `mode`: "qnnpack", "onednn", "f32", "f32_onednn" or "float" (npu_isa.h).
+    The table in WBUF holds {offset, multiplier, bias} per channel. "float"
+    takes an FP16 product's f32 sums: plus the bias, then `relu`, written
+    as f32 or (`out_f16`) as binary16. `layout`
     "planes" writes out[c * out_plane + p], "rows" writes out[p * channels + c].
   }];
 }

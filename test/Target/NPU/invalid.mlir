@@ -101,3 +101,39 @@ func.func @not_a_command(%a: tensor<64xui8>) -> tensor<64xui8> {
   }
   return %r : tensor<64xui8>
 }
+
+// -----
+
+// FP16: the padding value is a binary16's bits (31744, +inf, is one and
+// is not a u8; 70000 is not).
+func.func @fp16_pad(%a: tensor<64xui8>) -> tensor<64xui8> {
+  %r = cuvil_npu.program "p"(%a) attributes {config = array<i32: 32, 32, 1024, 1024, 1024, 1, 1, 1, 32, 10, 32, 64, 1000, 64, 0, 0>, constants = dense<0> : tensor<64xi8>, layer_kinds = [], layer_macs = array<i64>, layers = [], scratch_bytes = 0 : i64} : (tensor<64xui8>) -> tensor<64xui8> {
+    cuvil_npu.matmul {acc_addr = 0 : i32, dilation = array<i32: 1, 1>, fp16, in_addr = 0 : i32, in_shape = array<i32: 4, 8, 8>, kernel = array<i32: 1, 1>, layer = -1 : i32, mode = "conv", out_shape = array<i32: 4, 1, 1>, pad = array<i32: 0, 0>, pad_value = 31744 : i32, stride = array<i32: 1, 1>, w_addr = 0 : i32, wait = array<i32: 0, 0, 0, 0>}
+    // expected-error @below {{the padding value is not a binary16}}
+    cuvil_npu.matmul {acc_addr = 0 : i32, dilation = array<i32: 1, 1>, fp16, in_addr = 0 : i32, in_shape = array<i32: 4, 8, 8>, kernel = array<i32: 1, 1>, layer = -1 : i32, mode = "conv", out_shape = array<i32: 4, 1, 1>, pad = array<i32: 0, 0>, pad_value = 70000 : i32, stride = array<i32: 1, 1>, w_addr = 0 : i32, wait = array<i32: 0, 0, 0, 0>}
+  }
+  return %r : tensor<64xui8>
+}
+
+// -----
+
+// FP16 operands are two bytes: a 4 x 16 x 16 input (1024 elements) is
+// 2048 bytes of ABUF.
+func.func @fp16_bounds(%a: tensor<64xui8>) -> tensor<64xui8> {
+  %r = cuvil_npu.program "p"(%a) attributes {config = array<i32: 32, 32, 1024, 1024, 1024, 1, 1, 1, 32, 10, 32, 64, 1000, 64, 0, 0>, constants = dense<0> : tensor<64xi8>, layer_kinds = [], layer_macs = array<i64>, layers = [], scratch_bytes = 0 : i64} : (tensor<64xui8>) -> tensor<64xui8> {
+    // expected-error @below {{reads ABUF [0, 2048), outside its 1024 bytes}}
+    cuvil_npu.matmul {acc_addr = 0 : i32, dilation = array<i32: 1, 1>, fp16, in_addr = 0 : i32, in_shape = array<i32: 4, 16, 16>, kernel = array<i32: 1, 1>, layer = -1 : i32, mode = "conv", out_shape = array<i32: 4, 1, 1>, pad = array<i32: 0, 0>, pad_value = 0 : i32, stride = array<i32: 1, 1>, w_addr = 0 : i32, wait = array<i32: 0, 0, 0, 0>}
+  }
+  return %r : tensor<64xui8>
+}
+
+// -----
+
+func.func @float_epilogue_flags(%a: tensor<64xui8>) -> tensor<64xui8> {
+  %r = cuvil_npu.program "p"(%a) attributes {config = array<i32: 32, 32, 1024, 1024, 1024, 1, 1, 1, 32, 10, 32, 64, 1000, 64, 0, 0>, constants = dense<0> : tensor<64xi8>, layer_kinds = [], layer_macs = array<i64>, layers = [], scratch_bytes = 0 : i64} : (tensor<64xui8>) -> tensor<64xui8> {
+    cuvil_npu.requant {acc_addr = 0 : i32, channels = 4 : i32, layer = -1 : i32, layout = "planes", mode = "float", out_addr = 0 : i32, out_f16, out_plane = 4 : i32, pixels = 4 : i32, relu, table_addr = 0 : i32, wait = array<i32: 0, 0, 0, 0>, y_max = 0 : i32, y_min = 0 : i32, y_zero = 0 : i32}
+    // expected-error @below {{relu and out_f16 belong to the float mode}}
+    cuvil_npu.requant {acc_addr = 0 : i32, channels = 4 : i32, layer = -1 : i32, layout = "planes", mode = "f32", out_addr = 0 : i32, out_plane = 4 : i32, pixels = 4 : i32, relu, table_addr = 0 : i32, wait = array<i32: 0, 0, 0, 0>, y_max = 0 : i32, y_min = 0 : i32, y_zero = 0 : i32}
+  }
+  return %r : tensor<64xui8>
+}

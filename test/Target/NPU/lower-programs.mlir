@@ -1,5 +1,5 @@
 // A scheduled program becomes its binary command stream (npu_isa.h: the
-// header starts with the magic "CPN1" and ISA version 1, then the machine)
+// header starts with the magic "CPN1" and ISA version 2, then the machine)
 // in a constant, and a call of the runtime's NPU backend with one buffer
 // per input and output: bytes, viewed with their types around the call.
 // RUN: cuvil-opt %s --cuvil-npu-partition --cuvil-npu-schedule --cuvil-npu-lower-programs | FileCheck %s
@@ -23,7 +23,7 @@
 // CHECK: bufferization.to_tensor %[[YV]] restrict writable : memref<1x8x8x8xi8>
 // CHECK: bufferization.to_tensor %[[FV]] restrict writable : memref<1x4x8x8xf32>
 // CHECK-NEXT: cuvil.shape.permute
-// CHECK: npu_segment_0.npu: "0x4000000043504E3101000000
+// CHECK: npu_segment_0.npu: "0x4000000043504E3102000000
 func.func @two_outputs(%arg0: tensor<1x4x8x8xui8>) -> (tensor<1x8x8x8xui8>, tensor<1x8x8x4xf32>) {
   %w = cuvil.constant dense<1> : tensor<8x4x3x3xi8>
   %b = cuvil.constant dense<0.5> : tensor<8xf32>
