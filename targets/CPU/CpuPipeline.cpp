@@ -131,14 +131,17 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverl
   pm.addPass(createOutlineKernelsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
+  // exp as arithmetic the vectorizer widens (not a libm call per element).
+  pm.addNestedPass<func::FuncOp>(createExpandExpPass());
   pm.addPass(createConvertMathToFuncs()); // integer powers
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass()); // erf, tanh, log1p, ...: libm
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // floordivsi, ceildivsi, maximumf... have no LLVM counterpart: expand them.
-  pm.addPass(arith::createArithExpandOpsPass());
+  // floordivsi, ceildivsi have no LLVM counterpart: expand them (float
+  // min/max stay, for LLVM's intrinsics, which vectorize).
+  pm.addPass(createExpandArithPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   ConvertFuncToLLVMPassOptions funcOptions;

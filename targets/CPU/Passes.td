@@ -227,6 +227,35 @@ def PromoteAccumulatorsPass : Pass<"cuvil-promote-accumulators", "::mlir::Module
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
 }
 
+def ExpandArithPass : Pass<"cuvil-expand-arith"> {
+  let summary = "Expands the arith ops LLVM has no instruction for, keeping float min/max for its intrinsics.";
+  let description = [{
+    `arith.ceildivsi`, `ceildivui` and `floordivsi` become arithmetic LLVM
+    has. Float `maximumf`, `minimumf`, `maxnumf` and `minnumf` are left for
+    the LLVM lowering, which makes them `llvm.maximum`, `llvm.minimum`,
+    `llvm.maxnum` and `llvm.minnum`: LLVM's loop vectorizer reduces those
+    in vector lanes (a max or min is exact in any order), where upstream's
+    `arith-expand` turns them into compares and selects that no vectorizer
+    recognizes, so a softmax's row maximum ran one element at a time.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ExpandExpPass : Pass<"cuvil-expand-exp", "::mlir::func::FuncOp"> {
+  let summary = "f32 exp as arithmetic the loop vectorizer can widen, instead of a libm call per element.";
+  let description = [{
+    `math.exp` on f32 (scalars or vectors) becomes: x clamped to
+    [-104, 89], n = roundeven(x * log2(e)), r = x - n * ln(2) in two FMA
+    steps (Cody-Waite), exp(r) by Cephes' degree-6 polynomial, then times
+    2^(n/2) and 2^(n - n/2), each a power of two built from its bits, so
+    the result rounds once, to a subnormal or infinity where it must. NaN
+    stays NaN. Within 2 ulp of a correctly rounded exp (the tests hold it to
+    libm's expf). A softmax's exponentials ran as one libm call per element;
+    these vectorize.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
 def ParallelizeLoopsPass : Pass<"cuvil-parallelize-loops", "::mlir::ModuleOp"> {
   let summary = "Runs the outer parallel loops of a bufferized program on the thread pool.";
   let description = [{
