@@ -76,6 +76,9 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverl
   pm.addPass(createCountBranchesPass());
   pm.addPass(createSelectCpuKernelsPass());
   pm.addPass(createConvertCuvilToLinalgPass());
+  // Element-wise loop nests over contiguous dimensions as one loop (long
+  // enough for the vectorizer).
+  pm.addNestedPass<func::FuncOp>(createCollapseParallelDimsPass());
   // Canonicalization that checks what it does to the model's branches.
   pm.addPass(createCuvilCanonicalizePass());
   pm.addPass(createProtectModelArgumentsPass());
