@@ -392,6 +392,22 @@ private:
     return nullptr;
   }
 
+  /// A product's weights (operand 1) and bias (operand 2, if any), which
+  /// the partitioner checked are constants.
+  static LogicalResult productConstants(Operation *op, std::optional<::cuvil::Tensor> &weights,
+                                        std::optional<::cuvil::Tensor> &bias) {
+    for (unsigned i = 1; i < std::min(op->getNumOperands(), 3u); ++i) {
+      auto c = op->getOperand(i).getDefiningOp<ConstantOp>();
+      if (!c)
+        return op->emitError() << "cuvil-npu-schedule: operand " << i << " of an NPU product is not a constant";
+      FailureOr<::cuvil::Tensor> t = reference::tensorFromAttr(c.getValue(), c.getLoc());
+      if (failed(t))
+        return failure();
+      (i == 1 ? weights : bias) = std::move(*t);
+    }
+    return success();
+  }
+
   /// Plans `op`: its tiling, and its weights and epilogue table per tile
   /// of output channels (weights [K][cot] then {offset, multiplier, bias}
   /// per channel, as the CPU kernels compute them, QuantArithmetic.h).
@@ -412,18 +428,9 @@ private:
       arithmetic = l.getArithmetic();
     }
     bool onednn = arithmetic && *arithmetic == "onednn";
-    auto wc = op->getOperand(1).getDefiningOp<ConstantOp>();
-    FailureOr<::cuvil::Tensor> w = reference::tensorFromAttr(wc.getValue(), wc.getLoc());
-    if (failed(w))
+    std::optional<::cuvil::Tensor> w, bias;
+    if (failed(productConstants(op, w, bias)))
       return failure();
-    std::optional<::cuvil::Tensor> bias;
-    if (op->getNumOperands() > 2) {
-      auto bc = op->getOperand(2).getDefiningOp<ConstantOp>();
-      FailureOr<::cuvil::Tensor> t = reference::tensorFromAttr(bc.getValue(), bc.getLoc());
-      if (failed(t))
-        return failure();
-      bias = std::move(*t);
-    }
     int64_t kSize = g.reduction(), zx = px.zeroPointAt(0);
     p->kSize = kSize, p->zx = zx, p->py = py;
     p->mode = py ? (onednn ? "onednn" : "qnnpack") : (onednn ? "f32_onednn" : "f32");
@@ -496,20 +503,9 @@ private:
     std::optional<ConvTiling> tiling = planConv(g, config);
     if (!tiling)
       return op->emitError() << "cuvil-npu-schedule: no tiling fits the SRAM";
-    auto wc = op->getOperand(1).getDefiningOp<ConstantOp>();
-    if (!wc)
-      return op->emitError() << "cuvil-npu-schedule: an FP16 product's weights are not a constant";
-    FailureOr<::cuvil::Tensor> w = reference::tensorFromAttr(wc.getValue(), wc.getLoc());
-    if (failed(w))
+    std::optional<::cuvil::Tensor> w, bias;
+    if (failed(productConstants(op, w, bias)))
       return failure();
-    std::optional<::cuvil::Tensor> bias;
-    if (op->getNumOperands() > 2) {
-      auto bc = op->getOperand(2).getDefiningOp<ConstantOp>();
-      FailureOr<::cuvil::Tensor> t = reference::tensorFromAttr(bc.getValue(), bc.getLoc());
-      if (failed(t))
-        return failure();
-      bias = std::move(*t);
-    }
     auto p = std::make_unique<Product>();
     p->op = op, p->g = g, p->tiling = *tiling, p->last = last, p->relu = relu;
     p->kSize = g.reduction(), p->zx = 0; // padding reads +0.0
