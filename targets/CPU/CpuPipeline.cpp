@@ -126,6 +126,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm, bool instrument, bool testOverl
   // indices defined outside them.
   pm.addPass(createLoopInvariantCodeMotionPass());
   pm.addPass(createPromoteAccumulatorsPass());
+  pm.addNestedPass<func::FuncOp>(createHoistRowLoadsPass());
   if (deviceCode)
     deviceCode(pm);
   pm.addPass(createParallelizeLoopsPass());

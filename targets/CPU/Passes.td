@@ -272,6 +272,24 @@ def ExpandExpPass : Pass<"cuvil-expand-exp", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def HoistRowLoadsPass : Pass<"cuvil-hoist-row-loads", "::mlir::func::FuncOp"> {
+  let summary = "Loads that do not depend on the innermost parallel dimension, out of it.";
+  let description = [{
+    An `scf.parallel` of two or more dimensions, constant bounds, whose
+    body loads values that do not depend on its last induction variable
+    from buffers the body does not store to (a bilinear resize's row
+    indices and weights): the last dimension becomes an `scf.for` inside
+    the others, and those loads go before it. The innermost loop then only
+    streams along rows, which LLVM vectorizes; before, the loads stayed in
+    it (LLVM cannot prove that the output, a view of the same arena, never
+    overwrites them), so it found no bounds for its run-time alias checks
+    and left the loop scalar. Like cuvil-promote-accumulators, this relies
+    on a bufferized linalg op never writing a buffer it reads through
+    another view.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 def ParallelizeLoopsPass : Pass<"cuvil-parallelize-loops", "::mlir::ModuleOp"> {
   let summary = "Runs the outer parallel loops of a bufferized program on the thread pool.";
   let description = [{
