@@ -56,21 +56,7 @@ bool hasElement(Type t, bool (Type::*is)() const) {
 bool isF16(Type t) { return hasElement(t, &Type::isF16); }
 bool isF32(Type t) { return hasElement(t, &Type::isF32); }
 
-/// f16 to f32 (the input of an FP16 product) and f32 to f16 (its
-/// epilogue's rounding).
-bool isWidening(Operation *op) {
-  return llvm::isa_and_nonnull<CastOp>(op) && isF16(op->getOperand(0).getType()) && isF32(op->getResult(0).getType());
-}
-bool isNarrowing(Operation *op) {
-  return llvm::isa_and_nonnull<CastOp>(op) && isF32(op->getOperand(0).getType()) && isF16(op->getResult(0).getType());
-}
 bool isFloatProduct(Operation *op) { return llvm::isa<Conv2DOp, LinearOp>(op); }
-
-/// The only user of `op`'s result, if it has exactly one.
-Operation *soleUser(Operation *op) {
-  Value v = op->getResult(0);
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
 
 /// FP16 layers as cuvil-quantize writes them (--fallback fp16): an f32
 /// convolution or linear layer whose input is an f16 tensor widened to f32

@@ -225,10 +225,6 @@ private:
   static bool isView(Operation *op) {
     return llvm::isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op) || isWidening(op);
   }
-  static bool isWidening(Operation *op) {
-    auto c = llvm::dyn_cast_or_null<CastOp>(op);
-    return c && llvm::cast<RankedTensorType>(c.getInput().getType()).getElementType().isF16();
-  }
 
   /// The DRAM location of `v`, placing an intermediate in scratch.
   DramLocation locate(Value v) {
@@ -485,15 +481,11 @@ private:
   LogicalResult prepareFp16(Operation *op) {
     Operation *last = op;
     bool relu = false, rounded = false;
-    auto soleUser = [](Operation *o) -> Operation * {
-      return o->getResult(0).hasOneUse() ? *o->getResult(0).getUsers().begin() : nullptr;
-    };
     if (Operation *u = soleUser(last); u && llvm::isa<ReluOp>(u) && u->getBlock() == op->getBlock()) {
       fused.insert(u);
       last = u, relu = true;
     }
-    if (Operation *u = soleUser(last); u && llvm::isa<CastOp>(u) && u->getBlock() == op->getBlock() &&
-                                       llvm::cast<RankedTensorType>(u->getResult(0).getType()).getElementType().isF16()) {
+    if (Operation *u = soleUser(last); u && isNarrowing(u) && u->getBlock() == op->getBlock()) {
       fused.insert(u);
       last = u, rounded = true;
     }

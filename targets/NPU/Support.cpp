@@ -107,6 +107,26 @@ std::optional<ConvTiling> planConv(const ConvGeometry &g, const cuvil_npu_config
   return t;
 }
 
+namespace {
+bool hasElement(Type t, bool (Type::*is)() const) {
+  auto r = llvm::dyn_cast<RankedTensorType>(t);
+  return r && (r.getElementType().*is)();
+}
+} // namespace
+
+bool isWidening(Operation *op) {
+  return llvm::isa_and_nonnull<CastOp>(op) && hasElement(op->getOperand(0).getType(), &Type::isF16) &&
+         hasElement(op->getResult(0).getType(), &Type::isF32);
+}
+bool isNarrowing(Operation *op) {
+  return llvm::isa_and_nonnull<CastOp>(op) && hasElement(op->getOperand(0).getType(), &Type::isF32) &&
+         hasElement(op->getResult(0).getType(), &Type::isF16);
+}
+Operation *soleUser(Operation *op) {
+  Value v = op->getResult(0);
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
 int64_t tensorBytes(Type type) {
   auto t = llvm::dyn_cast<RankedTensorType>(type);
   if (!t || !t.hasStaticShape())

@@ -57,6 +57,13 @@ inline bool convFits(const ConvGeometry &g, const cuvil_npu_config &config) {
   return planConv(g, config).has_value();
 }
 
+/// The casts around an FP16 product: f16 to f32 (its input) and f32 to f16
+/// (its epilogue's rounding); false for anything else, null included.
+bool isWidening(Operation *op);
+bool isNarrowing(Operation *op);
+/// The only user of `op`'s first result, if it has exactly one.
+Operation *soleUser(Operation *op);
+
 /// Bytes of a static tensor.
 int64_t tensorBytes(Type type);
 

@@ -25,19 +25,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def run_model(args, d, mlir, inputs, out_dir):
-    """Runs `mlir` on the inputs; returns None or a failure message."""
-    shutil.rmtree(out_dir, ignore_errors=True)
-    cmd = [os.path.join(args.bin, "cuvil-run"), mlir, "--quiet", "--output-dir", out_dir]
-    for f in inputs:
-        cmd += ["--input", os.path.join(d, f)]
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode != 0:
-        return f"{run.stderr}\ncuvil-run exited {run.returncode}"
-    return None
+    """Runs `mlir` on the inputs (reference evaluator); returns None or a failure message."""
+    return run_library(args, d, mlir, inputs, out_dir, [])
 
 
 def run_library(args, d, lib, inputs, out_dir, flags):
-    """Runs a compiled library with cuvil-run; returns None or a failure message."""
+    """Runs a compiled library (or a .mlir model) with cuvil-run; returns None or a failure message."""
     shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [os.path.join(args.bin, "cuvil-run"), lib, "--quiet", "--output-dir", out_dir] + flags
     for f in inputs:
