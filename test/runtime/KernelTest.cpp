@@ -322,6 +322,12 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      ConvCase{2, 40, 7, 7, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
                      ConvCase{2, 20, 7, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 20},
                      ConvCase{1, 5, 6, 5, 5, 5, 3, 1, 1, 2, 1, 2, 1, 5},
+                     // Vectors of channels, the general kernel: 8 and 4 pixels
+                     // at once and single ones; dilated 5x5 on a plane smaller
+                     // than its padded window (tap rows and columns skipped).
+                     ConvCase{2, 20, 6, 8, 20, 5, 5, 1, 1, 4, 4, 2, 2, 20},
+                     ConvCase{1, 18, 7, 13, 18, 5, 5, 1, 1, 2, 2, 1, 1, 18},
+                     ConvCase{1, 17, 9, 23, 17, 5, 5, 2, 2, 2, 2, 1, 1, 17},
                      ConvCase{1, 3, 8, 8, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3},
                      ConvCase{1, 24, 9, 7, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1},
                      // Depthwise rows of a vector or more, stored straight into the
