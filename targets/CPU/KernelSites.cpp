@@ -13,9 +13,14 @@ bool isStaticF32(Value v) {
   return t && t.hasStaticShape() && t.getElementType().isF32();
 }
 
-bool isStaticButBatchF32(Value v) {
+bool isStaticButBatchF32(Value v) { return isStaticButBatch(v, /*allow8Bit=*/false); }
+
+bool isStaticButBatch(Value v, bool allow8Bit) {
   auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.getElementType().isF32() || t.getRank() == 0)
+  if (!t || t.getRank() == 0)
+    return false;
+  Type e = t.getElementType();
+  if (!e.isF32() && !(allow8Bit && e.isInteger(8)))
     return false;
   for (int64_t d = 1; d < t.getRank(); ++d)
     if (t.isDynamicDim(d))

@@ -33,6 +33,9 @@ struct Epilogue {
 bool isStaticF32(Value v);
 /// An f32 tensor whose dimensions but the first are static.
 bool isStaticButBatchF32(Value v);
+/// The same, or with 8-bit integer elements (signed, unsigned or signless)
+/// where `allow8Bit`.
+bool isStaticButBatch(Value v, bool allow8Bit);
 ArrayRef<int64_t> shapeOf(Value v);
 /// The value of a constant static f32 tensor.
 std::optional<::cuvil::Tensor> constantF32(Value v);

@@ -284,10 +284,12 @@ std::vector<LoweringRule> makeRules() {
        }}};
 
   std::vector<LoweringCondition> maxPool = {
-      {"static-f32", "static f32 input and result (a run-time batch aside)", [](RuleSubject &s) {
+      {"static-f32-or-8-bit", "static f32, ui8 or i8 input and result (a run-time batch aside)",
+       [](RuleSubject &s) {
          auto pool = llvm::cast<MaxPool2DOp>(s.op);
-         return unless(isStaticButBatchF32(pool.getInput()) && isStaticButBatchF32(pool.getResult()),
-                       "its operands are not static f32 tensors (a run-time batch aside)");
+         return unless(isStaticButBatch(pool.getInput(), /*allow8Bit=*/true) &&
+                           isStaticButBatch(pool.getResult(), /*allow8Bit=*/true),
+                       "its operands are not static f32, ui8 or i8 tensors (a run-time batch aside)");
        }},
       {"windows-inside", "no window past the padded input (no ceil_mode windows)", [](RuleSubject &s) {
          auto pool = llvm::cast<MaxPool2DOp>(s.op);

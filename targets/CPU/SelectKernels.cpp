@@ -659,8 +659,26 @@ struct SelectCpuKernelsPass final
         convLayout(in, in[1], out.getDimSize(2), out.getDimSize(3), kernel[0], kernel[1],
                    pool.getStride(), pool.getPadding(), pool.getDilation(), in[1], 0, 0, 0);
     KernelCallBuilder k(b, pool.getLoc());
-    return callWithBatch(k, b, module, "cuvil_rt_max_pool2d_f32", params, {pool.getInput()},
-                         pool.getInput(), out);
+    // Quantized tensors pool in their integers; i8 and signless bytes are
+    // signed, ui8 unsigned.
+    Type element = out.getElementType();
+    if (element.isF32())
+      return callWithBatch(k, b, module, "cuvil_rt_max_pool2d_f32", params, {pool.getInput()},
+                           pool.getInput(), out);
+    // The call sees signless bytes (as for the quantized products); the
+    // casts on either side fold away in the lowering to linalg.
+    auto signless = [&](Type t) {
+      auto r = llvm::cast<RankedTensorType>(t);
+      return RankedTensorType::get(r.getShape(), b.getIntegerType(8));
+    };
+    Value x = b.create<UnrealizedConversionCastOp>(pool.getLoc(), signless(pool.getInput().getType()),
+                                                   pool.getInput())
+                  .getResult(0);
+    Value y = callWithBatch(k, b, module,
+                            element.isUnsignedInteger() ? "cuvil_rt_max_pool2d_u8"
+                                                        : "cuvil_rt_max_pool2d_s8",
+                            params, {x}, x, llvm::cast<RankedTensorType>(signless(out)));
+    return b.create<UnrealizedConversionCastOp>(pool.getLoc(), out, y).getResult(0);
   }
 
   /// A product of two run-time matrices, batched over the leading

@@ -214,6 +214,10 @@ void cuvil_rt_pointwise_depthwise_f32(const int64_t *params, const float *input,
 /* CUVIL_CONV_* params with Cout = groups = C, flags 0: max over each window
  * (padding never wins, NaN does), every window inside the padded input. */
 void cuvil_rt_max_pool2d_f32(const int64_t *params, const float *input, float *output);
+/* The same on quantized tensors' integers (ui8 and i8): the maximum of the
+ * window's values (padding never wins). */
+void cuvil_rt_max_pool2d_u8(const int64_t *params, const uint8_t *input, uint8_t *output);
+void cuvil_rt_max_pool2d_s8(const int64_t *params, const int8_t *input, int8_t *output);
 /* CUVIL_LINEAR_* params: y[M][N] = x[M][K] . W[N][K]^T; with
  * CUVIL_FLAG_PIXEL_ROWS (several rows) the weights are B panels
  * [ceil(N/CUVIL_B_PANEL)][K][CUVIL_B_PANEL]. */

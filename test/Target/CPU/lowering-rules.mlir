@@ -329,12 +329,20 @@ func.func @matmul_broadcast(%a: tensor<1x5x4xf32>, %b: tensor<3x4x6xf32>) -> ten
 
 // CHECK-LABEL: cuvil.pool.max_pool2d in @pool_all
 //  CHECK-NEXT:   max_pool2d direct:
-//  CHECK-NEXT:     static-f32: holds
+//  CHECK-NEXT:     static-f32-or-8-bit: holds
 //  CHECK-NEXT:     windows-inside: holds
 //  CHECK-NEXT:     => runs on max_pool2d
 // CHECK-LABEL: cuvil.pool.max_pool2d in @pool_dynamic
 //  CHECK-NEXT:   max_pool2d direct:
-//  CHECK-NEXT:     static-f32: fails (its operands are not static f32 tensors (a run-time batch aside))
+//  CHECK-NEXT:     static-f32-or-8-bit: fails (its operands are not static f32, ui8 or i8 tensors (a run-time batch aside))
+// CHECK-LABEL: cuvil.pool.max_pool2d in @pool_ui8
+//  CHECK-NEXT:   max_pool2d direct:
+//  CHECK-NEXT:     static-f32-or-8-bit: holds
+//  CHECK-NEXT:     windows-inside: holds
+//  CHECK-NEXT:     => runs on max_pool2d
+// CHECK-LABEL: cuvil.pool.max_pool2d in @pool_i32
+//  CHECK-NEXT:   max_pool2d direct:
+//  CHECK-NEXT:     static-f32-or-8-bit: fails
 // CHECK-LABEL: cuvil.pool.max_pool2d in @pool_ceil
 //       CHECK:     windows-inside: fails (a window hangs past the padded input (ceil_mode))
 func.func @pool_all(%x: tensor<?x2x6x6xf32>) -> tensor<?x2x3x3xf32> {
@@ -344,6 +352,14 @@ func.func @pool_all(%x: tensor<?x2x6x6xf32>) -> tensor<?x2x3x3xf32> {
 func.func @pool_dynamic(%x: tensor<1x2x?x6xf32>) -> tensor<1x2x?x3xf32> {
   %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x2x?x6xf32> -> tensor<1x2x?x3xf32>
   return %0 : tensor<1x2x?x3xf32>
+}
+func.func @pool_ui8(%x: tensor<1x2x6x6xui8>) -> tensor<1x2x3x3xui8> {
+  %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x2x6x6xui8> -> tensor<1x2x3x3xui8>
+  return %0 : tensor<1x2x3x3xui8>
+}
+func.func @pool_i32(%x: tensor<1x2x6x6xi32>) -> tensor<1x2x3x3xi32> {
+  %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x2x6x6xi32> -> tensor<1x2x3x3xi32>
+  return %0 : tensor<1x2x3x3xi32>
 }
 func.func @pool_ceil(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
   %0 = cuvil.pool.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] ceil_mode : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>

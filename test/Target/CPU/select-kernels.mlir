@@ -275,6 +275,23 @@ func.func @max_pool_ceil_overhang(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x3x3xf32
   return %0 : tensor<1x4x3x3xf32>
 }
 
+// Quantized tensors pool in their integers: ui8 with the unsigned kernel,
+// i8 with the signed one, both seeing signless bytes through casts.
+// CHECK-LABEL: func.func @max_pool_ui8
+//      CHECK:   %[[X:.*]] = builtin.unrealized_conversion_cast %{{.*}} : tensor<1x4x8x8xui8> to tensor<1x4x8x8xi8>
+//      CHECK:   call @cuvil_rt_max_pool2d_u8({{.*}}) : (memref<1xi64>, memref<1xi8>, memref<1xi8>) -> ()
+//      CHECK:   builtin.unrealized_conversion_cast %{{.*}} : tensor<1x4x4x4xi8> to tensor<1x4x4x4xui8>
+// CHECK-LABEL: func.func @max_pool_i8
+//      CHECK:   call @cuvil_rt_max_pool2d_s8({{.*}}) : (memref<1xi64>, memref<1xi8>, memref<1xi8>) -> ()
+func.func @max_pool_ui8(%x: tensor<1x4x8x8xui8>) -> tensor<1x4x4x4xui8> {
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<1x4x8x8xui8> -> tensor<1x4x4x4xui8>
+  return %0 : tensor<1x4x4x4xui8>
+}
+func.func @max_pool_i8(%x: tensor<1x4x8x8xi8>) -> tensor<1x4x4x4xi8> {
+  %0 = cuvil.pool.max_pool2d %x kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<1x4x8x8xi8> -> tensor<1x4x4x4xi8>
+  return %0 : tensor<1x4x4x4xi8>
+}
+
 // -----
 
 // A 3x3 stride-1 depthwise group (relu6) whose output only feeds a 1x1
