@@ -17,25 +17,52 @@
 #if defined(__x86_64__)
 #include "qavx512.h"
 
+/* Where a block reads its input: rows [0, h) of w bytes at `base` (row
+ * stride w), with `ph` rows and `pw` columns of the zero point `zx` around
+ * them that are never stored. A load that reaches past a row's ends is
+ * masked and merged with zx, so nothing outside the rows is read. */
+typedef struct dw_source {
+  const uint8_t *base;
+  int64_t h, w, ph, pw;
+  __m512i zx;
+} dw_source;
+
+/* The bytes of a 64-byte load from column c (unpadded) that lie in a row
+ * of w bytes. */
+static inline __mmask64 column_mask(int64_t c, int64_t w) {
+  const int64_t lo = c < 0 ? -c : 0, hi = w - c < 64 ? w - c : 64;
+  if (lo >= 64 || hi <= lo)
+    return 0;
+  const uint64_t below_hi = hi == 64 ? ~0ull : (1ull << hi) - 1, from_lo = ~((1ull << lo) - 1);
+  return (__mmask64)(below_hi & from_lo);
+}
+
 /* One accumulator block: R output rows x NV vectors of 16 pixels from
  * column x0 (the last vector `left - 16 (NV - 1)` wide). */
 static inline __attribute__((always_inline)) void block(
-    const uint8_t *plane, const uint8_t *plane_end, int64_t wp, int64_t y0, int64_t x0,
-    int64_t left, const int R, const int NV, const int64_t *g, const int64_t kh, const int64_t quads,
-    const __m512i *index, const __m512i *taps, const cuvil_qepilogue *e, void *out, int64_t ow) {
+    const dw_source *src, int64_t y0, int64_t x0, int64_t left, const int R, const int NV,
+    const int64_t *g, const int64_t kh, const int64_t quads, const __m512i *index,
+    const __m512i *taps, const cuvil_qepilogue *e, void *out, int64_t ow) {
   const int64_t sh = g[2], sw = g[3], dh = g[4];
   __m512i acc[4][4];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
       acc[r][v] = _mm512_setzero_si512();
+  /* Every load is masked (rows outside: nothing read), so the loop has no
+   * branches: the columns' masks once per block, the row's per tap row. */
+  __mmask64 columns[4];
+  int64_t column[4];
+  for (int v = 0; v < NV; ++v) {
+    column[v] = (x0 + 16 * v) * sw - src->pw;
+    columns[v] = column_mask(column[v], src->w);
+  }
   for (int64_t a = 0; a < kh; ++a)
     for (int r = 0; r < R; ++r) {
-      const uint8_t *row = plane + ((y0 + r) * sh + a * dh) * wp + x0 * sw;
+      const int64_t iy = (y0 + r) * sh + a * dh - src->ph;
+      const __mmask64 inside = iy >= 0 && iy < src->h ? ~(__mmask64)0 : 0;
+      const uint8_t *row = src->base + iy * src->w;
       for (int v = 0; v < NV; ++v) {
-        const uint8_t *src = row + 16 * v * sw;
-        int64_t room = plane_end - src; /* nothing past the plane is read */
-        __m512i bytes = room >= 64 ? _mm512_loadu_si512(src)
-                                   : _mm512_maskz_loadu_epi8((__mmask64)((1ull << room) - 1), src);
+        __m512i bytes = _mm512_mask_loadu_epi8(src->zx, columns[v] & inside, row + column[v]);
         for (int64_t j = 0; j < quads; ++j)
           acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], _mm512_permutexvar_epi8(index[j], bytes),
                                           taps[a * quads + j]);
@@ -55,15 +82,14 @@ static inline __attribute__((always_inline)) void block(
 #define DW_BLOCK(R, NV)                                                                            \
   do {                                                                                             \
     if (kh == 3 && quads == 1)                                                                     \
-      block(plane, plane_end, wp, y, x0, left, R, NV, g, 3, 1, index, taps, e, out, ow);           \
+      block(src, y, x0, left, R, NV, g, 3, 1, index, taps, e, out, ow);                            \
     else                                                                                           \
-      block(plane, plane_end, wp, y, x0, left, R, NV, g, kh, quads, index, taps, e, out, ow);      \
+      block(src, y, x0, left, R, NV, g, kh, quads, index, taps, e, out, ow);                       \
   } while (0)
 
-bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
-                           const int64_t *g, const float *taps_f, const cuvil_qepilogue *e,
-                           void *out) {
-  const int64_t kh = g[0], kw = g[1], sh = g[2], sw = g[3], dh = g[4], dw = g[5];
+static bool depthwise(const dw_source *src, int64_t oh, int64_t ow, const int64_t *g,
+                      const float *taps_f, const cuvil_qepilogue *e, void *out) {
+  const int64_t kh = g[0], kw = g[1], sw = g[3], dw = g[5];
   const int64_t quads = (kw + 3) / 4;
   if (quads > 2 || 15 * sw + (kw - 1) * dw > 63 || kh * quads > 32)
     return false;
@@ -90,15 +116,39 @@ bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t
       }
       taps[a * quads + j] = _mm512_set1_epi32((int32_t)word);
     }
-  /* The rows the windows read: the end of what may be loaded. */
-  const uint8_t *plane_end = plane + ((oh - 1) * sh + (kh - 1) * dh + 1) * wp;
   CUVIL_DEPTHWISE_WALK(oh, ow, DW_BLOCK);
   return true;
+}
+
+bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
+                           const int64_t *g, const float *taps_f, const cuvil_qepilogue *e,
+                           void *out) {
+  /* The padded plane, as far down as the windows read (nothing past it:
+   * bytes past a row's end only meet zero weights or unstored pixels). */
+  const dw_source src = {plane, (oh - 1) * g[2] + (g[0] - 1) * g[4] + 1, wp, 0, 0,
+                         _mm512_setzero_si512()};
+  return depthwise(&src, oh, ow, g, taps_f, e, out);
+}
+
+bool cuvil_qdepthwise_vbmi_direct(const uint8_t *input, int64_t h, int64_t w, int64_t ph,
+                                  int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
+                                  const int64_t *g, const float *taps_f,
+                                  const cuvil_qepilogue *e, void *out) {
+  const dw_source src = {input, h, w, ph, pw, _mm512_set1_epi8((char)zx)};
+  return depthwise(&src, oh, ow, g, taps_f, e, out);
 }
 
 #undef DW_BLOCK
 
 #else
+bool cuvil_qdepthwise_vbmi_direct(const uint8_t *input, int64_t h, int64_t w, int64_t ph,
+                                  int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
+                                  const int64_t *g, const float *taps, const cuvil_qepilogue *e,
+                                  void *out) {
+  (void)input, (void)h, (void)w, (void)ph, (void)pw, (void)zx, (void)oh, (void)ow, (void)g,
+      (void)taps, (void)e, (void)out;
+  return false;
+}
 bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
                            const int64_t *g, const float *taps, const cuvil_qepilogue *e,
                            void *out) {

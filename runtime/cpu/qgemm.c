@@ -247,6 +247,19 @@ static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
     int64_t c = item % C;
     uint8_t *plane = j->workspace + item * j->hp * j->wp;
     const uint8_t *src = j->input + item * H * W;
+    float taps[CUVIL_QDEPTHWISE_MAX_TAPS];
+    for (int64_t t = 0; t < KH * KW; ++t)
+      taps[t] = (float)j->weights[c * j->kp + t * 4];
+    cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
+                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
+                         (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
+    onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], c, q[CUVIL_QCONV_Y_ONEDNN]);
+    const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
+    /* Kernels that read the input itself need no padded copy. */
+    if (j->kernels->depthwise_direct &&
+        j->kernels->depthwise_direct(src, H, W, PH, PW, zx, OH, OW, geometry, taps, &e,
+                                     out_at(j, item * OH * OW)))
+      continue;
     for (int64_t y = 0; y < j->hp; ++y) {
       uint8_t *row = plane + y * j->wp;
       int64_t ih = y - PH;
@@ -258,14 +271,6 @@ static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
         row[x] = row[PW + W + x] = zx;
       memcpy(row + PW, src + ih * W, (size_t)W);
     }
-    float taps[CUVIL_QDEPTHWISE_MAX_TAPS];
-    for (int64_t t = 0; t < KH * KW; ++t)
-      taps[t] = (float)j->weights[c * j->kp + t * 4];
-    cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
-                         (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
-    onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], c, q[CUVIL_QCONV_Y_ONEDNN]);
-    const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
     j->kernels->depthwise_plane(plane, j->wp, OH, OW, geometry, taps, &e, out_at(j, item * OH * OW));
   }
 }

@@ -97,6 +97,12 @@ typedef struct cuvil_qkernels {
   struct {
     int64_t rows, panels;
   } rows_block;
+  /* The depthwise plane read straight from the unpadded input (h x w,
+   * padding ph, pw of zero point zx), false (nothing written) for windows
+   * it does not take; NULL: the padded plane and depthwise_plane. */
+  bool (*depthwise_direct)(const uint8_t *input, int64_t h, int64_t w, int64_t ph, int64_t pw,
+                           uint8_t zx, int64_t oh, int64_t ow, const int64_t *g,
+                           const float *taps, const cuvil_qepilogue *e, void *out);
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
@@ -117,6 +123,11 @@ const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void);
 bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t ow,
                            const int64_t *g, const float *taps, const cuvil_qepilogue *e,
                            void *out);
+/* The same on the unpadded input (cuvil_qkernels.depthwise_direct). */
+bool cuvil_qdepthwise_vbmi_direct(const uint8_t *input, int64_t h, int64_t w, int64_t ph,
+                                  int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
+                                  const int64_t *g, const float *taps, const cuvil_qepilogue *e,
+                                  void *out);
 /* The best this CPU runs (CUVIL_TEST_HIDE_CPU_FEATURES hides features, so
  * tests can run each variant). */
 const cuvil_qkernels *cuvil_qkernels_best(void);

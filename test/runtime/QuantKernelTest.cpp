@@ -200,6 +200,12 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({2, 24, 17, 35, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24}, 9);
   checkConv({1, 8, 12, 40, 8, 5, 5, 1, 1, 4, 4, 2, 2, 8}, 10);
   checkConv({1, 4, 11, 11, 4, 3, 3, 3, 3, 1, 1, 1, 1, 4}, 11);
+  // Depthwise straight from the unpadded input (avx512_vnni_vbmi): rows of
+  // several 64-byte loads, both borders masked, stride 2, two tap quads a
+  // row (7 wide), padding of 3 rows and columns.
+  checkConv({1, 3, 10, 150, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3}, 14);
+  checkConv({2, 3, 9, 141, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3}, 15);
+  checkConv({1, 2, 12, 20, 2, 7, 7, 1, 1, 3, 3, 1, 1, 2}, 16);
   checkConv({1, 64, 8, 8, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 6);  // 64 pixels: 48 + 16
   checkConv({1, 16, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 7);   // 1x1 stride 2
   checkConv({1, 4, 40, 37, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 12); // stride 2, rows of 19-20 pixels
