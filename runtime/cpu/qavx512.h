@@ -39,17 +39,20 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
     return;
   }
   uint8_t *out = (uint8_t *)base + at;
-  const __m512 limit = _mm512_set1_ps(1073741824.0f), neg = _mm512_set1_ps(-1073741824.0f);
+  /* Clamped in float to the output's range first, then rounded: the same
+   * as rounding and clamping the integer (the bounds are integers and
+   * rounding is monotone), and no float reaches the conversion's overflow.
+   * The bounds are loop invariants the callers' loops hoist. */
   __m512i v;
   if (e->bias) {
     __m512 t = _mm512_add_ps(f, _mm512_cvtepi32_ps(zero));
-    t = _mm512_min_ps(_mm512_max_ps(t, neg), limit);
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_cvtepi32_ps(lo)), _mm512_cvtepi32_ps(hi));
     v = _mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   } else {
-    __m512 t = _mm512_min_ps(_mm512_max_ps(f, neg), limit);
+    __m512 t = _mm512_min_ps(_mm512_max_ps(f, _mm512_cvtepi32_ps(_mm512_sub_epi32(lo, zero))),
+                             _mm512_cvtepi32_ps(_mm512_sub_epi32(hi, zero)));
     v = _mm512_add_epi32(_mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
   }
-  v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
   if (count >= 16)
     _mm_storeu_si128((__m128i *)out, _mm512_cvtepi32_epi8(v));
   else
