@@ -40,6 +40,8 @@ typedef struct cuvil_thread_pool cuvil_thread_pool;
 cuvil_thread_pool *cuvil_thread_pool_create(int32_t num_threads, int *error_number);
 /* Stops and joins the workers. No parallel_for may be running on it. */
 void cuvil_thread_pool_destroy(cuvil_thread_pool *pool);
+/* The threads a parallel_for started here would use: the pool's, or 1
+ * inside a parallel_for body (nested ones run inline). */
 int32_t cuvil_thread_pool_size(const cuvil_thread_pool *pool);
 /* Bytes of scratch memory each thread of a pool owns (64-byte aligned). */
 #define CUVIL_THREAD_SCRATCH_BYTES (2048u * 1024u)

@@ -225,7 +225,9 @@ void *cuvil_thread_pool_scratch(cuvil_thread_pool *pool) {
 }
 
 int32_t cuvil_thread_pool_size(const cuvil_thread_pool *pool) {
-  return pool ? pool->num_threads : 1;
+  /* Inside a body, work runs on this thread alone (a nested parallel_for
+   * is inline): kernels planning their blocks should plan for one. */
+  return pool && !inside_parallel_region ? pool->num_threads : 1;
 }
 
 void cuvil_rt_parallel_for(void *exec, int64_t n,

@@ -6,6 +6,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #include "gemm.h"
+#include "schedule.h"
 #include "winograd.h"
 
 #include <string.h>
@@ -206,74 +207,111 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
   }
 }
 
+/* One call's operands, for its images (conv_image). */
+typedef struct conv_job {
+  const int64_t *q;
+  const float *input, *weights, *bias, *residual;
+  float *output;
+  const cuvil_microkernels *mk;
+  void *exec;
+} conv_job;
+
 /* Pixels as the GEMM's rows and output channels as its columns (the
  * vector lanes): for small images, where MR-pixel panels waste less than
  * NR-pixel tiles. Weights are B panels, [groups][ceil(Cout_g / B_PANEL)]
  * [K][B_PANEL]; C is the output transposed (one column per channel). */
-static void conv2d_pixel_rows(const int64_t *q, const float *input, const float *weights,
-                              const float *bias, const float *residual, float *output,
-                              const cuvil_microkernels *mk) {
+static void conv2d_pixel_rows(const conv_job *j, int64_t image) {
+  const int64_t *q = j->q;
   int64_t groups = q[CUVIL_CONV_GROUPS];
   int64_t cin_g = q[CUVIL_CONV_C] / groups, cout_g = q[CUVIL_CONV_COUT] / groups;
   int64_t k = cin_g * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
   int64_t pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
   int64_t panels = (cout_g + CUVIL_B_PANEL - 1) / CUVIL_B_PANEL;
   int64_t flags = q[CUVIL_CONV_FLAGS];
-  for (int64_t image = 0; image < q[CUVIL_CONV_N]; ++image)
-    for (int64_t g = 0; g < groups; ++g) {
-      im2col_context ctx = {input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
-                             mk};
-      int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
-      cuvil_gemm_problem p = {
-          .m = pixels, .n = cout_g, .k = k,
-          .pack_a = pack_im2col_rows, .a_context = &ctx,
-          .b_panels = weights + g * panels * k * CUVIL_B_PANEL, .a_pack_once = 1,
-          .c = output + out_offset, .c_row_stride = 1, .c_col_stride = pixels,
-          .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL, .column_bias = 1,
-          .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
-          .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
-          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]),
-          .split = CUVIL_SPLIT_OF(flags)};
-      cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
-    }
+  for (int64_t g = 0; g < groups; ++g) {
+    im2col_context ctx = {j->input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
+                           j->mk};
+    int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
+    cuvil_gemm_problem p = {
+        .m = pixels, .n = cout_g, .k = k,
+        .pack_a = pack_im2col_rows, .a_context = &ctx,
+        .b_panels = j->weights + g * panels * k * CUVIL_B_PANEL, .a_pack_once = 1,
+        .c = j->output + out_offset, .c_row_stride = 1, .c_col_stride = pixels,
+        .bias = (flags & CUVIL_FLAG_BIAS) ? j->bias + g * cout_g : NULL, .column_bias = 1,
+        .residual = (flags & CUVIL_FLAG_RESIDUAL) ? j->residual + out_offset : NULL,
+        .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]),
+        .split = CUVIL_SPLIT_OF(flags)};
+    cuvil_gemm_run(&p, j->mk, j->exec);
+  }
 }
 
-void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weights,
-                         const float *bias, const float *residual, float *output) {
-  const cuvil_microkernels *mk = cuvil_microkernels_best();
+/* Weights as the GEMM's rows, the image's pixels (im2col) as its columns. */
+static void conv2d_im2col(const conv_job *j, int64_t image) {
+  const int64_t *q = j->q;
   int64_t groups = q[CUVIL_CONV_GROUPS];
   int64_t cin_g = q[CUVIL_CONV_C] / groups, cout_g = q[CUVIL_CONV_COUT] / groups;
   int64_t k = cin_g * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
   int64_t pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
   int64_t panels = (cout_g + CUVIL_MR - 1) / CUVIL_MR;
   int64_t flags = q[CUVIL_CONV_FLAGS];
-  if (flags & CUVIL_FLAG_WINOGRAD) {
+  for (int64_t g = 0; g < groups; ++g) {
+    im2col_context ctx = {j->input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
+                           j->mk};
+    /* A pointwise convolution's B is the input itself: rows of H x W. */
+    int pointwise = q[CUVIL_CONV_KH] == 1 && q[CUVIL_CONV_KW] == 1 && q[CUVIL_CONV_SH] == 1 && q[CUVIL_CONV_SW] == 1 &&
+                    q[CUVIL_CONV_PH] == 0 && q[CUVIL_CONV_PW] == 0;
+    int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
+    cuvil_gemm_problem p = {
+        .m = cout_g, .n = pixels, .k = k,
+        .a_packed = j->weights + g * panels * k * CUVIL_MR,
+        .pack_b = pack_im2col, .b_context = &ctx,
+        .b_direct = pointwise ? ctx.input : NULL, .b_direct_ld = pixels,
+        .c = j->output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
+        .bias = (flags & CUVIL_FLAG_BIAS) ? j->bias + g * cout_g : NULL,
+        .residual = (flags & CUVIL_FLAG_RESIDUAL) ? j->residual + out_offset : NULL,
+        .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
+        .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]),
+        .split = CUVIL_SPLIT_OF(flags)};
+    cuvil_gemm_run(&p, j->mk, j->exec);
+  }
+}
+
+static void conv_image(const conv_job *j, int64_t image) {
+  if (j->q[CUVIL_CONV_FLAGS] & CUVIL_FLAG_PIXEL_ROWS)
+    conv2d_pixel_rows(j, image);
+  else
+    conv2d_im2col(j, image);
+}
+
+static void conv_images_body(void *closure, int64_t begin, int64_t end) {
+  for (int64_t image = begin; image < end; ++image)
+    conv_image(closure, image);
+}
+
+void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weights,
+                         const float *bias, const float *residual, float *output) {
+  const cuvil_microkernels *mk = cuvil_microkernels_best();
+  if (q[CUVIL_CONV_FLAGS] & CUVIL_FLAG_WINOGRAD) {
     cuvil_conv2d_winograd(q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec);
     return;
   }
-  if (flags & CUVIL_FLAG_PIXEL_ROWS) {
-    conv2d_pixel_rows(q, input, weights, bias, residual, output, mk);
+  conv_job j = {q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec};
+  /* A batch of at least as many images as threads, in whole images: the
+   * threads share none of an image's blocks, so there is no wait between
+   * images (each image's GEMM alone splits over the threads, which for
+   * small images costs more than it gains). A batch that does not divide
+   * evenly goes image by image unless it is long enough to balance. */
+  const int64_t n = q[CUVIL_CONV_N];
+  const int64_t threads = j.exec ? cuvil_thread_pool_size(j.exec) : 1;
+  if (threads > 1 && n >= threads && (n % threads == 0 || n >= 4 * threads)) {
+    const int64_t groups = q[CUVIL_CONV_GROUPS];
+    const int64_t work = n * q[CUVIL_CONV_COUT] * q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW] *
+                         (q[CUVIL_CONV_C] / groups) * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
+    float *unused = NULL;
+    cuvil_run_items(j.exec, n, work, conv_images_body, &j, &unused);
     return;
   }
-  for (int64_t image = 0; image < q[CUVIL_CONV_N]; ++image)
-    for (int64_t g = 0; g < groups; ++g) {
-      im2col_context ctx = {input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
-                             mk};
-      /* A pointwise convolution's B is the input itself: rows of H x W. */
-      int pointwise = q[CUVIL_CONV_KH] == 1 && q[CUVIL_CONV_KW] == 1 && q[CUVIL_CONV_SH] == 1 && q[CUVIL_CONV_SW] == 1 &&
-                      q[CUVIL_CONV_PH] == 0 && q[CUVIL_CONV_PW] == 0;
-      int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
-      cuvil_gemm_problem p = {
-          .m = cout_g, .n = pixels, .k = k,
-          .a_packed = weights + g * panels * k * CUVIL_MR,
-          .pack_b = pack_im2col, .b_context = &ctx,
-          .b_direct = pointwise ? ctx.input : NULL, .b_direct_ld = pixels,
-          .c = output + out_offset, .c_row_stride = pixels, .c_col_stride = 1,
-          .bias = (flags & CUVIL_FLAG_BIAS) ? bias + g * cout_g : NULL,
-          .residual = (flags & CUVIL_FLAG_RESIDUAL) ? residual + out_offset : NULL,
-          .clamp = (flags & CUVIL_FLAG_CLAMP) != 0,
-          .lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), .hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]),
-          .split = CUVIL_SPLIT_OF(flags)};
-      cuvil_gemm_run(&p, mk, cuvil_rt_current_exec);
-    }
+  for (int64_t image = 0; image < n; ++image)
+    conv_image(&j, image);
 }

@@ -87,11 +87,15 @@ TEST_CASE("thread_pool_runs_inline_without_a_pool_or_when_nested", "[threads]") 
     cuvil_thread_pool *pool;
     std::atomic<int> innerBlocks{0};
     std::atomic<int64_t> innerElements{0};
+    std::atomic<int> sizeNotOne{0};
   } nested{pool.pool};
   cuvil_rt_parallel_for(
       pool.pool, 8,
       [](void *closure, int64_t begin, int64_t end) {
         auto *outer = static_cast<Nested *>(closure);
+        // Kernels inside a body plan for the one thread they run on.
+        if (cuvil_thread_pool_size(outer->pool) != 1)
+          outer->sizeNotOne++;
         for (int64_t i = begin; i < end; ++i)
           cuvil_rt_parallel_for(
               outer->pool, 100,
@@ -105,6 +109,8 @@ TEST_CASE("thread_pool_runs_inline_without_a_pool_or_when_nested", "[threads]") 
       &nested);
   CHECK(nested.innerBlocks == 8);
   CHECK(nested.innerElements == 800);
+  CHECK(nested.sizeNotOne == 0);
+  CHECK(cuvil_thread_pool_size(pool.pool) == 4);
 }
 
 TEST_CASE("thread_pool_survives_many_small_jobs", "[threads]") {
