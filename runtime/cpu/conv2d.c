@@ -309,7 +309,12 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
     const int64_t work = n * q[CUVIL_CONV_COUT] * q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW] *
                          (q[CUVIL_CONV_C] / groups) * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
     float *unused = NULL;
-    cuvil_run_items(j.exec, n, work, conv_images_body, &j, &unused);
+    if (n % threads == 0 && work >= CUVIL_SMALL_WORK)
+      /* Static blocks, as the element-wise loops split a batch: the
+       * images a thread writes are those it reads next, in its cache. */
+      cuvil_rt_parallel_for(j.exec, n, conv_images_body, &j);
+    else
+      cuvil_run_items(j.exec, n, work, conv_images_body, &j, &unused);
     return;
   }
   for (int64_t image = 0; image < n; ++image)

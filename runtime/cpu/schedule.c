@@ -4,9 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-/* Multiply-adds below which a kernel runs on the calling thread alone:
- * handing work to another thread costs a few microseconds. */
-enum { SMALL_WORK = 1 << 17 };
+enum { SMALL_WORK = CUVIL_SMALL_WORK };
 
 typedef struct dynamic_items {
   void (*body)(void *closure, int64_t begin, int64_t end);

@@ -24,6 +24,10 @@ extern "C" {
  * machine slows takes fewer). Items must be independent (any thread, any
  * order). *scratch is the job's slot its body reads: set for the runs on
  * this thread, NULL (each thread's pool scratch) otherwise. */
+/* Multiply-adds below which a kernel runs on the calling thread alone:
+ * handing work to another thread costs a few microseconds. */
+#define CUVIL_SMALL_WORK (1 << 17)
+
 void cuvil_run_items(void *exec, int64_t items, int64_t work,
                      void (*body)(void *closure, int64_t begin, int64_t end), void *closure,
                      float **scratch);
