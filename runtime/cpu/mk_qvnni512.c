@@ -228,19 +228,32 @@ static void vnni_pack_patches(const uint32_t *planes, int64_t plane_words, const
       }
 }
 
-/* 16 pixels at a time: each row's bytes widened to words, shifted into
- * their lane, or-ed; masked at the row's end. */
+/* 64 pixels at a time: bytes of rows 0 and 1 (and 2 and 3) paired, then
+ * the pairs paired into words, all within 128-bit lanes (lane L then holds
+ * pixels 16 L + 4 i .. + 3 in word vector i); two rounds of 128-bit lane
+ * shuffles put pixels in order. Masked at the row's end: nothing past it
+ * is read or written. */
 static void vnni_interleave_row(uint32_t *out, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
                                 const uint8_t *r3, int64_t w) {
-  for (int64_t x = 0; x < w; x += 16) {
-    __mmask16 m = (__mmask16)(w - x >= 16 ? 0xffff : (1u << (w - x)) - 1);
-    __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r0 + x));
-    __m512i b = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r1 + x));
-    __m512i c = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r2 + x));
-    __m512i d = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, r3 + x));
-    __m512i v = _mm512_or_si512(_mm512_or_si512(a, _mm512_slli_epi32(b, 8)),
-                                _mm512_or_si512(_mm512_slli_epi32(c, 16), _mm512_slli_epi32(d, 24)));
-    _mm512_mask_storeu_epi32(out + x, m, v);
+  for (int64_t x = 0; x < w; x += 64) {
+    const int64_t n = w - x < 64 ? w - x : 64;
+    const __mmask64 m = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+    const __m512i a = _mm512_maskz_loadu_epi8(m, r0 + x), b = _mm512_maskz_loadu_epi8(m, r1 + x);
+    const __m512i c = _mm512_maskz_loadu_epi8(m, r2 + x), d = _mm512_maskz_loadu_epi8(m, r3 + x);
+    const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+    const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+    const __m512i w0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), w1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+    const __m512i w2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), w3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+    /* t0: w0 L0 L1, w1 L0 L1; t1: w2 L0 L1, w3 L0 L1; t2, t3: lanes 2, 3. */
+    const __m512i t0 = _mm512_shuffle_i32x4(w0, w1, 0x44), t1 = _mm512_shuffle_i32x4(w2, w3, 0x44);
+    const __m512i t2 = _mm512_shuffle_i32x4(w0, w1, 0xEE), t3 = _mm512_shuffle_i32x4(w2, w3, 0xEE);
+    const __m512i v[4] = {_mm512_shuffle_i32x4(t0, t1, 0x88), _mm512_shuffle_i32x4(t0, t1, 0xDD),
+                          _mm512_shuffle_i32x4(t2, t3, 0x88), _mm512_shuffle_i32x4(t2, t3, 0xDD)};
+    for (int i = 0; i < 4 && 16 * i < n; ++i) {
+      const int64_t left = n - 16 * i;
+      const __mmask16 k = (__mmask16)(left >= 16 ? 0xffff : (1u << left) - 1);
+      _mm512_mask_storeu_epi32(out + x + 16 * i, k, v[i]);
+    }
   }
 }
 

@@ -105,6 +105,11 @@ static void interleave_body(void *closure, int64_t begin, int64_t end) {
       int64_t c = quad * 4 + l;
       planes[l] = c < cg ? j->input + ((n * C + g * cg + c) * H) * W : NULL;
     }
+    if (PH == 0 && PW == 0 && planes[3] && j->kernels->interleave_row) {
+      /* No padding: the planes are one row each. */
+      j->kernels->interleave_row(dst, planes[0], planes[1], planes[2], planes[3], H * W);
+      continue;
+    }
     for (int64_t y = 0; y < j->hp; ++y) {
       uint32_t *row = dst + y * j->wp;
       int64_t ih = y - PH;
