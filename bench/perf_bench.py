@@ -54,7 +54,8 @@ DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.
 BATCH_DIMS = {"recurrent_scripted": [0, 1, 1]}
 # Models written for one batch size (indexing expands to a fixed shape):
 # measured at their own example inputs only.
-FIXED_BATCH = {"indexing_scripted"}  # (and the single layers, below)
+# So are the recommender's bags, given by offsets into one flat index list.
+FIXED_BATCH = {"indexing_scripted", "recommender_traced", "recommender_scripted"}  # (and the single layers, below)
 MIN_SECONDS = 0.25  # of timed runs per measurement and round
 SETTLE_SECONDS = 1.0  # idle before timing Cuvil
 ALL_CPUS = sorted(os.sched_getaffinity(0))  # this process's, at the start
@@ -114,6 +115,13 @@ def batched(name, inputs, batch):
         reps[d] = batch
         out.append(x.narrow(d, 0, 1).repeat(*reps).contiguous())
     return out
+
+
+def write_json(results, path):
+    """All numbers so far, replacing the file whole (never half written)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(results, f, indent=2)
+    os.replace(path + ".tmp", path)
 
 
 def flops_of(module, inputs):
@@ -295,7 +303,11 @@ def main():
                                                    configs(os.path.join(d, "tuned", "kernels.json"))))
                 except subprocess.CalledProcessError as e:
                     entry["error"] = (e.stderr or str(e)).strip().splitlines()[-1]
-                    print(f"  {key}: cannot export: {entry['error']}")
+                    print(f"  {key}: cannot export: {entry['error']}", flush=True)
+                    continue
+                except Exception as e:  # noqa: BLE001 (PyTorch cannot trace or run this case)
+                    entry["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0]}"
+                    print(f"  {key}: skipped: {entry['error']}", flush=True)
                     continue
                 entry["gflop"] = flops_of(module, inputs) / 1e9
                 entry["bytes"] = int(sum(x.numel() * x.element_size() for x in inputs) +
@@ -354,6 +366,13 @@ def main():
                     m["fraction_of_start_fma_peak"] = entry["gflop"] / (c * 1e-3) / (peak * t)
                     bw = bandwidth["1_thread"] if t == 1 else bandwidth["all_cores"]
                     m["fraction_of_bandwidth"] = entry["bytes"] / 1e9 / (c * 1e-3) / bw
+                # Progress, and every number so far on disk: a long run cut
+                # short keeps the cases it finished.
+                print(f"  {key}: " + ", ".join(
+                    f"{t}t {entry[f'{t}t']['cuvil']['median_ms']:.3f} ms ({entry[f'{t}t']['ratio']:.2f}x)"
+                    for t in thread_counts), flush=True)
+                if args.json:
+                    write_json(results, args.json)
 
     print(f"\n{'case':42s} thr  cuvil ms    p90   eager  frozen+opt  best/cuvil  %FMA  %BW")
     for key, e in results["cases"].items():
@@ -405,8 +424,7 @@ def main():
                       f"{v['autotune_gain_min']:.3f}x; vs PyTorch geomean "
                       f"{v['autotune_vs_torch_geomean']:.2f}x, lowest {v['autotune_vs_torch_min']:.2f}x")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
+        write_json(results, args.json)
         print(f"\nall numbers: {args.json}")
 
 
