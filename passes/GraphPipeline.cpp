@@ -61,6 +61,9 @@ std::vector<PipelineStep> makeSteps() {
        [](OpPassManager &pm, const Options &o) {
          pm.addPass(createCuvilFoldBatchNormPass({/*remarks=*/o.fusionRemarks}));
        }},
+      {"decompose-conv-transpose", PipelinePhase::GraphOptimization, 15,
+       "transposed convolutions whose kernel is their stride as 1x1 convolutions and a reshuffle",
+       [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilDecomposeConvTransposePass()); }},
       {"recognize-composites", PipelinePhase::GraphOptimization, 20,
        "softmax and layer norm written out in elementary ops become single ops",
        [](OpPassManager &pm, const Options &) { pm.addPass(createCuvilRecognizeCompositesPass()); }},

@@ -31,4 +31,4 @@ func.func @f(%x: tensor<4xf32>, %ok: tensor<i1>) -> tensor<4xf32> {
 // PRINT-NEXT: phase shape-propagation
 // PRINT-NEXT: 4. shape-propagation
 
-// UNKNOWN: error: cuvil-graph-optimize: unknown optimization 'no-such-thing'; the known ones are: dead-code-elimination fold-batch-norm fold-constants fusion lifetime-check memory-planning recognize-composites shape-propagation simplify
+// UNKNOWN: error: cuvil-graph-optimize: unknown optimization 'no-such-thing'; the known ones are: dead-code-elimination decompose-conv-transpose fold-batch-norm fold-constants fusion lifetime-check memory-planning recognize-composites shape-propagation simplify

@@ -125,6 +125,26 @@ def CuvilUnrollLoopsPass : Pass<"cuvil-unroll-loops", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CuvilDecomposeConvTransposePass : Pass<"cuvil-decompose-conv-transpose", "::mlir::func::FuncOp"> {
+  let summary = "Transposed convolutions whose kernel is their stride become 1x1 convolutions.";
+  let description = [{
+    A 2-D transposed convolution with kernel == stride, no padding, dilation
+    or output padding, one group, static f32 shapes and constant weights
+    (and bias) writes each input pixel's `kh x kw` output block from that
+    pixel alone. It becomes a 1x1 convolution with `C_out * kh * kw` output
+    channels (row `(co, a, b)` of the weights is `w[:, co, a, b]`, the bias
+    repeated) and a depth-to-space reshuffle: `reshape` to
+    `[N, C_out, kh, kw, H, W]`, `permute` to `[N, C_out, H, kh, W, kw]`,
+    `reshape` to the output. The same products and sums; the convolution
+    then runs on the GEMM kernels instead of a convolution over an input
+    dilated with zeros.
+  }];
+  let statistics = [
+    Statistic<"numDecomposed", "num-decomposed", "Transposed convolutions decomposed">,
+  ];
+  let dependentDialects = ["::mlir::cuvil::CuvilDialect"];
+}
+
 def CuvilFoldBatchNormPass : Pass<"cuvil-fold-batch-norm", "::mlir::func::FuncOp"> {
   let summary = "Folds eval-mode batch norm into the preceding conv/linear weights.";
   let description = [{
