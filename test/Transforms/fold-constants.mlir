@@ -62,3 +62,20 @@ func.func @out_of_range() -> tensor<1xf32> {
   %0 = cuvil.tensor.index_select %x, %i {dim = 0 : i64} : tensor<2xf32>, tensor<1xi64> -> tensor<1xf32>
   return %0 : tensor<1xf32>
 }
+
+// -----
+
+// Past max-elements a rearrangement of one constant still folds (it never
+// holds more than its source: a 3-D convolution's import slices its kernel,
+// which the convolution kernels need as a constant); other ops do not.
+// SMALL-LABEL: func.func @rearranged
+//  SMALL-NEXT:   %[[C:.*]] = cuvil.constant dense<{{\[}}[2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<2x2xf32>
+//  SMALL-NEXT:   %[[M:.*]] = cuvil.math.mul %[[C]], %[[C]]
+//  SMALL-NEXT:   return %[[M]]
+func.func @rearranged() -> tensor<2x2xf32> {
+  %w = cuvil.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %s = cuvil.tensor.slice %w {dim = 1 : i64, start = 1 : i64, end = 3 : i64} : tensor<2x3xf32> -> tensor<2x2xf32>
+  %p = cuvil.shape.permute %s {dims = array<i64: 1, 0>} : tensor<2x2xf32> -> tensor<2x2xf32>
+  %m = cuvil.math.mul %p, %p : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  return %m : tensor<2x2xf32>
+}

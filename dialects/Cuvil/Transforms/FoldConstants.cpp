@@ -10,6 +10,7 @@
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -23,6 +24,23 @@ using namespace mlir;
 using namespace mlir::cuvil;
 
 namespace {
+
+/// Ops that only move a tensor's elements (each result element is one
+/// operand element).
+bool isRearrangement(Operation *op) {
+  return llvm::isa<SliceOp, ReshapeOp, PermuteOp, TransposeOp>(op);
+}
+
+int64_t numElements(ConstantOp c) {
+  auto t = llvm::dyn_cast<RankedTensorType>(c.getType());
+  return t && t.hasStaticShape() ? t.getNumElements() : 0;
+}
+
+std::string foldedName(ConstantOp c) {
+  if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+    return (r.getRawHandle().getKey() + ".folded").str();
+  return "folded";
+}
 
 struct CuvilFoldConstantsPass final
     : mlir::cuvil::impl::CuvilFoldConstantsPassBase<CuvilFoldConstantsPass> {
@@ -42,7 +60,7 @@ struct CuvilFoldConstantsPass final
 
   void tryFold(Operation *op) {
     auto type = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type || !type.hasStaticShape() || type.getNumElements() > maxElements)
+    if (!type || !type.hasStaticShape())
       return;
     SmallVector<reference::Tensor> operands;
     SmallVector<ConstantOp> producers;
@@ -52,6 +70,14 @@ struct CuvilFoldConstantsPass final
         return;
       producers.push_back(c);
     }
+    // Past max-elements only a rearrangement of one constant (a slice,
+    // reshape or permute of weights: what a 3-D convolution's import makes
+    // of its kernel) folds: it never holds more than its source, and the
+    // kernels need the weights as constants.
+    bool large = type.getNumElements() > maxElements;
+    if (large && !(op->getNumOperands() == 1 && isRearrangement(op) &&
+                   type.getNumElements() <= numElements(producers.front())))
+      return;
     // Evaluation failures (out-of-range indices, division by zero) are not
     // compile errors: the op stays and fails at run time as it should.
     ScopedDiagnosticHandler silence(&getContext(),
@@ -70,8 +96,11 @@ struct CuvilFoldConstantsPass final
     announceRewrite(op, ("fold-constants " + op->getName().getStringRef()).str());
     IRRewriter b(op->getContext(), RewriteObserver::current());
     b.setInsertionPoint(op);
+    // Large results as named blobs, as weights are ("w" -> "w.folded").
     auto folded = b.create<ConstantOp>(
-        op->getLoc(), type, reference::attrFromTensor(results->front(), type));
+        op->getLoc(), type,
+        large ? reference::elementsAttrFromTensor(results->front(), type, foldedName(producers.front()))
+              : ElementsAttr(reference::attrFromTensor(results->front(), type)));
     b.replaceOp(op, folded.getResult());
     // An op may read one constant twice: erase each once.
     for (Operation *c : llvm::SmallSetVector<Operation *, 4>(producers.begin(), producers.end()))

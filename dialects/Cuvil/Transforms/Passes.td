@@ -37,8 +37,11 @@ def CuvilFoldConstantsPass : Pass<"cuvil-fold-constants", "::mlir::func::FuncOp"
     Replaces a pure cuvil op whose operands are all `cuvil.constant` with the
     constant it computes, using the reference evaluator (so folding has
     exactly the semantics the tests check). Ops whose result would exceed
-    `max-elements`, or whose evaluation fails (e.g. an index out of range),
-    are left alone. Constants left without users are erased.
+    `max-elements` (unless they only rearrange one constant's elements: a
+    slice, reshape, permute or transpose no larger than its source, folded
+    into a blob named after the source), or whose evaluation fails (e.g. an
+    index out of range), are left alone. Constants left without users are
+    erased.
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"65536",
