@@ -15,11 +15,11 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
+#include "dialects/Cuvil/Transforms/ConstantValues.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::cuvil {
@@ -32,25 +32,6 @@ using namespace mlir::cuvil;
 using reference::Tensor;
 
 namespace {
-
-std::optional<Tensor> constantValue(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  if (!c)
-    return std::nullopt;
-  ScopedDiagnosticHandler silence(v.getContext(), [](Diagnostic &) { return success(); });
-  FailureOr<Tensor> t = reference::tensorFromAttr(c.getValue(), c.getLoc());
-  if (failed(t))
-    return std::nullopt;
-  return std::move(*t);
-}
-
-/// "up.weight" -> "up.weight.as_1x1" (the new constant's resource name).
-std::string derivedName(Value from, StringRef suffix) {
-  if (auto c = from.getDefiningOp<ConstantOp>())
-    if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
-      return (r.getRawHandle().getKey() + "." + suffix).str();
-  return ("conv_transpose." + suffix).str();
-}
 
 struct CuvilDecomposeConvTransposePass final
     : mlir::cuvil::impl::CuvilDecomposeConvTransposePassBase<CuvilDecomposeConvTransposePass> {
@@ -100,12 +81,12 @@ struct CuvilDecomposeConvTransposePass final
     auto w1Type = RankedTensorType::get({rows, cin, 1, 1}, f32);
     auto b1Type = RankedTensorType::get({rows}, f32);
     Value w1v = b.create<ConstantOp>(
-        loc, w1Type, reference::elementsAttrFromTensor(w1, w1Type, derivedName(op.getWeight(), "as_1x1")));
+        loc, w1Type, reference::elementsAttrFromTensor(w1, w1Type, derivedResourceName(op.getWeight(), "as_1x1", "conv_transpose")));
     Value b1v = b.create<ConstantOp>(
         loc, b1Type,
         reference::elementsAttrFromTensor(b1, b1Type,
-                                          op.getBias() ? derivedName(op.getBias(), "as_1x1")
-                                                       : derivedName(op.getWeight(), "bias_1x1")));
+                                          op.getBias() ? derivedResourceName(op.getBias(), "as_1x1", "conv_transpose")
+                                                       : derivedResourceName(op.getWeight(), "bias_1x1", "conv_transpose")));
     auto convType = RankedTensorType::get({n, rows, h, width}, f32);
     Value conv = b.create<Conv2DOp>(loc, convType, op.getInput(), w1v, b1v,
                                     b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0}),

@@ -2,6 +2,7 @@
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "dialects/Cuvil/Transforms/BatchNormFolding.h"
+#include "dialects/Cuvil/Transforms/ConstantValues.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
@@ -20,27 +21,6 @@ using namespace mlir::cuvil;
 using reference::Tensor;
 
 namespace {
-
-/// The value of a cuvil.constant, or nothing.
-std::optional<Tensor> constantValue(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  if (!c)
-    return std::nullopt;
-  ScopedDiagnosticHandler silence(v.getContext(), [](Diagnostic &) { return success(); });
-  FailureOr<Tensor> t = reference::tensorFromAttr(c.getValue(), c.getLoc());
-  if (failed(t))
-    return std::nullopt;
-  return std::move(*t);
-}
-
-/// A resource name for a weight derived from `from` ("conv1.weight" ->
-/// "conv1.weight.bn_folded").
-std::string derivedName(Value from, StringRef suffix) {
-  if (auto c = from.getDefiningOp<ConstantOp>())
-    if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
-      return (r.getRawHandle().getKey() + "." + suffix).str();
-  return ("folded." + suffix).str();
-}
 
 Value makeConstant(OpBuilder &b, Location loc, const Tensor &t, RankedTensorType type,
                    StringRef name) {
@@ -163,9 +143,9 @@ struct CuvilFoldBatchNormPass final
     auto bType = RankedTensorType::get({channels}, wType.getElementType());
     announceRewrite(bn, "fold batch norm into weights");
     b.setInsertionPoint(producer);
-    Value w2 = makeConstant(b, weight.getLoc(), newW, wType, derivedName(weight, "bn_folded"));
+    Value w2 = makeConstant(b, weight.getLoc(), newW, wType, derivedResourceName(weight, "bn_folded"));
     Value b2 = makeConstant(b, bn.getLoc(), newB, bType,
-                            derivedName(weight, "bn_folded_bias"));
+                            derivedResourceName(weight, "bn_folded_bias"));
     // Same op, new weight and bias (the bias operand may be new).
     OperationState state(producer->getLoc(), producer->getName());
     state.addOperands({producer->getOperand(0), w2, b2});

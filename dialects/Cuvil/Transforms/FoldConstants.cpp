@@ -6,11 +6,11 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
+#include "dialects/Cuvil/Transforms/ConstantValues.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -34,12 +34,6 @@ bool isRearrangement(Operation *op) {
 int64_t numElements(ConstantOp c) {
   auto t = llvm::dyn_cast<RankedTensorType>(c.getType());
   return t && t.hasStaticShape() ? t.getNumElements() : 0;
-}
-
-std::string foldedName(ConstantOp c) {
-  if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
-    return (r.getRawHandle().getKey() + ".folded").str();
-  return "folded";
 }
 
 struct CuvilFoldConstantsPass final
@@ -99,7 +93,7 @@ struct CuvilFoldConstantsPass final
     // Large results as named blobs, as weights are ("w" -> "w.folded").
     auto folded = b.create<ConstantOp>(
         op->getLoc(), type,
-        large ? reference::elementsAttrFromTensor(results->front(), type, foldedName(producers.front()))
+        large ? reference::elementsAttrFromTensor(results->front(), type, derivedResourceName(producers.front(), "folded", "constant"))
               : ElementsAttr(reference::attrFromTensor(results->front(), type)));
     b.replaceOp(op, folded.getResult());
     // An op may read one constant twice: erase each once.
