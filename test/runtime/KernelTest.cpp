@@ -362,6 +362,10 @@ TEST_CASE("conv2d and depthwise conv2d match a direct convolution", "[kernels]")
                      // 3, K = 294 with a row of taps across the K-block.
                      ConvCase{1, 3, 36, 70, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1},
                      ConvCase{1, 6, 30, 64, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+                     // A batch of 9 on two threads: whole images taken in
+                     // chunks (it does not divide evenly; 2 above: static
+                     // blocks of images).
+                     ConvCase{9, 8, 12, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
                      // Pixels as rows with K past one block (320) and many
                      // column tiles (1280 channels: mobilenet_v2's last conv).
                      ConvCase{1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 1, 1, 1}}) {
