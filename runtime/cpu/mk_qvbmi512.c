@@ -60,7 +60,8 @@ static inline __attribute__((always_inline)) void block(
     for (int r = 0; r < R; ++r) {
       const int64_t iy = (y0 + r) * sh + a * dh - src->ph;
       const __mmask64 inside = iy >= 0 && iy < src->h ? ~(__mmask64)0 : 0;
-      const uint8_t *row = src->base + iy * src->w;
+      /* Rows outside are never read (mask 0): any address in the plane. */
+      const uint8_t *row = src->base + (inside ? iy * src->w : 0);
       for (int v = 0; v < NV; ++v) {
         __m512i bytes = _mm512_mask_loadu_epi8(src->zx, columns[v] & inside, row + column[v]);
         for (int64_t j = 0; j < quads; ++j)

@@ -56,6 +56,15 @@ using namespace mlir::cuvil::cpu;
 
 namespace {
 
+/// The tensor type a runtime kernel's call sees: 8-bit integers (ui8, i8)
+/// as signless bytes, as the lowering to linalg turns them (the casts on
+/// either side of the call fold away there); f32 as it is.
+RankedTensorType asCallType(Type t) {
+  auto r = llvm::cast<RankedTensorType>(t);
+  return r.getElementType().isF32() ? r
+                                    : RankedTensorType::get(r.getShape(), IntegerType::get(t.getContext(), 8));
+}
+
 // The parameter layouts, flags and packing constants the runtime's kernels
 // read: runtime/include/cuvil/kernel_abi.h, one header for both sides.
 constexpr int64_t kMR = CUVIL_MR;
@@ -617,16 +626,10 @@ struct SelectCpuKernelsPass final
                                resourceName(op->getOperand(1), "qoffset"));
     Value multipliers = k.resource(ArrayRef<float>(multiplier), b.getF32Type(),
                                    resourceName(op->getOperand(1), "qmultiplier"));
-    // The call sees signless bytes, as the lowering to linalg turns ui8
-    // tensors into i8 ones; the casts on either side fold away there.
-    auto signless = [&](Type t) {
-      auto r = llvm::cast<RankedTensorType>(t);
-      return r.getElementType().isF32() ? r : RankedTensorType::get(r.getShape(), b.getIntegerType(8));
-    };
-    Value x = b.create<UnrealizedConversionCastOp>(op->getLoc(), signless(op->getOperand(0).getType()),
+    Value x = b.create<UnrealizedConversionCastOp>(op->getLoc(), asCallType(op->getOperand(0).getType()),
                                                    op->getOperand(0))
                   .getResult(0);
-    Value y = k.call(module, callee, params, {x, weights, offsets, multipliers}, signless(out),
+    Value y = k.call(module, callee, params, {x, weights, offsets, multipliers}, asCallType(out),
                      !isConv     ? 0
                      : pixelRows ? cuvil_qconv_rows_workspace_bytes(params.data())
                                  : cuvil_qconv_workspace_bytes(params.data()));
@@ -665,19 +668,13 @@ struct SelectCpuKernelsPass final
     if (element.isF32())
       return callWithBatch(k, b, module, "cuvil_rt_max_pool2d_f32", params, {pool.getInput()},
                            pool.getInput(), out);
-    // The call sees signless bytes (as for the quantized products); the
-    // casts on either side fold away in the lowering to linalg.
-    auto signless = [&](Type t) {
-      auto r = llvm::cast<RankedTensorType>(t);
-      return RankedTensorType::get(r.getShape(), b.getIntegerType(8));
-    };
-    Value x = b.create<UnrealizedConversionCastOp>(pool.getLoc(), signless(pool.getInput().getType()),
+    Value x = b.create<UnrealizedConversionCastOp>(pool.getLoc(), asCallType(pool.getInput().getType()),
                                                    pool.getInput())
                   .getResult(0);
     Value y = callWithBatch(k, b, module,
                             element.isUnsignedInteger() ? "cuvil_rt_max_pool2d_u8"
                                                         : "cuvil_rt_max_pool2d_s8",
-                            params, {x}, x, llvm::cast<RankedTensorType>(signless(out)));
+                            params, {x}, x, asCallType(out));
     return b.create<UnrealizedConversionCastOp>(pool.getLoc(), out, y).getResult(0);
   }
 

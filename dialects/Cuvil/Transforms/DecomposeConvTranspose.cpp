@@ -50,7 +50,9 @@ struct CuvilDecomposeConvTransposePass final
     auto wt = llvm::dyn_cast<RankedTensorType>(op.getWeight().getType());
     auto yt = llvm::dyn_cast<RankedTensorType>(op.getType());
     if (!xt || !wt || !yt || !xt.hasStaticShape() || !wt.hasStaticShape() || !yt.hasStaticShape() ||
-        !xt.getElementType().isF32() || op.getGroups() != 1)
+        !xt.getElementType().isF32() || !wt.getElementType().isF32() ||
+        (op.getBias() && !llvm::cast<RankedTensorType>(op.getBias().getType()).getElementType().isF32()) ||
+        op.getGroups() != 1)
       return failure();
     int64_t kh = wt.getDimSize(2), kw = wt.getDimSize(3);
     if (op.getStride() != ArrayRef<int64_t>{kh, kw} || llvm::any_of(op.getPadding(), [](int64_t p) { return p; }) ||
