@@ -699,12 +699,12 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
       h = h * 1000003 ^ llvm::xxh3_64bits(llvm::arrayRefFromStringRef(llvm::StringRef(w.bytes.data(), w.bytes.size())));
     result.weightsDigest = llvm::utohexstr(h, /*LowerCase=*/true);
   }
-  clock.begin("writing the weights");
-  Result<std::string> weightsObject = target.emitWeights(weights);
-  if (!weightsObject)
-    return weightsObject.error();
-  objects.push_back(std::move(*weightsObject));
   if (options.emit == EmitKind::Object) {
+    clock.begin("writing the weights");
+    Result<std::string> weightsObject = target.emitWeights(weights);
+    if (!weightsObject)
+      return weightsObject.error();
+    objects.push_back(std::move(*weightsObject));
     Result<std::string> combined = target.combineObjects(objects, outputPath);
     if (!combined)
       return combined.error();
@@ -726,8 +726,10 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   // with a fatal error), the report names the output.
   std::string linking = "linking '" + outputPath + "'";
   ::cuvil::CrashFrame frame(linking);
-  if (Status s = target.link(objects, *temp, LinkOptions{sonameOf(options, outputPath), options.symbolPrefix});
-      !s) {
+  // The weights go in as the library is written (the target places them).
+  LinkOptions link{sonameOf(options, outputPath), options.symbolPrefix};
+  link.weights = &weights;
+  if (Status s = target.link(objects, *temp, link); !s) {
     llvm::sys::fs::remove(*temp);
     ::cuvil::releaseStaged(*temp);
     // The link writes the staged file: the error names the output.

@@ -59,9 +59,14 @@ struct TargetOptions {
 enum class CodeKind { Assembly, Object };
 
 /// What a library's identity is made of.
+struct WeightsTable;
+
 struct LinkOptions {
   std::string soname;       ///< the SONAME programs linked with it look for
   std::string symbolPrefix; ///< "" (cuvil_*), else the C API is exported as PREFIX_*
+  /// The weights the library defines (the objects are the code's only):
+  /// the target places them as it links.
+  const WeightsTable *weights = nullptr;
 };
 
 /// The model's weights, moved out of the code (TargetBackend::extractWeights)

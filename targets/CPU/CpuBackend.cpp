@@ -10,6 +10,7 @@
 #include "tuning/TuningDatabase.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -109,10 +110,7 @@ public:
     return ::cuvil::Status();
   }
   ::cuvil::Result<std::string> emitWeights(const WeightsTable &table) const override {
-    llvm::Triple triple(target_.triple);
-    uint16_t machine = triple.getArch() == llvm::Triple::aarch64 ? 183 /*EM_AARCH64*/
-                                                                  : 62 /*EM_X86_64*/;
-    return weightsObject(table, machine);
+    return weightsObject(table, elfMachine());
   }
   ::cuvil::Result<std::string> combineObjects(const std::vector<std::string> &objects,
                                               const std::string &nextTo) const override {
@@ -120,10 +118,28 @@ public:
   }
   ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
                        const LinkOptions &options) const override {
-    return linkSharedLibrary(objects, target_, path, options.soname, options.symbolPrefix);
+    if (!options.weights)
+      return linkSharedLibrary(objects, target_, path, options.soname, options.symbolPrefix);
+    // The weights' place reserved at the link, their bytes written after it
+    // (placeWeights): lld never copies them.
+    std::vector<std::string> all = objects;
+    all.push_back(weightsObject(*options.weights, elfMachine(), WeightsBytes::Reserved));
+    if (::cuvil::Status s = linkSharedLibrary(all, target_, path, options.soname, options.symbolPrefix); !s)
+      return s;
+    // Read, not mapped: the same file is rewritten.
+    auto image = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false,
+                                             /*IsVolatile=*/true);
+    if (!image)
+      return ::cuvil::ioError("cannot read the linked library '" + path + "': " + image.getError().message());
+    return placeWeights((*image)->getBuffer(), *options.weights, path);
   }
 
 private:
+  uint16_t elfMachine() const {
+    return llvm::Triple(target_.triple).getArch() == llvm::Triple::aarch64 ? 183 /*EM_AARCH64*/
+                                                                            : 62 /*EM_X86_64*/;
+  }
+
   CpuTarget target_;
   bool instrument_;
   std::string tuningDb_;

@@ -7,9 +7,13 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace mlir::cuvil {
 
@@ -86,6 +90,18 @@ struct ExtractWeightsPass final : impl::ExtractWeightsPassBase<ExtractWeightsPas
   }
 };
 
+/// Each symbol's offset in the section: in order, each at its alignment.
+std::vector<uint64_t> weightOffsets(const WeightsTable &table) {
+  std::vector<uint64_t> offsets;
+  uint64_t at = 0;
+  for (const WeightsTable::Symbol &s : table.symbols) {
+    at = (at + s.alignment - 1) / s.alignment * s.alignment;
+    offsets.push_back(at);
+    at += s.bytes.size();
+  }
+  return offsets;
+}
+
 } // namespace
 
 void extractWeights(ModuleOp module, WeightsTable &table) {
@@ -107,8 +123,8 @@ void extractWeights(ModuleOp module, WeightsTable &table) {
   }
 }
 
-std::string weightsObject(const WeightsTable &table, uint16_t machine) {
-  enum : uint32_t { kProgbits = 1, kSymtab = 2, kStrtab = 3 };
+std::string weightsObject(const WeightsTable &table, uint16_t machine, WeightsBytes bytes) {
+  enum : uint32_t { kProgbits = 1, kSymtab = 2, kStrtab = 3, kNobits = 8 };
   const uint64_t kAlloc = 2;
   // Section names.
   std::string shstrtab(1, '\0');
@@ -134,17 +150,20 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
   out.reserve(64 + maxAlignment + table.totalBytes() + 64 * table.symbols.size() + 4096);
   out.resize(64, '\0'); // the ELF header, filled in last
   padTo(out, maxAlignment);
-  weights.type = kProgbits;
+  weights.type = bytes == WeightsBytes::Included ? kProgbits : kNobits;
   weights.flags = kAlloc;
   weights.offset = out.size();
   weights.addralign = maxAlignment;
-  std::vector<uint64_t> offsets;
-  for (const WeightsTable::Symbol &s : table.symbols) {
-    padTo(out, s.alignment);
-    offsets.push_back(out.size() - weights.offset);
-    append(out, s.bytes.data(), s.bytes.size());
+  std::vector<uint64_t> offsets = weightOffsets(table);
+  if (bytes == WeightsBytes::Included) {
+    for (auto [i, s] : llvm::enumerate(table.symbols)) {
+      out.resize(weights.offset + offsets[i], '\0');
+      append(out, s.bytes.data(), s.bytes.size());
+    }
+    weights.size = out.size() - weights.offset;
+  } else {
+    weights.size = offsets.empty() ? 0 : offsets.back() + table.symbols.back().bytes.size();
   }
-  weights.size = out.size() - weights.offset;
   stack.type = kProgbits;
   stack.offset = out.size();
   identity.type = kProgbits; // not loaded: read from the file by the cache
@@ -218,6 +237,177 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine) {
   put<uint16_t>(header, 6); // .shstrtab
   std::memcpy(out.data(), header.data(), header.size());
   return out;
+}
+
+namespace {
+
+// ELF64 little-endian fields, read and written in place.
+template <typename T> T field(llvm::StringRef image, uint64_t at) {
+  T value;
+  std::memcpy(&value, image.data() + at, sizeof value);
+  return value;
+}
+template <typename T> void setField(std::string &image, uint64_t at, T value) {
+  std::memcpy(image.data() + at, &value, sizeof value);
+}
+
+/// Writes every byte of `data` at the file's position.
+::cuvil::Status writeAll(int fd, const char *data, size_t size, const std::string &path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, std::min<size_t>(size, size_t(1) << 30));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(n < 0 ? errno : ENOSPC));
+    data += n;
+    size -= n;
+  }
+  return ::cuvil::Status();
+}
+::cuvil::Status writeZeros(int fd, uint64_t count, const std::string &path) {
+  static const char zeros[65536] = {};
+  while (count > 0) {
+    uint64_t n = std::min<uint64_t>(count, sizeof zeros);
+    if (::cuvil::Status s = writeAll(fd, zeros, n, path); !s)
+      return s;
+    count -= n;
+  }
+  return ::cuvil::Status();
+}
+
+} // namespace
+
+::cuvil::Status placeWeights(llvm::StringRef linked, const WeightsTable &table, const std::string &path) {
+  enum : uint32_t { kProgbits = 1, kNobits = 8, kLoad = 1 };
+  auto layoutError = [&](const std::string &why) {
+    return ::cuvil::inputError("placing the weights in the linked library: " + why + " (a linker of another layout?)");
+  };
+  std::string image = linked.str();
+  if (image.size() < 64 || llvm::StringRef(image).take_front(4) != "\x7f" "ELF" || image[4] != 2 || image[5] != 1)
+    return layoutError("not an ELF64 little-endian file");
+  uint64_t phoff = field<uint64_t>(image, 32), shoff = field<uint64_t>(image, 40);
+  uint16_t phentsize = field<uint16_t>(image, 54), phnum = field<uint16_t>(image, 56);
+  uint16_t shentsize = field<uint16_t>(image, 58), shnum = field<uint16_t>(image, 60);
+  uint16_t shstrndx = field<uint16_t>(image, 62);
+  if (phentsize != 56 || shentsize != 64 || phoff + uint64_t(phnum) * 56 > image.size() ||
+      shoff + uint64_t(shnum) * 64 > image.size() || shstrndx >= shnum)
+    return layoutError("headers out of the file");
+  auto section = [&](unsigned i) { return shoff + uint64_t(i) * 64; };
+  auto segment = [&](unsigned i) { return phoff + uint64_t(i) * 56; };
+  uint64_t names = field<uint64_t>(image, section(shstrndx) + 24);
+  uint64_t namesSize = field<uint64_t>(image, section(shstrndx) + 32);
+  if (names + namesSize > image.size())
+    return layoutError("section names out of the file");
+
+  // The reserved section, and the loaded segment whose addresses hold it.
+  std::optional<unsigned> weights;
+  for (unsigned i = 0; i < shnum; ++i) {
+    uint32_t name = field<uint32_t>(image, section(i));
+    if (name < namesSize && llvm::StringRef(image.data() + names + name) == ".cuvil.weights")
+      weights = i;
+  }
+  std::vector<uint64_t> offsets = weightOffsets(table);
+  uint64_t size = offsets.empty() ? 0 : offsets.back() + table.symbols.back().bytes.size();
+  if (size == 0) { // nothing to place (lld drops an empty section): the image as linked
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(errno));
+    ::cuvil::Status s = writeAll(fd, image.data(), image.size(), path);
+    if (::close(fd) != 0 && s)
+      return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(errno));
+    return s;
+  }
+  if (!weights)
+    return layoutError("no .cuvil.weights section");
+  uint64_t sec = section(*weights);
+  if (field<uint32_t>(image, sec + 4) != kNobits || field<uint64_t>(image, sec + 32) != size)
+    return layoutError(".cuvil.weights is not the reserved section of this table");
+  uint64_t address = field<uint64_t>(image, sec + 16);
+  std::optional<unsigned> holder;
+  uint64_t alignment = 1;
+  for (unsigned i = 0; i < phnum; ++i) {
+    if (field<uint32_t>(image, segment(i)) != kLoad)
+      continue;
+    uint64_t vaddr = field<uint64_t>(image, segment(i) + 16), memsz = field<uint64_t>(image, segment(i) + 40);
+    alignment = std::max<uint64_t>(alignment, field<uint64_t>(image, segment(i) + 48));
+    if (size > 0 && vaddr <= address && address + size <= vaddr + memsz)
+      holder = i;
+  }
+  if (!holder)
+    return layoutError("no loaded segment holds .cuvil.weights");
+  uint64_t seg = segment(*holder);
+  uint64_t segOffset = field<uint64_t>(image, seg + 8), segAddress = field<uint64_t>(image, seg + 16);
+  uint64_t fileEnd = segOffset + field<uint64_t>(image, seg + 32); // its bytes in the file end here
+  uint64_t at = segOffset + (address - segAddress);                 // and the weights' go here
+  if (at < fileEnd)
+    return layoutError("the reserved section is not past its segment's file bytes");
+
+  // The content from fileEnd on moves by `shift` so that the weights fit
+  // before it; nothing before fileEnd may reach past it.
+  uint64_t next = image.size();
+  for (unsigned i = 0; i < shnum; ++i) {
+    uint64_t off = field<uint64_t>(image, section(i) + 24), sz = field<uint64_t>(image, section(i) + 32);
+    if (field<uint32_t>(image, section(i) + 4) == kNobits || sz == 0)
+      continue;
+    if (off < fileEnd && off + sz > fileEnd)
+      return layoutError("a section straddles the end of the weights' segment");
+    if (off >= fileEnd)
+      next = std::min(next, off);
+  }
+  for (unsigned i = 0; i < phnum; ++i) {
+    uint64_t off = field<uint64_t>(image, segment(i) + 8), sz = field<uint64_t>(image, segment(i) + 32);
+    if (i != *holder && sz > 0 && off < fileEnd && off + sz > fileEnd)
+      return layoutError("a segment straddles the end of the weights' segment");
+    if (sz > 0 && off >= fileEnd)
+      next = std::min(next, off);
+  }
+  if (shoff >= fileEnd)
+    next = std::min(next, shoff);
+  uint64_t shift = at + size > next ? (at + size - next + alignment - 1) / alignment * alignment : 0;
+
+  for (unsigned i = 0; i < shnum; ++i)
+    if (i != *weights && field<uint64_t>(image, section(i) + 24) >= fileEnd)
+      setField<uint64_t>(image, section(i) + 24, field<uint64_t>(image, section(i) + 24) + shift);
+  for (unsigned i = 0; i < phnum; ++i)
+    if (i != *holder && field<uint64_t>(image, segment(i) + 8) >= fileEnd)
+      setField<uint64_t>(image, segment(i) + 8, field<uint64_t>(image, segment(i) + 8) + shift);
+  if (field<uint64_t>(image, seg + 40) < at + size - segOffset)
+    return layoutError("the weights' segment is smaller than the section");
+  setField<uint64_t>(image, seg + 32, at + size - segOffset);
+  setField<uint32_t>(image, sec + 4, kProgbits);
+  setField<uint64_t>(image, sec + 24, at);
+  // Section headers are read before the file's end moves (shoff itself is
+  // rewritten last).
+  if (shoff >= fileEnd)
+    setField<uint64_t>(image, 40, shoff + shift);
+
+  // The file: the image to its segment's end, the weights at their place,
+  // the rest of the image after the gap.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(errno));
+  auto closeFile = llvm::make_scope_exit([&] { ::close(fd); });
+  if (::cuvil::Status s = writeAll(fd, image.data(), fileEnd, path); !s)
+    return s;
+  if (::cuvil::Status s = writeZeros(fd, at - fileEnd, path); !s)
+    return s;
+  for (auto [i, w] : llvm::enumerate(table.symbols)) {
+    uint64_t pad = offsets[i] - (i == 0 ? 0 : offsets[i - 1] + table.symbols[i - 1].bytes.size());
+    if (::cuvil::Status s = writeZeros(fd, pad, path); !s)
+      return s;
+    if (::cuvil::Status s = writeAll(fd, w.bytes.data(), w.bytes.size(), path); !s)
+      return s;
+  }
+  if (::cuvil::Status s = writeZeros(fd, next + shift - (at + size), path); !s)
+    return s;
+  if (::cuvil::Status s = writeAll(fd, image.data() + next, image.size() - next, path); !s)
+    return s;
+  if (::close(fd) != 0) {
+    closeFile.release();
+    return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(errno));
+  }
+  closeFile.release();
+  return ::cuvil::Status();
 }
 
 } // namespace mlir::cuvil

@@ -7,6 +7,11 @@
 // AsmPrinter, which emits arrays element by element. The code object is then
 // the same for every set of weights of a graph.
 //
+// A shared library is linked with the section only reserved (SHT_NOBITS:
+// lld lays out its addresses and never copies a byte of it), and
+// placeWeights then writes the linked image with the weights in that place:
+// a hundred megabytes of weights are copied once, into the output.
+//
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_TARGETS_CPU_WEIGHTS_H
 #define CUVIL_TARGETS_CPU_WEIGHTS_H
@@ -14,6 +19,8 @@
 #include "targets/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
+
+#include "support/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -28,11 +35,24 @@ constexpr uint64_t kMinWeightBytes = 64;
 /// cuvil_weight_N); their bytes stay owned by the module's context.
 void extractWeights(ModuleOp module, WeightsTable &table);
 
+/// Whether a weights object holds the weights' bytes or reserves their
+/// place for placeWeights.
+enum class WeightsBytes { Included, Reserved };
+
 /// The ELF relocatable object (ELF64, little-endian; `machine` an e_machine:
 /// 62 x86-64, 183 AArch64) defining `table`'s symbols as hidden objects in
 /// one read-only `.cuvil.weights` section, and the table's identity in a
 /// section `.cuvil.identity` that is not loaded.
-std::string weightsObject(const WeightsTable &table, uint16_t machine);
+std::string weightsObject(const WeightsTable &table, uint16_t machine,
+                          WeightsBytes bytes = WeightsBytes::Included);
+
+/// Writes to `path` the shared library `image` (linked with `table`'s
+/// Reserved object) with the table's bytes in the reserved section: the
+/// section becomes file-backed where its segment's addresses say, and the
+/// file's later content moves on by a multiple of the segments' alignment
+/// (their offsets stay congruent to their addresses; nothing else in an
+/// ELF file records file offsets). An image of another layout is an error.
+::cuvil::Status placeWeights(llvm::StringRef image, const WeightsTable &table, const std::string &path);
 
 } // namespace mlir::cuvil
 
