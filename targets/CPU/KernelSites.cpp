@@ -4,6 +4,7 @@
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::cuvil::cpu {
@@ -38,6 +39,26 @@ std::optional<::cuvil::Tensor> constantF32(Value v) {
   if (failed(t))
     return std::nullopt;
   return std::move(*t);
+}
+
+std::optional<F32Weights> f32Weights(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c || !isStaticF32(v))
+    return std::nullopt;
+  if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
+      ArrayRef<char> bytes = blob->getData();
+      int64_t count = llvm::cast<RankedTensorType>(v.getType()).getNumElements();
+      if (bytes.size() == static_cast<size_t>(count) * sizeof(float) &&
+          reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) == 0)
+        return F32Weights{std::nullopt, reinterpret_cast<const float *>(bytes.data())};
+    }
+  std::optional<::cuvil::Tensor> t = constantF32(v);
+  if (!t)
+    return std::nullopt;
+  F32Weights w{std::move(t), nullptr};
+  w.data = reinterpret_cast<const float *>(w.copy->data());
+  return w;
 }
 
 std::optional<Epilogue> matchEpilogue(FusedGroupOp group, Operation *anchor) {

@@ -40,6 +40,15 @@ ArrayRef<int64_t> shapeOf(Value v);
 /// The value of a constant static f32 tensor.
 std::optional<::cuvil::Tensor> constantF32(Value v);
 
+/// A static f32 constant's elements, read in place where its bytes are a
+/// resource (a model's weights: no copy of a hundred megabytes), else from
+/// a copy it holds.
+struct F32Weights {
+  std::optional<::cuvil::Tensor> copy;
+  const float *data = nullptr;
+};
+std::optional<F32Weights> f32Weights(Value v);
+
 /// The body of `group` after `anchor` as an epilogue, or nothing. Values
 /// are the group's own inputs (outside the region).
 std::optional<Epilogue> matchEpilogue(FusedGroupOp group, Operation *anchor);

@@ -96,18 +96,20 @@ int64_t floatBits(float f) {
 /// panels of `width` rows interleaved along k: [ceil(rows/width)][k][width],
 /// zero-padded. width kMR: the kernels' A operand (weights as GEMM rows);
 /// width kBPanel: their B operand (row r of the matrix = column r of B).
-std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int64_t k,
-                              int64_t width) {
+/// The number of floats packPanels writes.
+int64_t panelsSize(int64_t groups, int64_t rows, int64_t k, int64_t width) {
+  return groups * ((rows + width - 1) / width) * k * width;
+}
+/// Into `packed` (panelsSize floats, zeroed: the padding stays 0).
+void packPanels(const float *w, int64_t groups, int64_t rows, int64_t k, int64_t width, float *packed) {
   int64_t panels = (rows + width - 1) / width;
-  std::vector<float> packed(static_cast<size_t>(groups * panels * k * width), 0.0f);
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t r = 0; r < rows; ++r) {
       const float *src = w + (g * rows + r) * k;
-      float *dst = packed.data() + ((g * panels + r / width) * k) * width + r % width;
+      float *dst = packed + ((g * panels + r / width) * k) * width + r % width;
       for (int64_t kk = 0; kk < k; ++kk)
         dst[kk * width] = src[kk];
     }
-  return packed;
 }
 
 /// 3x3 filters [cout][cin][3][3] in the Winograd domain of F(m x m, 3x3),
@@ -117,7 +119,12 @@ std::vector<float> packPanels(const float *w, int64_t groups, int64_t rows, int6
 /// kWinogradKC input channels, [ceil(cin/KC)][positions][ceil(cout/8)]
 /// [kc][8], so U streams in one sequential run. In double: the transform's
 /// error stays below float rounding.
-std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin, Winograd kind) {
+int64_t winogradSize(int64_t cout, int64_t cin, Winograd kind) {
+  int64_t side = kind == Winograd::F4 ? 6 : 4;
+  return side * side * ((cout + kMR - 1) / kMR) * cin * kMR;
+}
+/// Into `packed` (winogradSize floats, zeroed).
+void winogradWeights(const float *w, int64_t cout, int64_t cin, Winograd kind, float *packed) {
   static const double g4[6][3] = {{1.0 / 4, 0, 0},
                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -129,7 +136,6 @@ std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin, Wi
   const double(*g)[3] = kind == Winograd::F4 ? g4 : g2;
   int64_t panels = (cout + kMR - 1) / kMR;
   const int64_t positions = side * side;
-  std::vector<float> packed(static_cast<size_t>(positions * panels * cin * kMR), 0.0f);
   for (int64_t co = 0; co < cout; ++co)
     for (int64_t ci = 0; ci < cin; ++ci) {
       const float *f = w + (co * cin + ci) * 9;
@@ -148,7 +154,6 @@ std::vector<float> winogradWeights(const float *w, int64_t cout, int64_t cin, Wi
                                      co % kMR)] = static_cast<float>(u);
         }
     }
-  return packed;
 }
 
 class KernelCallBuilder {
@@ -181,6 +186,17 @@ public:
     if (values.size() <= 16)
       return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
     return resource(values, b.getF32Type(), name);
+  }
+
+  /// A 1-D f32 resource of `count` elements that `fill` writes (into zeroed
+  /// memory): weights packed in place, not through a copy.
+  Value packed(int64_t count, StringRef name, llvm::function_ref<void(float *)> fill) {
+    auto type = RankedTensorType::get({count}, b.getF32Type());
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(static_cast<size_t>(count) * sizeof(float), 64);
+    MutableArrayRef<char> bytes = blob.getMutableData();
+    std::memset(bytes.data(), 0, bytes.size());
+    fill(reinterpret_cast<float *>(bytes.data()));
+    return b.create<arith::ConstantOp>(loc, DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob)));
   }
 
   /// `values` as a 1-D resource constant of `element` (its C type T).
@@ -359,10 +375,10 @@ void optionalOperands(KernelCallBuilder &k, Value bias, const Epilogue &e,
 }
 
 /// A pointwise convolution's constant weights packed as the A operand.
-Value packedPointwise(KernelCallBuilder &k, const KernelSite &pw, const ::cuvil::Tensor &wt) {
+Value packedPointwise(KernelCallBuilder &k, const KernelSite &pw, const F32Weights &wt) {
   ArrayRef<int64_t> w = shapeOf(pw.operands[1]);
-  return k.constant(packPanels(reinterpret_cast<const float *>(wt.data()), 1, w[0], w[1], kMR),
-                    resourceName(pw.operands[1], "packed"));
+  return k.packed(panelsSize(1, w[0], w[1], kMR), resourceName(pw.operands[1], "packed"),
+                  [&](float *dst) { packPanels(wt.data, 1, w[0], w[1], kMR, dst); });
 }
 
 struct SelectCpuKernelsPass final
@@ -459,7 +475,7 @@ struct SelectCpuKernelsPass final
         UnreadOperand unread(k);
         // The 1x1 convolution's weights, packed.
         KernelSite &pw = kind == kernel::DepthwisePointwise ? *consumer : producer;
-        std::optional<::cuvil::Tensor> wt = constantF32(pw.operands[1]);
+        std::optional<F32Weights> wt = f32Weights(pw.operands[1]);
         SmallVector<Value> args;
         if (kind == kernel::DepthwisePointwise)
           args = {producer.operands[0], producer.operands[1], unread.orIt(producer.bias()),
@@ -751,17 +767,18 @@ struct SelectCpuKernelsPass final
       optionalOperands(k, bias, e, args);
       return callWithBatch(k, b, module, "cuvil_rt_depthwise_conv2d_f32", params, args, input, out);
     }
-    std::optional<::cuvil::Tensor> wt = constantF32(weight);
-    const float *data = reinterpret_cast<const float *>(wt->data());
+    std::optional<F32Weights> wt = f32Weights(weight);
+    const float *data = wt->data;
     int64_t kSize = w[1] * w[2] * w[3];
-    if (wino != Winograd::None)
-      args.push_back(k.constant(winogradWeights(data, w[0], w[1], wino), resourceName(weight, "winograd")));
-    else if (pixelRows)
-      args.push_back(k.constant(packPanels(data, groups, w[0] / groups, kSize, kBPanel),
-                                resourceName(weight, "panels")));
-    else
-      args.push_back(k.constant(packPanels(data, groups, w[0] / groups, kSize, kMR),
-                                resourceName(weight, "packed")));
+    if (wino != Winograd::None) {
+      args.push_back(k.packed(winogradSize(w[0], w[1], wino), resourceName(weight, "winograd"),
+                              [&](float *dst) { winogradWeights(data, w[0], w[1], wino, dst); }));
+    } else {
+      int64_t width = pixelRows ? kBPanel : kMR;
+      args.push_back(k.packed(panelsSize(groups, w[0] / groups, kSize, width),
+                              resourceName(weight, pixelRows ? "panels" : "packed"),
+                              [&](float *dst) { packPanels(data, groups, w[0] / groups, kSize, width, dst); }));
+    }
     optionalOperands(k, bias, e, args);
     return callWithBatch(k, b, module, "cuvil_rt_conv2d_f32", params, args, input, out);
   }
@@ -769,8 +786,9 @@ struct SelectCpuKernelsPass final
   Value buildLinear(OpBuilder &b, ModuleOp module, const KernelSite &site, StringRef variant, int64_t split) {
     Value input = site.operands[0], weight = site.operands[1], bias = site.bias();
     const Epilogue &e = site.epilogue;
-    std::optional<::cuvil::Tensor> wt = constantF32(weight);
-    int64_t n = wt->dim(0), kSize = wt->dim(1);
+    std::optional<F32Weights> wt = f32Weights(weight);
+    ArrayRef<int64_t> wShape = shapeOf(weight);
+    int64_t n = wShape[0], kSize = wShape[1];
     auto inputType = llvm::cast<RankedTensorType>(input.getType());
     bool dynamicRows = !inputType.hasStaticShape();
     int64_t m = dynamicRows ? 0 : inputType.getNumElements() / kSize;
@@ -785,11 +803,9 @@ struct SelectCpuKernelsPass final
     params[CUVIL_LINEAR_HI] = floatBits(e.hi);
     params[CUVIL_LINEAR_MR] = kMR;
     KernelCallBuilder k(b, layerLocation(site.op));
-    const float *w = reinterpret_cast<const float *>(wt->data());
-    SmallVector<Value> args{input, rows ? k.constant(packPanels(w, 1, n, kSize, kBPanel),
-                                                     resourceName(weight, "panels"))
-                                        : k.constant(packPanels(w, 1, n, kSize, kMR),
-                                                     resourceName(weight, "packed"))};
+    int64_t width = rows ? kBPanel : kMR;
+    SmallVector<Value> args{input, k.packed(panelsSize(1, n, kSize, width), resourceName(weight, rows ? "panels" : "packed"),
+                                            [&](float *dst) { packPanels(wt->data, 1, n, kSize, width, dst); })};
     optionalOperands(k, bias, e, args);
     auto resultType = llvm::cast<RankedTensorType>(site.result().getType());
     if (!dynamicRows)
