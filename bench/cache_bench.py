@@ -6,7 +6,9 @@ scripted), each measured --runs times (medians):
 - cold: an export into an empty cache;
 - warm: the same export again (the whole library from the cache);
 - weights: the model saved again with new weights (as after fine-tuning),
-  exported into the warm cache: the cached code relinked with them;
+  exported into the warm cache: the weights plan of the model's structure
+  makes the library's weights from the new tensors and places them in the
+  cached linked code (no graph pipeline, lowering or code generation);
 - layer: the model with one more layer (a LayerNorm after the encoder, a
   conv-bn-relu block before resnet18's pooling), new weights each run: only
   the functions it touches compile.
@@ -97,8 +99,11 @@ def export(bin_dir, model, shape, out, cache):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
     units = re.search(r"code compiled: (\d+) of (\d+) units", proc.stderr)
     cached = re.search(r"code from the cache \((\d+) units\)", proc.stderr)
+    plan = re.search(r"weights made by the cached plan of this model structure \((\d+) weights, (\d+) transforms", proc.stderr)
     if "from the compile cache" in proc.stderr:
         served = "library"
+    elif plan:
+        served = f"plan: {plan.group(1)} weights, {plan.group(2)} transforms replayed, no compile"
     elif cached:
         served = f"{cached.group(1)}/{cached.group(1)} units"
     elif units:

@@ -20,7 +20,8 @@ namespace cuvil::cache {
 
 namespace {
 
-constexpr const char *kLevels[] = {"lib", "code"};
+constexpr const char *kLevels[] = {"lib", "code", "plan"};
+static_assert(sizeof kLevels / sizeof kLevels[0] == kEntryKinds);
 constexpr uint64_t kMaxEntryBytes = uint64_t(8) << 30;
 
 std::string errnoText(int e) { return std::strerror(e); }
@@ -476,7 +477,7 @@ void CompileCache::flushStats() {
     return;
   withLock(options_.dir, /*wait=*/true, [&] {
     std::map<std::string, int64_t> counters = readCounters(options_.dir);
-    for (int level = 0; level < 2; ++level)
+    for (int level = 0; level < kEntryKinds; ++level)
       forEachCounter(counters_[level], [&](const char *name, int64_t v) {
         counters[std::string(kLevels[level]) + "." + name] += v;
       });
@@ -494,7 +495,10 @@ DirectoryStats directoryStats(const std::string &dir) {
   for (const FileInfo &f : scan(dir)) {
     if (f.temporary)
       continue;
-    int level = f.path.find("/v2/code/") != std::string::npos;
+    int level = 0;
+    for (int k = 0; k < kEntryKinds; ++k)
+      if (f.path.find(std::string("/v2/") + kLevels[k] + "/") != std::string::npos)
+        level = k;
     ++s.entries[level];
     s.bytes[level] += f.bytes;
   }

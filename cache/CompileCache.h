@@ -107,14 +107,14 @@ private:
   CacheOptions options_;
   bool localUsable_ = false, remoteUsable_ = false, flushed_ = false;
   std::unique_ptr<RedisClient> redis_;
-  LevelCounters counters_[2];
+  LevelCounters counters_[kEntryKinds];
 };
 
 // Management (cuvil-cache).
 
 struct DirectoryStats {
   std::map<std::string, int64_t> counters; ///< "lib.hits", ... accumulated
-  int64_t entries[2] = {0, 0}, bytes[2] = {0, 0};
+  int64_t entries[kEntryKinds] = {}, bytes[kEntryKinds] = {};
 };
 /// The directory's entries and accumulated counters.
 DirectoryStats directoryStats(const std::string &dir);

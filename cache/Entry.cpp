@@ -120,7 +120,9 @@ KeyMaterial KeyMaterial::parse(llvm::StringRef text) {
   return m;
 }
 
-const char *entryKindName(EntryKind kind) { return kind == EntryKind::Library ? "lib" : "code"; }
+const char *entryKindName(EntryKind kind) {
+  return kind == EntryKind::Library ? "lib" : kind == EntryKind::Code ? "code" : "plan";
+}
 
 std::string encodeEntryHeader(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload) {
   std::string out = kMagic.str();

@@ -32,9 +32,12 @@ struct KeyMaterial {
   static KeyMaterial parse(llvm::StringRef text);
 };
 
-/// The kinds of entries, one per level of the cache.
-enum class EntryKind { Library, Code };
-const char *entryKindName(EntryKind kind); ///< "lib", "code"
+/// The kinds of entries, one per level of the cache: whole outputs, code
+/// objects, and weights plans (a linked library's image with how its
+/// weights are made from a model of its structure).
+enum class EntryKind { Library, Code, WeightsPlan };
+constexpr int kEntryKinds = 3;
+const char *entryKindName(EntryKind kind); ///< "lib", "code", "plan"
 
 /// The bytes of an entry.
 std::string encodeEntry(EntryKind kind, const KeyMaterial &material, llvm::StringRef payload);

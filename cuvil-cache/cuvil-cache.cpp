@@ -48,8 +48,8 @@ int stats(const std::string &dir) {
   std::printf("compile cache '%s'\n", dir.c_str());
   std::printf("%-6s %8s %12s %8s %8s %8s %8s %8s\n", "level", "entries", "size", "hits", "remote",
               "misses", "corrupt", "refused");
-  const char *levels[] = {"lib", "code"};
-  for (int i = 0; i < 2; ++i) {
+  const char *levels[] = {"lib", "code", "plan"};
+  for (int i = 0; i < cache::kEntryKinds; ++i) {
     auto c = [&](const char *name) { return (long long)s.counters[std::string(levels[i]) + "." + name]; };
     std::printf("%-6s %8lld %12s %8lld %8lld %8lld %8lld %8lld\n", levels[i], (long long)s.entries[i],
                 cache::formatBytes(s.bytes[i]).c_str(), c("hits"), c("remote_hits"), c("misses"),
@@ -78,6 +78,9 @@ int show(const std::string &dir) {
              valueOf(e.material, "model").substr(0, 12) + ")";
     else if (e.kind == "code")
       what = "code object for " + valueOf(e.material, "cpu") + " (IR " + valueOf(e.material, "ir").substr(0, 12) + ")";
+    else if (e.kind == "plan")
+      what = "weights plan of " + valueOf(e.material, "name") + " (" + valueOf(e.material, "target-name") + ", " +
+             valueOf(e.material, "cpu") + ", structure " + valueOf(e.material, "model").substr(0, 12) + ")";
     else
       what = "not an entry (a miss when looked up; trim or clear removes it)";
     std::printf("%-5s %-16s %12s %6s  %s\n", e.kind.c_str(), e.key.substr(0, 16).c_str(),

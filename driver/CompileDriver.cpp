@@ -5,6 +5,7 @@
 #include "cache/CompileCache.h"
 #include "driver/CodeUnits.h"
 #include "driver/RuntimeHeader.h"
+#include "driver/WeightsPlan.h"
 #include "frontend/loader/ModelLoader.h"
 #include "passes/InitAll.h"
 #include "support/AtomicFile.h"
@@ -18,6 +19,7 @@
 #include "tuning/TuningDatabase.h"
 
 #include "dialects/Cuvil/IR/CuvilDialect.h"
+#include "dialects/Cuvil/IR/WeightDerivations.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -464,6 +466,111 @@ void registerCompilePipelines() {
       });
 }
 
+namespace {
+
+/// A weights plan's cache entry: a header line with the JSON's length, the
+/// JSON (the plan and what the build reported), the linked image.
+constexpr llvm::StringLiteral kPlanMagic = "cuvil-weights-plan 1 ";
+
+std::string planPayload(const WeightsPlan &plan, const CompileResult &result, const std::string &image) {
+  llvm::json::Object reported{{"arena_bytes", result.arenaBytes},
+                              {"weights_bytes", static_cast<int64_t>(result.weightsBytes)},
+                              {"cpu", result.cpu},
+                              {"required_features", llvm::json::Array(result.requiredFeatures)},
+                              {"kernels", llvm::json::Array(result.kernels)},
+                              {"graph_plan_bytes", result.graphPlanBytes},
+                              {"lower_bound_bytes", result.lowerBoundBytes},
+                              {"no_reuse_bytes", result.noReuseBytes}};
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(llvm::json::Object{{"plan", plan.toJson()}, {"result", std::move(reported)}});
+  os.flush();
+  return kPlanMagic.str() + std::to_string(json.size()) + "\n" + json + image;
+}
+
+/// The JSON and the image of a plan entry, or nothing.
+std::optional<std::pair<llvm::StringRef, llvm::StringRef>> splitPlanPayload(llvm::StringRef payload) {
+  if (!payload.consume_front(kPlanMagic))
+    return std::nullopt;
+  auto [count, rest] = payload.split('\n');
+  uint64_t n = 0;
+  if (count.getAsInteger(10, n) || n > rest.size())
+    return std::nullopt;
+  return std::make_pair(rest.take_front(n), rest.drop_front(n));
+}
+
+/// The key of a model structure's weights plan: the output's key with the
+/// structure's digest in place of the model file's.
+std::optional<::cuvil::cache::KeyMaterial> planKeyMaterial(const CompileOptions &options, ModuleOp module) {
+  std::optional<::cuvil::cache::KeyMaterial> m = outputKeyMaterial(options, "structure-" + structureDigest(module));
+  if (m && !m->parts.empty() && m->parts.front() == "level=lib")
+    m->parts.front() = "level=plan";
+  return m;
+}
+
+/// The library of `module` from a weights plan entry: its weights made from
+/// the model's tensors, placed in the entry's linked image.
+Result<CompileResult> compileFromPlan(llvm::StringRef payload, ModuleOp module, const TargetBackend &target,
+                                      const std::string &outputPath, const std::string &identity,
+                                      const llvm::StringMap<DenseResourceElementsAttr> &tensors) {
+  std::optional<std::pair<llvm::StringRef, llvm::StringRef>> parts = splitPlanPayload(payload);
+  if (!parts)
+    return ::cuvil::inputError("a malformed weights plan entry");
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(parts->first);
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return ::cuvil::inputError("a malformed weights plan entry");
+  }
+  const llvm::json::Object *o = json->getAsObject();
+  const llvm::json::Value *planJson = o ? o->get("plan") : nullptr;
+  const llvm::json::Object *reported = o ? o->getObject("result") : nullptr;
+  if (!planJson || !reported)
+    return ::cuvil::inputError("a malformed weights plan entry");
+  Result<WeightsPlan> plan = WeightsPlan::fromJson(*planJson);
+  if (!plan)
+    return plan.error();
+  auto started = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<ReplayedWeights>> replayed = replayWeightsPlan(*plan, tensors, module.getContext());
+  spdlog::debug("weights plan: {} weights made in {:.3f} s", plan->symbols.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  if (!replayed)
+    return replayed.error();
+  WeightsTable &table = (*replayed)->table;
+  table.identity = identity;
+  Result<std::string> resolved = ::cuvil::resolveOutputPath(outputPath);
+  if (!resolved)
+    return resolved.error();
+  Result<std::string> temp = ::cuvil::stagingPathFor(*resolved);
+  if (!temp)
+    return temp.error();
+  if (Status s = target.placeWeights(parts->second, table, *temp); !s) {
+    llvm::sys::fs::remove(*temp);
+    ::cuvil::releaseStaged(*temp);
+    return s.error();
+  }
+  CompileResult result;
+  result.libraryTempPath = *temp;
+  result.arenaBytes = reported->getInteger("arena_bytes").value_or(0);
+  result.weightsBytes = table.totalBytes();
+  if (std::optional<llvm::StringRef> cpu = reported->getString("cpu"))
+    result.cpu = cpu->str();
+  if (const llvm::json::Array *f = reported->getArray("required_features"))
+    for (const llvm::json::Value &v : *f)
+      if (std::optional<llvm::StringRef> s = v.getAsString())
+        result.requiredFeatures.push_back(s->str());
+  if (const llvm::json::Array *k = reported->getArray("kernels"))
+    result.kernels = *k;
+  result.graphPlanBytes = reported->getInteger("graph_plan_bytes").value_or(0);
+  result.lowerBoundBytes = reported->getInteger("lower_bound_bytes").value_or(0);
+  result.noReuseBytes = reported->getInteger("no_reuse_bytes").value_or(0);
+  result.weightsReplayed = true;
+  result.replayedWeights = plan->symbols.size();
+  result.replayedDerivations = plan->derivations();
+  return result;
+}
+
+} // namespace
+
 Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &options,
                                     const std::string &outputPath,
                                     ::cuvil::cache::CompileCache *cache) {
@@ -479,6 +586,49 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   std::string entryName = entry->getSymName().str();
   std::string modelName = modelNameOf(options);
   PhaseClock clock(options.debug.progress);
+  // What the library says it is the build of: the key's parts, then what
+  // the model itself says it was built from.
+  auto identityOf = [&](ModuleOp m) {
+    std::string identity = options.libraryIdentity;
+    if (!identity.empty()) {
+      auto table = m->getAttrOfType<StringAttr>(kCalibrationTableAttrName);
+      identity += "calibration-table=" + (table && !table.getValue().empty() ? table.getValue().str() : "none") + "\n";
+    }
+    return identity;
+  };
+
+  // A model fresh from the importer, built into a cache: a model of the
+  // same structure built before left a weights plan, which makes this
+  // library from the cached image and this model's tensors alone.
+  std::optional<::cuvil::cache::KeyMaterial> planKey;
+  llvm::StringMap<DenseResourceElementsAttr> modelTensorsByKey;
+  std::string planIdentity;
+  if (cache && cache->enabled() && options.emit == EmitKind::SharedLibrary &&
+      !module->getAttr(kCompileStageAttrName)) {
+    clock.begin("weights plan");
+    if (WeightDerivations *log = weightDerivations(ctx))
+      log->clear();
+    planKey = planKeyMaterial(options, module);
+    modelTensorsByKey = modelTensors(module);
+    planIdentity = identityOf(module);
+    std::string triple = tripleOf(target);
+    if (planKey)
+      if (std::optional<::cuvil::cache::CacheHit> hit = cache->lookup(
+              ::cuvil::cache::EntryKind::WeightsPlan, *planKey, [&](llvm::StringRef payload) -> std::string {
+                auto parts = splitPlanPayload(payload);
+                if (!parts)
+                  return "not a weights plan";
+                // Copied: the image lies at any alignment in the entry.
+                return checkElf(parts->second.str(), llvm::ELF::ET_DYN, triple, nullptr);
+              })) {
+        Result<CompileResult> r =
+            compileFromPlan(hit->payload, module, target, outputPath, planIdentity, modelTensorsByKey);
+        if (r)
+          return r;
+        spdlog::info("compile cache: the weights plan of this structure does not serve ({}): compiling",
+                     r.error().message);
+      }
+  }
   // Run-time sizes are the hybrid strategy's: the others compile one shape.
   if (options.strategy != "hybrid")
     for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes()))
@@ -604,11 +754,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   // What the model itself says it was built from goes into the identity
   // after the key's parts (a function of the model's bytes, so the key
   // still decides).
-  std::string identity = options.libraryIdentity;
-  if (!identity.empty()) {
-    auto table = module->getAttrOfType<StringAttr>(kCalibrationTableAttrName);
-    identity += "calibration-table=" + (table && !table.getValue().empty() ? table.getValue().str() : "none") + "\n";
-  }
+  std::string identity = identityOf(module);
   dropCuvilAttributes(module);
   // Objects and libraries take the weights as an object of their own: the
   // code does not depend on their values (the text stages keep them).
@@ -729,6 +875,9 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   // The weights go in as the library is written (the target places them).
   LinkOptions link{sonameOf(options, outputPath), options.symbolPrefix};
   link.weights = &weights;
+  std::string image;
+  if (planKey)
+    link.linkedImage = &image;
   if (Status s = target.link(objects, *temp, link); !s) {
     llvm::sys::fs::remove(*temp);
     ::cuvil::releaseStaged(*temp);
@@ -738,6 +887,15 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
     return s.error();
   }
   result.libraryTempPath = *temp;
+  // The weights plan, for the next build of this structure.
+  if (planKey && !image.empty()) {
+    Result<WeightsPlan> plan = buildWeightsPlan(weights, modelTensorsByKey, ctx);
+    if (plan && identity == planIdentity)
+      cache->store(::cuvil::cache::EntryKind::WeightsPlan, *planKey, planPayload(*plan, result, image));
+    else
+      spdlog::info("compile cache: no weights plan for this model ({}): a build with new weights compiles again",
+                   plan ? std::string("its identity changed in the compile") : plan.error().message);
+  }
   return result;
 }
 
@@ -971,7 +1129,7 @@ void printCacheStats(const ::cuvil::cache::CompileCache &cache, const std::strin
                dir.c_str());
   std::fprintf(stderr, "  %-6s %9s %9s %9s %9s %9s   %s\n", "level", "hits", "remote", "misses",
                "corrupt", "refused", "entries");
-  for (EntryKind kind : {EntryKind::Library, EntryKind::Code}) {
+  for (EntryKind kind : {EntryKind::Library, EntryKind::Code, EntryKind::WeightsPlan}) {
     const ::cuvil::cache::LevelCounters &c = cache.counters(kind);
     std::string level = ::cuvil::cache::entryKindName(kind);
     auto total = [&](const char *name) { return (long long)totals.counters[level + "." + name]; };
@@ -1176,7 +1334,12 @@ Status compile(const CompileOptions &requested) {
   if (Status s = outputs.commit(); !s)
     return s;
   if (cacheOn) {
-    if (!compileOnly) {
+    // A library the weights plan made is not stored whole (the plan makes
+    // it again in a fraction of a second, and a hundred megabytes of
+    // weights per redeploy would fill the cache), unless it replaces a
+    // corrupt or foreign entry under its key.
+    const ::cuvil::cache::LevelCounters &libLookups = cache.counters(::cuvil::cache::EntryKind::Library);
+    if (!compileOnly && (!result->weightsReplayed || libLookups.corrupt + libLookups.refused > 0)) {
       if (options.emit == EmitKind::SharedLibrary) {
         if (auto written = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
                                                        /*RequiresNullTerminator=*/false))
@@ -1200,6 +1363,13 @@ Status compile(const CompileOptions &requested) {
         spdlog::info("compile cache: code compiled: {} of {} units ({}); weights {} linked separately",
                      compiled.size(), result->units.size(), fmt::join(compiled, ", "),
                      ::cuvil::cache::formatBytes(result->weightsBytes));
+    }
+    if (result->weightsReplayed) {
+      spdlog::info("compile cache: weights made by the cached plan of this model structure ({} weights, {} "
+                   "transforms replayed; {}) into its cached linked code: no graph pipeline, lowering or code "
+                   "generation",
+                   result->replayedWeights, result->replayedDerivations,
+                   ::cuvil::cache::formatBytes(result->weightsBytes));
     }
     finishCache(build, /*outputHit=*/false);
   }

@@ -137,6 +137,10 @@ struct CompileResult {
   /// The code units (functions, and the data) and whether each came from
   /// the cache.
   std::vector<std::pair<std::string, bool>> units;
+  /// Made by a cached weights plan (WeightsPlan.h): its weights and the
+  /// transforms replayed to make them.
+  bool weightsReplayed = false;
+  size_t replayedWeights = 0, replayedDerivations = 0;
 };
 
 /// Compiles `module` (cuvil IR, one public function) for `options`.

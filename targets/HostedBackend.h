@@ -39,6 +39,10 @@ public:
                        const LinkOptions &options) const override {
     return host_->link(objects, path, options);
   }
+  ::cuvil::Status placeWeights(llvm::StringRef image, const WeightsTable &table,
+                               const std::string &path) const override {
+    return host_->placeWeights(image, table, path);
+  }
 
 protected:
   const TargetBackend &host() const { return *host_; }

@@ -27,6 +27,10 @@ uint64_t WeightsTable::totalBytes() const {
   return ::cuvil::Status();
 }
 
+::cuvil::Status TargetBackend::placeWeights(llvm::StringRef, const WeightsTable &, const std::string &) const {
+  return ::cuvil::inputError("target '" + name() + "' cannot place weights in a linked library");
+}
+
 ::cuvil::Result<std::string> TargetBackend::emitWeights(const WeightsTable &table) const {
   if (!table.symbols.empty())
     return ::cuvil::inputError("target '" + name() + "' cannot link weights separately");

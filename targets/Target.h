@@ -67,6 +67,9 @@ struct LinkOptions {
   /// The weights the library defines (the objects are the code's only):
   /// the target places them as it links.
   const WeightsTable *weights = nullptr;
+  /// Where to keep the linked image before the weights are placed (for
+  /// placeWeights on a later build with other weights); null: not kept.
+  std::string *linkedImage = nullptr;
 };
 
 /// The model's weights, moved out of the code (TargetBackend::extractWeights)
@@ -78,6 +81,9 @@ struct WeightsTable {
     std::string name;       ///< what the code refers to
     uint64_t alignment = 1;
     llvm::ArrayRef<char> bytes; ///< owned by the MLIR context of the module
+    /// The constant the bytes are (a resource's key leads to how the
+    /// compiler made it: WeightDerivations.h); null when not known.
+    mlir::Attribute value;
   };
   std::vector<Symbol> symbols;
   /// What the library is the build of (the compile cache checks it before
@@ -138,6 +144,11 @@ public:
   /// renames into place).
   virtual ::cuvil::Status link(const std::vector<std::string> &objects, const std::string &path,
                                const LinkOptions &options) const = 0;
+  /// Writes to `path` the library whose linked image (LinkOptions::
+  /// linkedImage) is `image`, with `table`'s weights and identity (the
+  /// identity as long as the image's). Default: an error.
+  virtual ::cuvil::Status placeWeights(llvm::StringRef image, const WeightsTable &table,
+                                       const std::string &path) const;
 };
 
 /// A registered target.

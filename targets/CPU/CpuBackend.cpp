@@ -131,7 +131,13 @@ public:
                                              /*IsVolatile=*/true);
     if (!image)
       return ::cuvil::ioError("cannot read the linked library '" + path + "': " + image.getError().message());
-    return placeWeights((*image)->getBuffer(), *options.weights, path);
+    if (options.linkedImage)
+      *options.linkedImage = (*image)->getBuffer().str();
+    return cuvil::placeWeights((*image)->getBuffer(), *options.weights, path);
+  }
+  ::cuvil::Status placeWeights(llvm::StringRef image, const WeightsTable &table,
+                               const std::string &path) const override {
+    return cuvil::placeWeights(image, table, path);
   }
 
 private:

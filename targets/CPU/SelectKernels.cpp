@@ -29,6 +29,7 @@
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
+#include "dialects/Cuvil/IR/WeightDerivations.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -156,6 +157,48 @@ void winogradWeights(const float *w, int64_t cout, int64_t cin, Winograd kind, f
     }
 }
 
+/// The packers as weight transforms (WeightDerivations.h): a redeploy
+/// with new weights packs them again without this pass.
+/// cpu.pack_panels: params groups, rows, k, width; cpu.winograd: cout, cin, kind (4 or 2).
+LogicalResult replayPacking(const WeightDerivation &how, ArrayRef<WeightBytes> inputs, RankedTensorType result,
+                            MutableArrayRef<char> out, bool winograd) {
+  if (inputs.size() != 1 || !inputs[0].type || !inputs[0].type.getElementType().isF32() ||
+      how.params.size() != (winograd ? 3u : 4u) || !result.getElementType().isF32() || !result.hasStaticShape())
+    return failure();
+  const std::vector<int64_t> &p = how.params;
+  int64_t in = winograd ? p[0] * p[1] * 9 : p[0] * p[1] * p[2];
+  Winograd kind = winograd && p[2] == 2 ? Winograd::F2 : Winograd::F4;
+  int64_t count = winograd ? winogradSize(p[0], p[1], kind) : panelsSize(p[0], p[1], p[2], p[3]);
+  if (inputs[0].bytes.size() != static_cast<size_t>(in) * sizeof(float) || result.getNumElements() != count ||
+      out.size() != static_cast<size_t>(count) * sizeof(float) || (winograd && p[2] != 2 && p[2] != 4) ||
+      reinterpret_cast<uintptr_t>(inputs[0].bytes.data()) % alignof(float) != 0 ||
+      reinterpret_cast<uintptr_t>(out.data()) % alignof(float) != 0)
+    return failure();
+  const float *w = reinterpret_cast<const float *>(inputs[0].bytes.data());
+  float *dst = reinterpret_cast<float *>(out.data());
+  if (winograd)
+    winogradWeights(w, p[0], p[1], kind, dst);
+  else
+    packPanels(w, p[0], p[1], p[2], p[3], dst);
+  return success();
+}
+[[maybe_unused]] const bool kPackingTransforms =
+    registerWeightTransform("cpu.pack_panels",
+                            [](const WeightDerivation &how, ArrayRef<WeightBytes> inputs, RankedTensorType result,
+                               MutableArrayRef<char> out, MLIRContext *) {
+                              return replayPacking(how, inputs, result, out, false);
+                            }) &&
+    registerWeightTransform("cpu.winograd", [](const WeightDerivation &how, ArrayRef<WeightBytes> inputs,
+                                               RankedTensorType result, MutableArrayRef<char> out, MLIRContext *) {
+      return replayPacking(how, inputs, result, out, true);
+    });
+
+/// The value of the constant `v` (an ElementsAttr), or null.
+Attribute constantAttr(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c ? Attribute(c.getValue()) : Attribute();
+}
+
 class KernelCallBuilder {
 public:
   KernelCallBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
@@ -190,13 +233,17 @@ public:
 
   /// A 1-D f32 resource of `count` elements that `fill` writes (into zeroed
   /// memory): weights packed in place, not through a copy.
-  Value packed(int64_t count, StringRef name, llvm::function_ref<void(float *)> fill) {
+  /// `how` says what it is made of (recorded: WeightDerivations.h).
+  Value packed(int64_t count, StringRef name, WeightDerivation how, llvm::function_ref<void(float *)> fill) {
     auto type = RankedTensorType::get({count}, b.getF32Type());
     AsmResourceBlob blob = HeapAsmResourceBlob::allocate(static_cast<size_t>(count) * sizeof(float), 64);
     MutableArrayRef<char> bytes = blob.getMutableData();
     std::memset(bytes.data(), 0, bytes.size());
     fill(reinterpret_cast<float *>(bytes.data()));
-    return b.create<arith::ConstantOp>(loc, DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob)));
+    auto attr = DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
+    if (llvm::all_of(how.inputs, [](Attribute a) { return static_cast<bool>(a); }))
+      recordWeightDerivation(attr, std::move(how));
+    return b.create<arith::ConstantOp>(loc, attr);
   }
 
   /// `values` as a 1-D resource constant of `element` (its C type T).
@@ -378,6 +425,7 @@ void optionalOperands(KernelCallBuilder &k, Value bias, const Epilogue &e,
 Value packedPointwise(KernelCallBuilder &k, const KernelSite &pw, const F32Weights &wt) {
   ArrayRef<int64_t> w = shapeOf(pw.operands[1]);
   return k.packed(panelsSize(1, w[0], w[1], kMR), resourceName(pw.operands[1], "packed"),
+                  {"cpu.pack_panels", {1, w[0], w[1], kMR}, "", {constantAttr(pw.operands[1])}},
                   [&](float *dst) { packPanels(wt.data, 1, w[0], w[1], kMR, dst); });
 }
 
@@ -772,11 +820,13 @@ struct SelectCpuKernelsPass final
     int64_t kSize = w[1] * w[2] * w[3];
     if (wino != Winograd::None) {
       args.push_back(k.packed(winogradSize(w[0], w[1], wino), resourceName(weight, "winograd"),
+                              {"cpu.winograd", {w[0], w[1], static_cast<int64_t>(wino)}, "", {constantAttr(weight)}},
                               [&](float *dst) { winogradWeights(data, w[0], w[1], wino, dst); }));
     } else {
       int64_t width = pixelRows ? kBPanel : kMR;
       args.push_back(k.packed(panelsSize(groups, w[0] / groups, kSize, width),
                               resourceName(weight, pixelRows ? "panels" : "packed"),
+                              {"cpu.pack_panels", {groups, w[0] / groups, kSize, width}, "", {constantAttr(weight)}},
                               [&](float *dst) { packPanels(data, groups, w[0] / groups, kSize, width, dst); }));
     }
     optionalOperands(k, bias, e, args);
@@ -805,6 +855,7 @@ struct SelectCpuKernelsPass final
     KernelCallBuilder k(b, layerLocation(site.op));
     int64_t width = rows ? kBPanel : kMR;
     SmallVector<Value> args{input, k.packed(panelsSize(1, n, kSize, width), resourceName(weight, rows ? "panels" : "packed"),
+                                            {"cpu.pack_panels", {1, n, kSize, width}, "", {constantAttr(weight)}},
                                             [&](float *dst) { packPanels(wt->data, 1, n, kSize, width, dst); })};
     optionalOperands(k, bias, e, args);
     auto resultType = llvm::cast<RankedTensorType>(site.result().getType());

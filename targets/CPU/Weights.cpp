@@ -115,11 +115,12 @@ void extractWeights(ModuleOp module, WeightsTable &table) {
     if (failed(symbols.rename(global, StringAttr::get(module.getContext(), name))))
       continue;
     uint64_t alignment = std::max<uint64_t>(global.getAlignment().value_or(1), 1);
+    Attribute value = global.getValueOrNull();
     global.removeValueAttr();
     global.setLinkage(LLVM::Linkage::External);
     global.setVisibility_(LLVM::Visibility::Hidden);
     global.setDsoLocal(true);
-    table.symbols.push_back({name, alignment, *bytes});
+    table.symbols.push_back({name, alignment, *bytes, value});
   }
 }
 
@@ -299,12 +300,22 @@ template <typename T> void setField(std::string &image, uint64_t at, T value) {
   if (names + namesSize > image.size())
     return layoutError("section names out of the file");
 
-  // The reserved section, and the loaded segment whose addresses hold it.
+  // The reserved section, and the loaded segment whose addresses hold it;
+  // the identity, rewritten in place when another build's.
   std::optional<unsigned> weights;
   for (unsigned i = 0; i < shnum; ++i) {
     uint32_t name = field<uint32_t>(image, section(i));
-    if (name < namesSize && llvm::StringRef(image.data() + names + name) == ".cuvil.weights")
+    if (name >= namesSize)
+      continue;
+    llvm::StringRef sectionName(image.data() + names + name);
+    if (sectionName == ".cuvil.weights")
       weights = i;
+    if (sectionName == ".cuvil.identity") {
+      uint64_t off = field<uint64_t>(image, section(i) + 24), sz = field<uint64_t>(image, section(i) + 32);
+      if (off + sz > image.size() || sz != table.identity.size())
+        return layoutError("its identity is not as long as this build's");
+      std::memcpy(image.data() + off, table.identity.data(), sz);
+    }
   }
   std::vector<uint64_t> offsets = weightOffsets(table);
   uint64_t size = offsets.empty() ? 0 : offsets.back() + table.symbols.back().bytes.size();

@@ -223,7 +223,7 @@ class SilentServer(threading.Thread):
 # ---------------------------------------------------------------- exports
 
 
-STATS_ROW = re.compile(r"^\s*(lib|code)\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+"
+STATS_ROW = re.compile(r"^\s*(lib|code|plan)\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+"
                        r"(\d+)/(\d+)\s+(\d+)/(\d+)\s", re.M)
 
 
@@ -422,10 +422,10 @@ def run_checks(exe, work, models, port, r):
         warned = [w for w in e.warnings if problem in w and key_of[name] in w]
         good = (e.ok() and warned and e.stat("lib", column)[0] == 1
                 and e.stat("lib", "remote")[0] == 0 and not e.compiled()
-                and e.stat("code", "remote")[0] >= 1)
+                and (e.stat("code", "remote")[0] >= 1 or e.stat("plan", "remote")[0] >= 1))
         what = "garbage" if name == "mlp" else "a " + problem
-        check(good, "(c) forged %s entry for %s (%s...): exported with the code from the "
-              "remote, warned about the %s entry, counted (%s %d/%d)"
+        check(good, "(c) forged %s entry for %s (%s...): exported with the code (or the "
+              "weights plan) from the remote, warned about the %s entry, counted (%s %d/%d)"
               % ((what, name, key_of[name][:16], problem, column) + e.stat("lib", column)),
               e.describe())
         if e.ok():

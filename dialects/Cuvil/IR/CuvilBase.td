@@ -48,6 +48,14 @@ def Cuvil_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   // `cuvil.kernel` on an op must be a #cuvil.kernel<...>.
   let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// How the compiler made constants from the model's weights
+    /// (WeightDerivations.h): one record per derived resource.
+    ::mlir::cuvil::WeightDerivations &weightDerivations() { return *derivations_; }
+  private:
+    std::shared_ptr<::mlir::cuvil::WeightDerivations> derivations_;
+  public:
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,7 @@
 #include "dialects/Cuvil/IR/CuvilDialect.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/WeightDerivations.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -121,6 +122,7 @@ LogicalResult CuvilDialect::verifyOperationAttribute(Operation *op, NamedAttribu
 }
 
 void CuvilDialect::initialize() {
+  derivations_ = std::make_shared<WeightDerivations>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialects/Cuvil/IR/CuvilAttrs.cpp.inc"

@@ -14,6 +14,12 @@
 
 #include "mlir/IR/OpDefinition.h"
 
+#include <memory>
+
+namespace mlir::cuvil {
+class WeightDerivations;
+}
+
 #include "dialects/Cuvil/IR/CuvilDialect.h.inc"
 #include "dialects/Cuvil/IR/CuvilEnums.h.inc"
 

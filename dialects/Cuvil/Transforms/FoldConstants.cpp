@@ -5,15 +5,22 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Cuvil/IR/CuvilOps.h"
+#include "dialects/Cuvil/IR/WeightDerivations.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
 #include "dialects/Cuvil/Transforms/ConstantValues.h"
 #include "dialects/Cuvil/Transforms/Passes.h"
 #include "dialects/Cuvil/Transforms/RewriteObserver.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstring>
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILFOLDCONSTANTSPASS
@@ -35,6 +42,68 @@ int64_t numElements(ConstantOp c) {
   auto t = llvm::dyn_cast<RankedTensorType>(c.getType());
   return t && t.hasStaticShape() ? t.getNumElements() : 0;
 }
+
+/// Whether `c` holds weights: a floating-point resource (the model's
+/// tensors, or constants made from them).
+bool holdsWeights(ConstantOp c) {
+  auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue());
+  return r && llvm::isa<FloatType>(r.getType().getElementType());
+}
+
+/// `op` alone, its operands a function's arguments, in generic form: what
+/// the "evaluate" weight transform parses and evaluates again.
+std::string opAsFunction(Operation *op) {
+  OpBuilder b(op->getContext());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(op->getLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  auto f = b.create<func::FuncOp>(op->getLoc(), "derive",
+                                  b.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
+  Block *body = f.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  IRMapping map;
+  for (auto [from, to] : llvm::zip(op->getOperands(), body->getArguments()))
+    map.map(from, to);
+  Operation *copy = b.clone(*op, map);
+  b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().printGenericOpForm());
+  return text;
+}
+
+/// Replays a fold: the op parsed back and evaluated on the new inputs.
+LogicalResult evaluateAgain(const WeightDerivation &how, ArrayRef<WeightBytes> inputs, RankedTensorType result,
+                            MutableArrayRef<char> out, MLIRContext *ctx) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(how.op, ctx);
+  if (!module)
+    return failure();
+  auto f = module->lookupSymbol<func::FuncOp>("derive");
+  if (!f || f.getBody().empty() || f.getBody().front().getOperations().size() != 2)
+    return failure();
+  Operation *op = &f.getBody().front().front();
+  // The result may have been re-typed since (a reshape of the same bytes).
+  auto type = op->getNumResults() == 1 ? llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType()) : nullptr;
+  if (op->getNumOperands() != inputs.size() || !type || !type.hasStaticShape() ||
+      type.getElementType() != result.getElementType() || type.getNumElements() != result.getNumElements())
+    return failure();
+  SmallVector<reference::Tensor> operands;
+  for (const WeightBytes &in : inputs) {
+    std::optional<::cuvil::DType> dtype = in.type ? reference::toDType(in.type.getElementType()) : std::nullopt;
+    if (!dtype || !in.type.hasStaticShape())
+      return failure();
+    reference::Tensor t(*dtype, std::vector<int64_t>(in.type.getShape().begin(), in.type.getShape().end()));
+    if (t.byteSize() != in.bytes.size())
+      return failure();
+    std::memcpy(t.data(), in.bytes.data(), in.bytes.size());
+    operands.push_back(std::move(t));
+  }
+  FailureOr<SmallVector<reference::Tensor>> results = reference::evaluateOp(op, operands);
+  if (failed(results) || results->size() != 1 || results->front().byteSize() != out.size())
+    return failure();
+  std::memcpy(out.data(), results->front().data(), out.size());
+  return success();
+}
+[[maybe_unused]] const bool kEvaluateTransform = registerWeightTransform("evaluate", evaluateAgain);
 
 struct CuvilFoldConstantsPass final
     : mlir::cuvil::impl::CuvilFoldConstantsPassBase<CuvilFoldConstantsPass> {
@@ -88,13 +157,35 @@ struct CuvilFoldConstantsPass final
     if (failed(results))
       return;
     announceRewrite(op, ("fold-constants " + op->getName().getStringRef()).str());
+    // Large results as named blobs, as weights are ("w" -> "w.folded"); so
+    // is whatever is made of weights, whatever its size: no later rewrite
+    // may then decide on the values of weights (x + 0 -> x on a bias that
+    // happens to be zero), which a redeploy with new weights replays
+    // without those rewrites (WeightDerivations.h).
+    bool fromWeights = llvm::any_of(producers, holdsWeights);
+    std::string derivation = large || fromWeights ? opAsFunction(op) : std::string();
     IRRewriter b(op->getContext(), RewriteObserver::current());
     b.setInsertionPoint(op);
-    // Large results as named blobs, as weights are ("w" -> "w.folded").
-    auto folded = b.create<ConstantOp>(
-        op->getLoc(), type,
-        large ? reference::elementsAttrFromTensor(results->front(), type, derivedResourceName(producers.front(), "folded", "constant"))
-              : ElementsAttr(reference::attrFromTensor(results->front(), type)));
+    ElementsAttr value;
+    const reference::Tensor &r = results->front();
+    if (fromWeights && r.dtype() != ::cuvil::DType::Bool) {
+      ArrayRef<char> raw(reinterpret_cast<const char *>(r.data()), r.byteSize());
+      value = DenseResourceElementsAttr::get(type, resourceKey(derivedResourceName(producers.front(), "folded", "constant")),
+                                             HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64));
+    } else {
+      value = large ? reference::elementsAttrFromTensor(r, type, derivedResourceName(producers.front(), "folded", "constant"))
+                    : ElementsAttr(reference::attrFromTensor(r, type));
+      if (fromWeights) // a mask of weights: its values are in the IR now
+        if (WeightDerivations *log = weightDerivations(&getContext()))
+          log->markValueDependent("a boolean folded from weights by " + op->getName().getStringRef().str());
+    }
+    if (!derivation.empty()) {
+      WeightDerivation how{"evaluate", {}, std::move(derivation), {}};
+      for (ConstantOp c : producers)
+        how.inputs.push_back(c.getValue());
+      recordWeightDerivation(value, std::move(how));
+    }
+    auto folded = b.create<ConstantOp>(op->getLoc(), type, value);
     b.replaceOp(op, folded.getResult());
     // An op may read one constant twice: erase each once.
     for (Operation *c : llvm::SmallSetVector<Operation *, 4>(producers.begin(), producers.end()))

@@ -1,0 +1,368 @@
+//===- WeightsPlan.cpp - A library's weights as made from its model -------===//
+#include "driver/WeightsPlan.h"
+
+#include "dialects/Cuvil/IR/WeightDerivations.h"
+#include "dialects/Cuvil/Reference/Evaluator.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/mman.h>
+
+namespace mlir::cuvil {
+
+using ::cuvil::Result;
+
+namespace {
+
+std::string printed(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+std::string printed(Attribute a) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  a.print(os);
+  return s;
+}
+
+/// The model's weights proper: floating point and 64 bytes or more.
+bool isWeight(DenseResourceElementsAttr r) {
+  AsmResourceBlob *blob = r.getRawHandle().getBlob();
+  return blob && llvm::isa<FloatType>(r.getType().getElementType()) && blob->getData().size() >= 64;
+}
+
+::cuvil::Error planError(const std::string &why) { return ::cuvil::inputError(why); }
+
+} // namespace
+
+size_t WeightsPlan::derivations() const {
+  return llvm::count_if(nodes, [](const Node &n) { return n.kind == Node::Kind::Derived; });
+}
+
+llvm::StringMap<DenseResourceElementsAttr> modelTensors(ModuleOp module) {
+  llvm::StringMap<DenseResourceElementsAttr> tensors;
+  module.walk([&](Operation *op) {
+    for (NamedAttribute a : op->getAttrs())
+      if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(a.getValue()))
+        tensors.try_emplace(r.getRawHandle().getKey(), r);
+  });
+  return tensors;
+}
+
+std::string structureDigest(ModuleOp module) {
+  llvm::BLAKE3 hash;
+  std::string text;
+  {
+    // Op by op at the top level, each in a local scope: the IR without the
+    // resources' bytes (a whole module prints them all, in hex).
+    llvm::raw_string_ostream os(text);
+    OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false).useLocalScope();
+    for (NamedAttribute a : module->getAttrs())
+      os << a.getName() << "=" << a.getValue() << "\n";
+    for (Operation &op : module.getBody()->getOperations()) {
+      op.print(os, flags);
+      os << "\n";
+    }
+  }
+  hash.update(llvm::arrayRefFromStringRef(text));
+  // The tensors that are not weights, value and all, in the IR's order.
+  module.walk([&](Operation *op) {
+    for (NamedAttribute a : op->getAttrs())
+      if (auto r = llvm::dyn_cast<DenseResourceElementsAttr>(a.getValue()); r && !isWeight(r)) {
+        hash.update(llvm::arrayRefFromStringRef(r.getRawHandle().getKey()));
+        if (AsmResourceBlob *blob = r.getRawHandle().getBlob())
+          hash.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(blob->getData().data()),
+                                              blob->getData().size()));
+        hash.update(llvm::ArrayRef<uint8_t>{0});
+      }
+  });
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+Result<WeightsPlan> buildWeightsPlan(const WeightsTable &table, const llvm::StringMap<DenseResourceElementsAttr> &model,
+                                     MLIRContext *ctx) {
+  WeightDerivations *log = weightDerivations(ctx);
+  if (!log)
+    return planError("the cuvil dialect is not loaded");
+  if (std::string why = log->valueDependence(); !why.empty())
+    return planError("the code depends on the weights' values (" + why + ")");
+  WeightsPlan plan;
+  llvm::StringMap<size_t> byKey;
+  llvm::DenseMap<Attribute, size_t> byAttr;
+  std::function<Result<size_t>(Attribute, int)> visit = [&](Attribute a, int depth) -> Result<size_t> {
+    if (depth > 64)
+      return planError("a derivation chain deeper than 64");
+    if (auto r = llvm::dyn_cast_or_null<DenseResourceElementsAttr>(a)) {
+      std::string key = r.getRawHandle().getKey().str();
+      if (auto it = byKey.find(key); it != byKey.end())
+        return it->second;
+      AsmResourceBlob *blob = r.getRawHandle().getBlob();
+      if (!blob)
+        return planError("the constant '" + key + "' has no bytes");
+      WeightsPlan::Node node;
+      node.key = key;
+      node.type = printed(r.getType());
+      node.bytes = blob->getData().size();
+      if (std::optional<WeightDerivation> how = log->lookup(key)) {
+        node.kind = WeightsPlan::Node::Kind::Derived;
+        node.transform = how->transform;
+        node.params = how->params;
+        node.op = how->op;
+        for (Attribute input : how->inputs) {
+          Result<size_t> i = visit(input, depth + 1);
+          if (!i)
+            return i.error();
+          node.inputs.push_back(*i);
+        }
+      } else if (auto m = model.find(key); m != model.end()) {
+        node.kind = WeightsPlan::Node::Kind::Model;
+        AsmResourceBlob *original = m->second.getRawHandle().getBlob();
+        if (!original || original->getData().size() != node.bytes)
+          return planError("the model's tensor '" + key + "' changed size in the compile");
+      } else {
+        return planError("the constant '" + key + "' was made by a pass that does not record how");
+      }
+      plan.nodes.push_back(std::move(node));
+      byKey[key] = plan.nodes.size() - 1;
+      return plan.nodes.size() - 1;
+    }
+    if (auto d = llvm::dyn_cast_or_null<DenseElementsAttr>(a)) {
+      if (auto it = byAttr.find(a); it != byAttr.end())
+        return it->second;
+      WeightsPlan::Node node;
+      node.kind = WeightsPlan::Node::Kind::Ir;
+      node.type = printed(d.getType());
+      node.attr = printed(a);
+      plan.nodes.push_back(std::move(node));
+      byAttr[a] = plan.nodes.size() - 1;
+      return plan.nodes.size() - 1;
+    }
+    return planError("a weight whose value is neither a resource nor dense");
+  };
+  for (const WeightsTable::Symbol &s : table.symbols) {
+    Result<size_t> node = visit(s.value, 0);
+    if (!node)
+      return node.error();
+    plan.symbols.push_back({s.name, s.alignment, s.bytes.size(), *node});
+  }
+  return plan;
+}
+
+ReplayedWeights::~ReplayedWeights() {
+  if (section_)
+    ::munmap(section_, mapped_);
+}
+
+Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &plan,
+                                                           const llvm::StringMap<DenseResourceElementsAttr> &model,
+                                                           MLIRContext *ctx) {
+  auto out = std::make_unique<ReplayedWeights>();
+  // The section's layout: each weight at its alignment, in order.
+  std::vector<uint64_t> offsets;
+  uint64_t size = 0;
+  for (const WeightsPlan::Symbol &s : plan.symbols) {
+    if (s.node >= plan.nodes.size())
+      return planError("a weight of the plan names no node");
+    size = (size + s.alignment - 1) / s.alignment * s.alignment;
+    offsets.push_back(size);
+    size += s.bytes;
+  }
+  if (size > 0) {
+    out->mapped_ = size;
+    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return ::cuvil::ioError(std::string("cannot map ") + std::to_string(size) + " bytes for the weights: " +
+                              std::strerror(errno));
+    out->section_ = static_cast<char *>(p);
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, size, MADV_HUGEPAGE);
+#endif
+  }
+  // Where each node's bytes go: a weight's into its place in the section.
+  std::vector<std::optional<size_t>> symbolOf(plan.nodes.size());
+  for (auto [i, s] : llvm::enumerate(plan.symbols))
+    if (!symbolOf[s.node])
+      symbolOf[s.node] = i;
+  std::vector<WeightBytes> values(plan.nodes.size());
+  for (size_t index = 0; index < plan.nodes.size(); ++index) {
+    const WeightsPlan::Node &node = plan.nodes[index];
+    RankedTensorType type = llvm::dyn_cast_or_null<RankedTensorType>(parseType(node.type, ctx));
+    if (!type)
+      return planError("a type of the plan does not parse");
+    // The node's place: its weight's, or scratch memory.
+    auto place = [&](uint64_t bytes) -> MutableArrayRef<char> {
+      if (std::optional<size_t> s = symbolOf[index])
+        return MutableArrayRef<char>(out->section_ + offsets[*s], bytes);
+      out->scratch_.emplace_back(bytes, '\0');
+      return MutableArrayRef<char>(out->scratch_.back().data(), bytes);
+    };
+    switch (node.kind) {
+    case WeightsPlan::Node::Kind::Model: {
+      auto m = model.find(node.key);
+      AsmResourceBlob *blob = m == model.end() ? nullptr : m->second.getRawHandle().getBlob();
+      if (!blob || blob->getData().size() != node.bytes)
+        return planError("the model has no tensor '" + node.key + "' of " + std::to_string(node.bytes) + " bytes");
+      values[index] = {type, blob->getData()};
+      if (symbolOf[index]) { // a weight as the model has it
+        MutableArrayRef<char> to = place(node.bytes);
+        std::memcpy(to.data(), blob->getData().data(), node.bytes);
+        values[index].bytes = to;
+      }
+      break;
+    }
+    case WeightsPlan::Node::Kind::Ir: {
+      auto attr = llvm::dyn_cast_or_null<ElementsAttr>(parseAttribute(node.attr, ctx));
+      FailureOr<::cuvil::Tensor> t = failure();
+      if (attr)
+        t = reference::tensorFromAttr(attr, UnknownLoc::get(ctx));
+      if (failed(t))
+        return planError("a constant of the plan does not parse");
+      MutableArrayRef<char> to = place(t->byteSize());
+      std::memcpy(to.data(), t->data(), t->byteSize());
+      values[index] = {type, to};
+      break;
+    }
+    case WeightsPlan::Node::Kind::Derived: {
+      const WeightTransform *transform = lookupWeightTransform(node.transform);
+      if (!transform)
+        return planError("no weight transform '" + node.transform + "' in this compiler");
+      std::vector<WeightBytes> inputs;
+      for (size_t i : node.inputs) {
+        if (i >= index)
+          return planError("a derivation reads a later node");
+        inputs.push_back(values[i]);
+      }
+      MutableArrayRef<char> to = place(node.bytes);
+      WeightDerivation how{node.transform, node.params, node.op, {}};
+      if (failed((*transform)(how, inputs, type, to, ctx)))
+        return planError("the weight '" + node.key + "' (" + node.transform + ") cannot be made from this model");
+      values[index] = {type, to};
+      break;
+    }
+    }
+  }
+  for (auto [i, s] : llvm::enumerate(plan.symbols)) {
+    ArrayRef<char> bytes = values[s.node].bytes;
+    if (bytes.size() != s.bytes)
+      return planError("the weight '" + s.name + "' has " + std::to_string(bytes.size()) + " bytes, the plan " +
+                       std::to_string(s.bytes));
+    char *at = out->section_ + offsets[i];
+    if (bytes.data() != at) // a node two weights share
+      std::memcpy(at, bytes.data(), s.bytes);
+    out->table.symbols.push_back({s.name, s.alignment, ArrayRef<char>(at, s.bytes), Attribute()});
+  }
+  return out;
+}
+
+llvm::json::Value WeightsPlan::toJson() const {
+  llvm::json::Array ns, ss;
+  for (const Node &n : nodes) {
+    llvm::json::Object o{{"kind", n.kind == Node::Kind::Model ? "model" : n.kind == Node::Kind::Ir ? "ir" : "derived"},
+                         {"type", n.type}};
+    if (n.kind != Node::Kind::Ir) {
+      o["key"] = n.key;
+      o["bytes"] = static_cast<int64_t>(n.bytes);
+    }
+    if (n.kind == Node::Kind::Ir)
+      o["attr"] = n.attr;
+    if (n.kind == Node::Kind::Derived) {
+      o["transform"] = n.transform;
+      if (!n.op.empty())
+        o["op"] = n.op;
+      o["params"] = llvm::json::Array(n.params);
+      llvm::json::Array in;
+      for (size_t i : n.inputs)
+        in.push_back(static_cast<int64_t>(i));
+      o["inputs"] = std::move(in);
+    }
+    ns.push_back(std::move(o));
+  }
+  for (const Symbol &s : symbols)
+    ss.push_back(llvm::json::Object{{"name", s.name},
+                                    {"alignment", static_cast<int64_t>(s.alignment)},
+                                    {"bytes", static_cast<int64_t>(s.bytes)},
+                                    {"node", static_cast<int64_t>(s.node)}});
+  return llvm::json::Object{{"nodes", std::move(ns)}, {"symbols", std::move(ss)}};
+}
+
+Result<WeightsPlan> WeightsPlan::fromJson(const llvm::json::Value &json) {
+  auto bad = [] { return planError("a malformed weights plan"); };
+  const llvm::json::Object *o = json.getAsObject();
+  const llvm::json::Array *ns = o ? o->getArray("nodes") : nullptr;
+  const llvm::json::Array *ss = o ? o->getArray("symbols") : nullptr;
+  if (!ns || !ss)
+    return bad();
+  WeightsPlan plan;
+  for (const llvm::json::Value &v : *ns) {
+    const llvm::json::Object *n = v.getAsObject();
+    if (!n)
+      return bad();
+    Node node;
+    std::optional<llvm::StringRef> kind = n->getString("kind"), type = n->getString("type");
+    if (!kind || !type)
+      return bad();
+    node.type = type->str();
+    if (*kind == "ir") {
+      node.kind = Node::Kind::Ir;
+      std::optional<llvm::StringRef> attr = n->getString("attr");
+      if (!attr)
+        return bad();
+      node.attr = attr->str();
+    } else {
+      node.kind = *kind == "model" ? Node::Kind::Model : Node::Kind::Derived;
+      if (*kind != "model" && *kind != "derived")
+        return bad();
+      std::optional<llvm::StringRef> key = n->getString("key");
+      std::optional<int64_t> bytes = n->getInteger("bytes");
+      if (!key || !bytes || *bytes < 0)
+        return bad();
+      node.key = key->str();
+      node.bytes = static_cast<uint64_t>(*bytes);
+    }
+    if (node.kind == Node::Kind::Derived) {
+      std::optional<llvm::StringRef> transform = n->getString("transform");
+      const llvm::json::Array *params = n->getArray("params"), *inputs = n->getArray("inputs");
+      if (!transform || !params || !inputs)
+        return bad();
+      node.transform = transform->str();
+      if (std::optional<llvm::StringRef> op = n->getString("op"))
+        node.op = op->str();
+      for (const llvm::json::Value &p : *params) {
+        std::optional<int64_t> i = p.getAsInteger();
+        if (!i)
+          return bad();
+        node.params.push_back(*i);
+      }
+      for (const llvm::json::Value &p : *inputs) {
+        std::optional<int64_t> i = p.getAsInteger();
+        if (!i || *i < 0 || static_cast<size_t>(*i) >= plan.nodes.size())
+          return bad();
+        node.inputs.push_back(static_cast<size_t>(*i));
+      }
+    }
+    plan.nodes.push_back(std::move(node));
+  }
+  for (const llvm::json::Value &v : *ss) {
+    const llvm::json::Object *s = v.getAsObject();
+    std::optional<llvm::StringRef> name = s ? s->getString("name") : std::nullopt;
+    std::optional<int64_t> alignment = s ? s->getInteger("alignment") : std::nullopt;
+    std::optional<int64_t> bytes = s ? s->getInteger("bytes") : std::nullopt;
+    std::optional<int64_t> node = s ? s->getInteger("node") : std::nullopt;
+    if (!name || !alignment || *alignment < 1 || (*alignment & (*alignment - 1)) || !bytes || *bytes < 0 || !node ||
+        *node < 0 || static_cast<size_t>(*node) >= plan.nodes.size())
+      return bad();
+    plan.symbols.push_back({name->str(), static_cast<uint64_t>(*alignment), static_cast<uint64_t>(*bytes),
+                            static_cast<size_t>(*node)});
+  }
+  return plan;
+}
+
+} // namespace mlir::cuvil
