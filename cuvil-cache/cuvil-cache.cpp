@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <sys/stat.h>
 
@@ -78,10 +79,13 @@ int show(const std::string &dir) {
              valueOf(e.material, "model").substr(0, 12) + ")";
     else if (e.kind == "code")
       what = "code object for " + valueOf(e.material, "cpu") + " (IR " + valueOf(e.material, "ir").substr(0, 12) + ")";
-    else if (e.kind == "plan")
+    else if (e.kind == "plan") { // keyed by the model's structure
+      std::string structure = valueOf(e.material, "model");
+      if (structure.rfind("structure-", 0) == 0)
+        structure = structure.substr(std::strlen("structure-"));
       what = "weights plan of " + valueOf(e.material, "name") + " (" + valueOf(e.material, "target-name") + ", " +
-             valueOf(e.material, "cpu") + ", structure " + valueOf(e.material, "model").substr(0, 12) + ")";
-    else
+             valueOf(e.material, "cpu") + ", structure " + structure.substr(0, 12) + ")";
+    } else
       what = "not an entry (a miss when looked up; trim or clear removes it)";
     std::printf("%-5s %-16s %12s %6s  %s\n", e.kind.c_str(), e.key.substr(0, 16).c_str(),
                 cache::formatBytes(e.bytes).c_str(), age(e.mtime).c_str(), what.c_str());

@@ -468,6 +468,16 @@ void registerCompilePipelines() {
 
 namespace {
 
+/// Where a library is written before it is renamed to `outputPath`: in
+/// this run's staging directory (removed should the process fail, be
+/// interrupted or crash; cleaned by the next run should it be killed).
+Result<std::string> stagedLibraryPath(const std::string &outputPath) {
+  Result<std::string> resolved = ::cuvil::resolveOutputPath(outputPath);
+  if (!resolved)
+    return resolved.error();
+  return ::cuvil::stagingPathFor(*resolved);
+}
+
 /// A weights plan's cache entry: a header line with the JSON's length, the
 /// JSON (the plan and what the build reported), the linked image.
 constexpr llvm::StringLiteral kPlanMagic = "cuvil-weights-plan 1 ";
@@ -537,10 +547,7 @@ Result<CompileResult> compileFromPlan(llvm::StringRef payload, ModuleOp module, 
     return replayed.error();
   WeightsTable &table = (*replayed)->table;
   table.identity = identity;
-  Result<std::string> resolved = ::cuvil::resolveOutputPath(outputPath);
-  if (!resolved)
-    return resolved.error();
-  Result<std::string> temp = ::cuvil::stagingPathFor(*resolved);
+  Result<std::string> temp = stagedLibraryPath(outputPath);
   if (!temp)
     return temp.error();
   if (Status s = target.placeWeights(parts->second, table, *temp); !s) {
@@ -860,12 +867,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
 
   // Link next to the output; the caller renames the file into place.
   clock.begin("linking");
-  // In this run's staging directory (removed should the process fail, be
-  // interrupted or crash; cleaned by the next run should it be killed).
-  Result<std::string> resolved = ::cuvil::resolveOutputPath(outputPath);
-  if (!resolved)
-    return resolved.error();
-  Result<std::string> temp = ::cuvil::stagingPathFor(*resolved);
+  Result<std::string> temp = stagedLibraryPath(outputPath);
   if (!temp)
     return temp.error();
   // Should the linker fail to write (lld ends a write error, a full disk,

@@ -319,7 +319,9 @@ template <typename T> void setField(std::string &image, uint64_t at, T value) {
   }
   std::vector<uint64_t> offsets = weightOffsets(table);
   uint64_t size = offsets.empty() ? 0 : offsets.back() + table.symbols.back().bytes.size();
-  if (size == 0) { // nothing to place (lld drops an empty section): the image as linked
+  // Nothing to place: no weights, or none the code reads (lld collects the
+  // section then, as it did when the section held the bytes).
+  if (size == 0 || !weights) { // the image as linked
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
       return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(errno));
@@ -328,8 +330,6 @@ template <typename T> void setField(std::string &image, uint64_t at, T value) {
       return ::cuvil::ioError("cannot write '" + path + "': " + std::strerror(errno));
     return s;
   }
-  if (!weights)
-    return layoutError("no .cuvil.weights section");
   uint64_t sec = section(*weights);
   if (field<uint32_t>(image, sec + 4) != kNobits || field<uint64_t>(image, sec + 32) != size)
     return layoutError(".cuvil.weights is not the reserved section of this table");

@@ -132,3 +132,31 @@ TEST_CASE("weights placed after the link are where the code reads them", "[targe
   CHECK(refused.error().message.find(".cuvil.weights") != std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }
+
+TEST_CASE("weights the code never reads leave no section, and the library still links", "[targets][weights]") {
+  // An empty tensor: the index table (80 bytes, a weight) is read by no
+  // instruction, and lld collects its section.
+  registerAllTargets();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerTargetDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+func.func @forward(%x: tensor<5x0x10xf32>) -> tensor<5x0x10xf32> {
+  %i = cuvil.constant dense<[9, 8, 7, 6, 5, 4, 3, 2, 1, 0]> : tensor<10xi64>
+  %y = cuvil.tensor.index_select %x, %i {dim = 2 : i64} : tensor<5x0x10xf32>, tensor<10xi64> -> tensor<5x0x10xf32>
+  return %y : tensor<5x0x10xf32>
+}
+)mlir", &context);
+  REQUIRE(module);
+  llvm::SmallString<128> dir;
+  REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("cuvil-weights-test", dir));
+  CompileOptions options;
+  options.target = "x86_64";
+  auto result = compileModule(*module, options, std::string(dir) + "/libempty.so");
+  REQUIRE(result);
+  CHECK(result->weightsBytes == 80);
+  CHECK(::cuvil::LibraryRunner::load(result->libraryTempPath, 1));
+  llvm::sys::fs::remove_directories(dir);
+}

@@ -43,11 +43,19 @@ int64_t numElements(ConstantOp c) {
   return t && t.hasStaticShape() ? t.getNumElements() : 0;
 }
 
-/// Whether `c` holds weights: a floating-point resource (the model's
-/// tensors, or constants made from them).
+/// Whether `c` holds weights: a floating-point resource of 64 bytes or
+/// more (what a model's structure leaves out: WeightsPlan.h), or one made
+/// from such. Smaller tensors are part of the structure, values and all,
+/// so rewrites may still decide on them (x * 2 with a 0-d tensor 2).
 bool holdsWeights(ConstantOp c) {
   auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue());
-  return r && llvm::isa<FloatType>(r.getType().getElementType());
+  if (!r || !llvm::isa<FloatType>(r.getType().getElementType()))
+    return false;
+  AsmResourceBlob *blob = r.getRawHandle().getBlob();
+  if (blob && blob->getData().size() >= 64)
+    return true;
+  WeightDerivations *log = weightDerivations(c->getContext());
+  return log && log->lookup(r.getRawHandle().getKey()).has_value();
 }
 
 /// `op` alone, its operands a function's arguments, in generic form: what
