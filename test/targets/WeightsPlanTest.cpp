@@ -3,9 +3,10 @@
 // A model built into a cache leaves a weights plan; the same model with new
 // weights is then built from it (plan.hits) and is byte for byte the
 // library a cold build of the new model makes: the Winograd-packed
-// convolution, the panels of a linear layer and a weight transposed by
-// constant folding (the "evaluate" transform) are all made again from the
-// new tensors. A model that differs in a small tensor (a bias of 32 bytes:
+// convolution with a batch norm folded into it, the panels of a linear
+// layer, a weight transposed by constant folding (the "evaluate"
+// transform) and a batch norm's scale and shift (on an input: no
+// producer to fold into) are all made again from the new tensors. A model that differs in a small tensor (a bias of 32 bytes:
 // part of the structure) is compiled, and is again its cold build's bytes.
 // A plan entry that does not fit (corrupt, another machine's image) is a
 // miss, never a wrong library.
@@ -56,14 +57,28 @@ std::string model(float weightScale, float biasOffset) {
   %w = cuvil.constant dense_resource<conv_w> : tensor<8x8x3x3xf32>
   %b = cuvil.constant dense_resource<conv_b> : tensor<8xf32>
   %c = cuvil.conv.conv2d %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1] : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  %cm = cuvil.constant dense_resource<bn_mean> : tensor<8xf32>
+  %cv = cuvil.constant dense_resource<bn_var> : tensor<8xf32>
+  %cg = cuvil.constant dense_resource<bn_gamma> : tensor<8xf32>
+  %cb = cuvil.constant dense_resource<bn_beta> : tensor<8xf32>
+  %cn = cuvil.norm.batch_norm %c, %cm, %cv weight %cg bias %cb {eps = 1.0e-05 : f64} : (tensor<1x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  %m2 = cuvil.constant dense_resource<bn2_mean> : tensor<24xf32>
+  %v2 = cuvil.constant dense_resource<bn2_var> : tensor<24xf32>
+  %vn = cuvil.norm.batch_norm %v, %m2, %v2 {eps = 1.0e-05 : f64} : (tensor<4x24xf32>, tensor<24xf32>, tensor<24xf32>) -> tensor<4x24xf32>
   %lw = cuvil.constant dense_resource<lin_w> : tensor<24x12xf32>
   %t = cuvil.shape.transpose %lw {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<24x12xf32> -> tensor<12x24xf32>
-  %y = cuvil.gemm.linear %v, %t : (tensor<4x24xf32>, tensor<12x24xf32>) -> tensor<4x12xf32>
-  return %c, %y : tensor<1x8x16x16xf32>, tensor<4x12xf32>
+  %y = cuvil.gemm.linear %vn, %t : (tensor<4x24xf32>, tensor<12x24xf32>) -> tensor<4x12xf32>
+  return %cn, %y : tensor<1x8x16x16xf32>, tensor<4x12xf32>
 }
 {-# dialect_resources: { builtin: {
   conv_w: ")" + floatsHex(8 * 8 * 9, weightScale, -0.5f * weightScale) + R"(",
   conv_b: ")" + floatsHex(8, 0.1f, biasOffset) + R"(",
+  bn_mean: ")" + floatsHex(8, 0.2f, -0.1f) + R"(",
+  bn_var: ")" + floatsHex(8, 0.5f, 1.0f) + R"(",
+  bn_gamma: ")" + floatsHex(8, 0.3f, 0.9f) + R"(",
+  bn_beta: ")" + floatsHex(8, 0.1f, 0.0f) + R"(",
+  bn2_mean: ")" + floatsHex(24, weightScale, -0.25f) + R"(",
+  bn2_var: ")" + floatsHex(24, weightScale, 1.0f) + R"(",
   lin_w: ")" + floatsHex(24 * 12, -weightScale, 0.25f) + R"("
 } } #-}
 )";

@@ -43,21 +43,6 @@ int64_t numElements(ConstantOp c) {
   return t && t.hasStaticShape() ? t.getNumElements() : 0;
 }
 
-/// Whether `c` holds weights: a floating-point resource of 64 bytes or
-/// more (what a model's structure leaves out: WeightsPlan.h), or one made
-/// from such. Smaller tensors are part of the structure, values and all,
-/// so rewrites may still decide on them (x * 2 with a 0-d tensor 2).
-bool holdsWeights(ConstantOp c) {
-  auto r = llvm::dyn_cast<DenseResourceElementsAttr>(c.getValue());
-  if (!r || !llvm::isa<FloatType>(r.getType().getElementType()))
-    return false;
-  AsmResourceBlob *blob = r.getRawHandle().getBlob();
-  if (blob && blob->getData().size() >= 64)
-    return true;
-  WeightDerivations *log = weightDerivations(c->getContext());
-  return log && log->lookup(r.getRawHandle().getKey()).has_value();
-}
-
 /// `op` alone, its operands a function's arguments, in generic form: what
 /// the "evaluate" weight transform parses and evaluates again.
 std::string opAsFunction(Operation *op) {
@@ -96,14 +81,10 @@ LogicalResult evaluateAgain(const WeightDerivation &how, ArrayRef<WeightBytes> i
     return failure();
   SmallVector<reference::Tensor> operands;
   for (const WeightBytes &in : inputs) {
-    std::optional<::cuvil::DType> dtype = in.type ? reference::toDType(in.type.getElementType()) : std::nullopt;
-    if (!dtype || !in.type.hasStaticShape())
+    FailureOr<reference::Tensor> t = tensorOfBytes(in);
+    if (failed(t))
       return failure();
-    reference::Tensor t(*dtype, std::vector<int64_t>(in.type.getShape().begin(), in.type.getShape().end()));
-    if (t.byteSize() != in.bytes.size())
-      return failure();
-    std::memcpy(t.data(), in.bytes.data(), in.bytes.size());
-    operands.push_back(std::move(t));
+    operands.push_back(std::move(*t));
   }
   FailureOr<SmallVector<reference::Tensor>> results = reference::evaluateOp(op, operands);
   if (failed(results) || results->size() != 1 || results->front().byteSize() != out.size())
@@ -170,16 +151,14 @@ struct CuvilFoldConstantsPass final
     // may then decide on the values of weights (x + 0 -> x on a bias that
     // happens to be zero), which a redeploy with new weights replays
     // without those rewrites (WeightDerivations.h).
-    bool fromWeights = llvm::any_of(producers, holdsWeights);
+    bool fromWeights = llvm::any_of(producers, [](ConstantOp c) { return holdsWeights(c.getResult()); });
     std::string derivation = large || fromWeights ? opAsFunction(op) : std::string();
     IRRewriter b(op->getContext(), RewriteObserver::current());
     b.setInsertionPoint(op);
     ElementsAttr value;
     const reference::Tensor &r = results->front();
     if (fromWeights && r.dtype() != ::cuvil::DType::Bool) {
-      ArrayRef<char> raw(reinterpret_cast<const char *>(r.data()), r.byteSize());
-      value = DenseResourceElementsAttr::get(type, resourceKey(derivedResourceName(producers.front(), "folded", "constant")),
-                                             HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64));
+      value = weightAttrFromTensor(r, type, derivedResourceName(producers.front(), "folded", "constant"));
     } else {
       value = large ? reference::elementsAttrFromTensor(r, type, derivedResourceName(producers.front(), "folded", "constant"))
                     : ElementsAttr(reference::attrFromTensor(r, type));
