@@ -79,11 +79,11 @@ int show(const std::string &dir) {
              valueOf(e.material, "model").substr(0, 12) + ")";
     else if (e.kind == "code")
       what = "code object for " + valueOf(e.material, "cpu") + " (IR " + valueOf(e.material, "ir").substr(0, 12) + ")";
-    else if (e.kind == "plan") { // keyed by the model's structure
+    else if (e.kind == "plan") { // keyed by the model's structure (any model name)
       std::string structure = valueOf(e.material, "model");
       if (structure.rfind("structure-", 0) == 0)
         structure = structure.substr(std::strlen("structure-"));
-      what = "weights plan of " + valueOf(e.material, "name") + " (" + valueOf(e.material, "target-name") + ", " +
+      what = "weights plan (" + valueOf(e.material, "target-name") + ", " +
              valueOf(e.material, "cpu") + ", structure " + structure.substr(0, 12) + ")";
     } else
       what = "not an entry (a miss when looked up; trim or clear removes it)";

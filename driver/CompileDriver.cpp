@@ -482,7 +482,8 @@ Result<std::string> stagedLibraryPath(const std::string &outputPath) {
 /// JSON (the plan and what the build reported), the linked image.
 constexpr llvm::StringLiteral kPlanMagic = "cuvil-weights-plan 1 ";
 
-std::string planPayload(const WeightsPlan &plan, const CompileResult &result, const std::string &image) {
+std::string planPayload(const WeightsPlan &plan, const CompileResult &result, const std::string &image,
+                        const std::string &modelPath) {
   llvm::json::Object reported{{"arena_bytes", result.arenaBytes},
                               {"weights_bytes", static_cast<int64_t>(result.weightsBytes)},
                               {"cpu", result.cpu},
@@ -491,6 +492,11 @@ std::string planPayload(const WeightsPlan &plan, const CompileResult &result, co
                               {"graph_plan_bytes", result.graphPlanBytes},
                               {"lower_bound_bytes", result.lowerBoundBytes},
                               {"no_reuse_bytes", result.noReuseBytes}};
+  // The structure leaves the model's path out (a fine-tuned model is saved
+  // under a new name); a library that holds it (a run-time check's
+  // message, say) serves only models of that path.
+  if (!modelPath.empty() && llvm::StringRef(image).contains(modelPath))
+    reported["model_path"] = modelPath;
   std::string json;
   llvm::raw_string_ostream os(json);
   os << llvm::json::Value(llvm::json::Object{{"plan", plan.toJson()}, {"result", std::move(reported)}});
@@ -510,11 +516,20 @@ std::optional<std::pair<llvm::StringRef, llvm::StringRef>> splitPlanPayload(llvm
 }
 
 /// The key of a model structure's weights plan: the output's key with the
-/// structure's digest in place of the model file's.
+/// structure's digest in place of the model file's, and the sizes of the
+/// slots of the model's name and the SONAME in place of the names (both
+/// are placed after the link).
 std::optional<::cuvil::cache::KeyMaterial> planKeyMaterial(const CompileOptions &options, ModuleOp module) {
-  std::optional<::cuvil::cache::KeyMaterial> m = outputKeyMaterial(options, "structure-" + structureDigest(module));
-  if (m && !m->parts.empty() && m->parts.front() == "level=lib")
-    m->parts.front() = "level=plan";
+  std::optional<::cuvil::cache::KeyMaterial> m =
+      outputKeyMaterial(options, "structure-" + structureDigest(module, options.model));
+  if (!m || m->parts.empty() || m->parts.front() != "level=lib")
+    return m;
+  m->parts.front() = "level=plan";
+  for (std::string &p : m->parts)
+    if (llvm::StringRef(p).starts_with("name="))
+      p = "name-slot=" + std::to_string(nameSlotBytes(modelNameOf(options).size()));
+    else if (llvm::StringRef(p).starts_with("soname="))
+      p = "soname-slot=" + std::to_string(nameSlotBytes(sonameOf(options, options.output).size()));
   return m;
 }
 
@@ -522,7 +537,9 @@ std::optional<::cuvil::cache::KeyMaterial> planKeyMaterial(const CompileOptions 
 /// the model's tensors, placed in the entry's linked image.
 Result<CompileResult> compileFromPlan(llvm::StringRef payload, ModuleOp module, const TargetBackend &target,
                                       const std::string &outputPath, const std::string &identity,
-                                      const llvm::StringMap<DenseResourceElementsAttr> &tensors) {
+                                      const llvm::StringMap<DenseResourceElementsAttr> &tensors,
+                                      const std::string &modelPath, const std::string &modelName,
+                                      const std::string &soname) {
   std::optional<std::pair<llvm::StringRef, llvm::StringRef>> parts = splitPlanPayload(payload);
   if (!parts)
     return ::cuvil::inputError("a malformed weights plan entry");
@@ -536,17 +553,20 @@ Result<CompileResult> compileFromPlan(llvm::StringRef payload, ModuleOp module, 
   const llvm::json::Object *reported = o ? o->getObject("result") : nullptr;
   if (!planJson || !reported)
     return ::cuvil::inputError("a malformed weights plan entry");
+  if (std::optional<llvm::StringRef> path = reported->getString("model_path"); path && *path != modelPath)
+    return ::cuvil::inputError("its library holds the path of the model it was built from, '" + path->str() + "'");
   Result<WeightsPlan> plan = WeightsPlan::fromJson(*planJson);
   if (!plan)
     return plan.error();
   auto started = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<ReplayedWeights>> replayed = replayWeightsPlan(*plan, tensors, module.getContext());
+  Result<std::unique_ptr<ReplayedWeights>> replayed = replayWeightsPlan(*plan, tensors, modelName, module.getContext());
   spdlog::debug("weights plan: {} weights made in {:.3f} s", plan->symbols.size(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!replayed)
     return replayed.error();
   WeightsTable &table = (*replayed)->table;
   table.identity = identity;
+  table.soname = soname;
   Result<std::string> temp = stagedLibraryPath(outputPath);
   if (!temp)
     return temp.error();
@@ -558,7 +578,10 @@ Result<CompileResult> compileFromPlan(llvm::StringRef payload, ModuleOp module, 
   CompileResult result;
   result.libraryTempPath = *temp;
   result.arenaBytes = reported->getInteger("arena_bytes").value_or(0);
-  result.weightsBytes = table.totalBytes();
+  result.weightsBytes = 0; // the model's, not its name
+  for (const WeightsTable::Symbol &s : table.symbols)
+    if (s.name != kModelNameSymbol)
+      result.weightsBytes += s.bytes.size();
   if (std::optional<llvm::StringRef> cpu = reported->getString("cpu"))
     result.cpu = cpu->str();
   if (const llvm::json::Array *f = reported->getArray("required_features"))
@@ -595,11 +618,16 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   PhaseClock clock(options.debug.progress);
   // What the library says it is the build of: the key's parts, then what
   // the model itself says it was built from.
+  // Padded as if the model's name and the SONAME filled their slots: the
+  // identity is as long in every build of one weights plan key.
+  std::string soname = sonameOf(options, outputPath);
   auto identityOf = [&](ModuleOp m) {
     std::string identity = options.libraryIdentity;
     if (!identity.empty()) {
       auto table = m->getAttrOfType<StringAttr>(kCalibrationTableAttrName);
       identity += "calibration-table=" + (table && !table.getValue().empty() ? table.getValue().str() : "none") + "\n";
+      identity.append(nameSlotBytes(modelName.size()) - modelName.size() + nameSlotBytes(soname.size()) - soname.size(),
+                      '\n');
     }
     return identity;
   };
@@ -628,8 +656,9 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                 // Copied: the image lies at any alignment in the entry.
                 return checkElf(parts->second.str(), llvm::ELF::ET_DYN, triple, nullptr);
               })) {
-        Result<CompileResult> r =
-            compileFromPlan(hit->payload, module, target, outputPath, planIdentity, modelTensorsByKey);
+        Result<CompileResult> r = compileFromPlan(hit->payload, module, target, outputPath, planIdentity,
+                                                  modelTensorsByKey, options.model, modelName,
+                                                  sonameOf(options, outputPath));
         if (r)
           return r;
         spdlog::info("compile cache: the weights plan of this structure does not serve ({}): compiling",
@@ -766,11 +795,21 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   // Objects and libraries take the weights as an object of their own: the
   // code does not depend on their values (the text stages keep them).
   WeightsTable weights;
+  std::string nameBytes; // the model's name in its slot, when the table has it
+  bool placedNames = (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary) &&
+                     target.hasWeightsTable();
   if (options.emit == EmitKind::Object || options.emit == EmitKind::SharedLibrary)
     if (Status s = target.extractWeights(module, weights); !s)
       return s.error();
+  result.weightsBytes = weights.totalBytes(); // the model's, not its name
+  if (placedNames) {
+    nameBytes = modelName;
+    nameBytes.resize(nameSlotBytes(modelName.size()), '\0');
+    weights.symbols.push_back({kModelNameSymbol, 1, llvm::ArrayRef<char>(nameBytes.data(), nameBytes.size()), {}});
+    if (options.emit == EmitKind::SharedLibrary)
+      weights.soname = soname;
+  }
   weights.identity = identity;
-  result.weightsBytes = weights.totalBytes();
 
   // LLVM IR with the descriptor the runtime reads.
   clock.begin("translation to LLVM IR");
@@ -783,6 +822,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   info.cpu = target.cpu();
   info.requiredFeatures = target.requiredFeatures();
   info.arenaBytes = result.arenaBytes;
+  info.modelNameSlot = placedNames ? nameBytes.size() : 0;
   result.requiredFeatures = info.requiredFeatures;
   std::string error;
   if (failed(addModelDescriptor(*llvmModule, entryName, *interface, info, error)))
@@ -893,7 +933,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
   if (planKey && !image.empty()) {
     Result<WeightsPlan> plan = buildWeightsPlan(weights, modelTensorsByKey, ctx);
     if (plan && identity == planIdentity)
-      cache->store(::cuvil::cache::EntryKind::WeightsPlan, *planKey, planPayload(*plan, result, image));
+      cache->store(::cuvil::cache::EntryKind::WeightsPlan, *planKey, planPayload(*plan, result, image, options.model));
     else
       spdlog::info("compile cache: no weights plan for this model ({}): a build with new weights compiles again",
                    plan ? std::string("its identity changed in the compile") : plan.error().message);

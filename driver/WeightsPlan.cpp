@@ -56,7 +56,7 @@ llvm::StringMap<DenseResourceElementsAttr> modelTensors(ModuleOp module) {
   return tensors;
 }
 
-std::string structureDigest(ModuleOp module) {
+std::string structureDigest(ModuleOp module, llvm::StringRef modelPath) {
   llvm::BLAKE3 hash;
   std::string text;
   {
@@ -71,6 +71,11 @@ std::string structureDigest(ModuleOp module) {
       op.print(os, flags);
       os << "\n";
     }
+  }
+  if (!modelPath.empty() && modelPath.find_first_of("\"\\") == llvm::StringRef::npos) {
+    std::string from = "\"" + modelPath.str() + "\":", to = "\"<model>\":";
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
   }
   hash.update(llvm::arrayRefFromStringRef(text));
   // The tensors that are not weights, value and all, in the IR's order.
@@ -148,6 +153,10 @@ Result<WeightsPlan> buildWeightsPlan(const WeightsTable &table, const llvm::Stri
     return planError("a weight whose value is neither a resource nor dense");
   };
   for (const WeightsTable::Symbol &s : table.symbols) {
+    if (s.name == kModelNameSymbol) {
+      plan.symbols.push_back({s.name, s.alignment, s.bytes.size(), 0, /*modelName=*/true});
+      continue;
+    }
     Result<size_t> node = visit(s.value, 0);
     if (!node)
       return node.error();
@@ -163,14 +172,14 @@ ReplayedWeights::~ReplayedWeights() {
 
 Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &plan,
                                                            const llvm::StringMap<DenseResourceElementsAttr> &model,
-                                                           MLIRContext *ctx) {
+                                                           llvm::StringRef modelName, MLIRContext *ctx) {
   auto out = std::make_unique<ReplayedWeights>();
   // The section's layout: each weight at its alignment, in order.
   std::vector<uint64_t> offsets;
   uint64_t size = 0;
   for (const WeightsPlan::Symbol &s : plan.symbols) {
-    if (s.node >= plan.nodes.size())
-      return planError("a weight of the plan names no node");
+    if (s.modelName ? s.bytes != nameSlotBytes(modelName.size()) : s.node >= plan.nodes.size())
+      return planError(s.modelName ? "the model's name does not fit the plan's slot" : "a weight of the plan names no node");
     size = (size + s.alignment - 1) / s.alignment * s.alignment;
     offsets.push_back(size);
     size += s.bytes;
@@ -189,7 +198,7 @@ Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &pl
   // Where each node's bytes go: a weight's into its place in the section.
   std::vector<std::optional<size_t>> symbolOf(plan.nodes.size());
   for (auto [i, s] : llvm::enumerate(plan.symbols))
-    if (!symbolOf[s.node])
+    if (!s.modelName && !symbolOf[s.node])
       symbolOf[s.node] = i;
   std::vector<WeightBytes> values(plan.nodes.size());
   for (size_t index = 0; index < plan.nodes.size(); ++index) {
@@ -250,11 +259,16 @@ Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &pl
     }
   }
   for (auto [i, s] : llvm::enumerate(plan.symbols)) {
+    char *at = out->section_ + offsets[i];
+    if (s.modelName) { // the section is zero: the name, then its padding
+      std::memcpy(at, modelName.data(), modelName.size());
+      out->table.symbols.push_back({s.name, s.alignment, ArrayRef<char>(at, s.bytes), Attribute()});
+      continue;
+    }
     ArrayRef<char> bytes = values[s.node].bytes;
     if (bytes.size() != s.bytes)
       return planError("the weight '" + s.name + "' has " + std::to_string(bytes.size()) + " bytes, the plan " +
                        std::to_string(s.bytes));
-    char *at = out->section_ + offsets[i];
     if (bytes.data() != at) // a node two weights share
       std::memcpy(at, bytes.data(), s.bytes);
     out->table.symbols.push_back({s.name, s.alignment, ArrayRef<char>(at, s.bytes), Attribute()});
@@ -285,11 +299,16 @@ llvm::json::Value WeightsPlan::toJson() const {
     }
     ns.push_back(std::move(o));
   }
-  for (const Symbol &s : symbols)
-    ss.push_back(llvm::json::Object{{"name", s.name},
-                                    {"alignment", static_cast<int64_t>(s.alignment)},
-                                    {"bytes", static_cast<int64_t>(s.bytes)},
-                                    {"node", static_cast<int64_t>(s.node)}});
+  for (const Symbol &s : symbols) {
+    llvm::json::Object o{{"name", s.name},
+                         {"alignment", static_cast<int64_t>(s.alignment)},
+                         {"bytes", static_cast<int64_t>(s.bytes)}};
+    if (s.modelName)
+      o["model_name"] = true;
+    else
+      o["node"] = static_cast<int64_t>(s.node);
+    ss.push_back(std::move(o));
+  }
   return llvm::json::Object{{"nodes", std::move(ns)}, {"symbols", std::move(ss)}};
 }
 
@@ -356,11 +375,12 @@ Result<WeightsPlan> WeightsPlan::fromJson(const llvm::json::Value &json) {
     std::optional<int64_t> alignment = s ? s->getInteger("alignment") : std::nullopt;
     std::optional<int64_t> bytes = s ? s->getInteger("bytes") : std::nullopt;
     std::optional<int64_t> node = s ? s->getInteger("node") : std::nullopt;
-    if (!name || !alignment || *alignment < 1 || (*alignment & (*alignment - 1)) || !bytes || *bytes < 0 || !node ||
-        *node < 0 || static_cast<size_t>(*node) >= plan.nodes.size())
+    bool modelName = s && s->getBoolean("model_name").value_or(false);
+    if (!name || !alignment || *alignment < 1 || (*alignment & (*alignment - 1)) || !bytes || *bytes < 0 ||
+        (!modelName && (!node || *node < 0 || static_cast<size_t>(*node) >= plan.nodes.size())))
       return bad();
     plan.symbols.push_back({name->str(), static_cast<uint64_t>(*alignment), static_cast<uint64_t>(*bytes),
-                            static_cast<size_t>(*node)});
+                            modelName ? 0 : static_cast<size_t>(*node), modelName});
   }
   return plan;
 }

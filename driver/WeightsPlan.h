@@ -44,6 +44,8 @@ struct WeightsPlan {
     std::string name;
     uint64_t alignment = 1, bytes = 0;
     size_t node = 0;
+    /// The model's name (kModelNameSymbol), NUL-padded: no node.
+    bool modelName = false;
   };
   std::vector<Node> nodes; ///< inputs before their users
   std::vector<Symbol> symbols;
@@ -54,8 +56,9 @@ struct WeightsPlan {
 };
 
 /// The digest of `module`'s structure (fresh from the importer, before any
-/// pass): its IR with every location, the weights' values left out.
-std::string structureDigest(ModuleOp module);
+/// pass): its IR with every location, the weights' values left out, and
+/// the model file's path (`modelPath`, in locations) as one placeholder.
+std::string structureDigest(ModuleOp module, llvm::StringRef modelPath = {});
 
 /// `module`'s tensors (its resources), by key.
 llvm::StringMap<DenseResourceElementsAttr> modelTensors(ModuleOp module);
@@ -79,16 +82,18 @@ public:
 
 private:
   friend ::cuvil::Result<std::unique_ptr<ReplayedWeights>>
-  replayWeightsPlan(const WeightsPlan &, const llvm::StringMap<DenseResourceElementsAttr> &, MLIRContext *);
+  replayWeightsPlan(const WeightsPlan &, const llvm::StringMap<DenseResourceElementsAttr> &, llvm::StringRef,
+                    MLIRContext *);
   char *section_ = nullptr;
   size_t mapped_ = 0;
   std::vector<std::vector<char>> scratch_; ///< nodes that are no weight of the table
 };
 
-/// The weights table of `plan` replayed on `model`; an error when a tensor
-/// or a transform does not fit.
+/// The weights table of `plan` replayed on `model` (named `modelName`); an
+/// error when a tensor, a transform or the name does not fit.
 ::cuvil::Result<std::unique_ptr<ReplayedWeights>>
-replayWeightsPlan(const WeightsPlan &plan, const llvm::StringMap<DenseResourceElementsAttr> &model, MLIRContext *ctx);
+replayWeightsPlan(const WeightsPlan &plan, const llvm::StringMap<DenseResourceElementsAttr> &model,
+                  llvm::StringRef modelName, MLIRContext *ctx);
 
 } // namespace mlir::cuvil
 

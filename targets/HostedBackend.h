@@ -22,6 +22,7 @@ public:
   ::cuvil::Status checkModel(func::FuncOp entry) const override { return host_->checkModel(entry); }
   void buildKernelChoicePipeline(OpPassManager &pm) const override { host_->buildKernelChoicePipeline(pm); }
   llvm::json::Array kernelReport(ModuleOp module) const override { return host_->kernelReport(module); }
+  bool hasWeightsTable() const override { return host_->hasWeightsTable(); }
   ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const override {
     return host_->extractWeights(module, table);
   }

@@ -5,6 +5,7 @@
 #include "passes/Conversion/CuvilToLinalg/LoweringUtils.h"
 #include "runtime/include/cuvil/model_abi.h"
 #include "runtime/include/cuvil/runtime.h"
+#include "targets/Target.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/IR/Constants.h"
@@ -261,9 +262,20 @@ LogicalResult addModelDescriptor(llvm::Module &module, llvm::StringRef function,
     error = "the model descriptor's LLVM type does not match cuvil_rt_model_desc (model_abi.h)";
     return failure();
   }
+  llvm::Constant *modelName = nullptr;
+  if (info.modelNameSlot > 0) {
+    auto *g = new llvm::GlobalVariable(module, llvm::ArrayType::get(llvm::Type::getInt8Ty(ctx), info.modelNameSlot),
+                                       /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                       kModelNameSymbol);
+    g->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    g->setDSOLocal(true);
+    modelName = g;
+  } else {
+    modelName = string(interface.modelName);
+  }
   llvm::Constant *desc = llvm::ConstantStruct::get(
       descType, {llvm::ConstantInt::get(i32, CUVIL_RT_MODEL_ABI_VERSION),
-                 string(interface.modelName), string(info.target),
+                 modelName, string(info.target),
                  string(info.cpu), stringArray(info.requiredFeatures),
                  llvm::ConstantInt::get(i32, info.requiredFeatures.size()),
                  llvm::ConstantInt::get(i32, interface.inputs.size()),

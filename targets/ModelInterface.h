@@ -46,6 +46,10 @@ struct DescriptorInfo {
   std::string cpu;                          ///< tuning CPU: the descriptor's `device`
   std::vector<std::string> requiredFeatures; ///< names the runtime checks
   int64_t arenaBytes = 0;
+  /// The model's name as a symbol the weights table defines
+  /// (kModelNameSymbol, nameSlotBytes of the name): placed after the link,
+  /// so the code does not depend on it. 0: the name is in the code.
+  uint64_t modelNameSlot = 0;
   /// A library with CUDA kernels (model_abi.h's cuvil_rt_cuda_desc): the
   /// lowered host function that launches them, with the model function's
   /// arguments; "" for the others.

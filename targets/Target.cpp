@@ -23,6 +23,8 @@ uint64_t WeightsTable::totalBytes() const {
   return n;
 }
 
+bool TargetBackend::hasWeightsTable() const { return false; }
+
 ::cuvil::Status TargetBackend::extractWeights(ModuleOp, WeightsTable &) const {
   return ::cuvil::Status();
 }

@@ -89,8 +89,21 @@ struct WeightsTable {
   /// What the library is the build of (the compile cache checks it before
   /// serving a library): kept, unloaded, in a section of its own.
   std::string identity;
+  /// The library's SONAME, written after the link into a slot of
+  /// nameSlotBytes(soname.size()) bytes (linked as a placeholder): one
+  /// linked image serves every output name; "" links LinkOptions::soname.
+  std::string soname;
   uint64_t totalBytes() const;
 };
+
+/// The bytes of the slot a name of `length` characters is placed in after
+/// the link (the model's name, the SONAME): the name, NUL, padding to a
+/// multiple of 64. Names of one slot size share a linked image.
+inline uint64_t nameSlotBytes(size_t length) { return (uint64_t(length) + 1 + 63) / 64 * 64; }
+
+/// The weights table's symbol of the model's name (the descriptor's
+/// model_name), when the target places weights after the link.
+inline constexpr const char *kModelNameSymbol = "cuvil_rt_model_name";
 
 /// A target configured for one machine.
 class TargetBackend {
@@ -127,6 +140,9 @@ public:
   /// cuvil IR (kernels chosen) to the LLVM dialect; the entry takes inputs..., outputs...,
   /// arena as bare pointers and returns a status (model_abi.h).
   virtual void buildLoweringPipeline(OpPassManager &pm) const = 0;
+  /// Whether extractWeights/emitWeights/placeWeights keep weights (and the
+  /// model's name, the SONAME) out of the linked code. Default: no.
+  virtual bool hasWeightsTable() const;
   /// Moves the weights of `module` (the LLVM dialect, after the lowering)
   /// into `table`, leaving declarations the code refers to. Default: keeps
   /// them in the code (an empty table).

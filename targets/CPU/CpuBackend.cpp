@@ -105,6 +105,7 @@ public:
     return emitMachineCode(module, target_, kind == CodeKind::Assembly ? OutputKind::Assembly : OutputKind::Object);
   }
 
+  bool hasWeightsTable() const override { return true; }
   ::cuvil::Status extractWeights(ModuleOp module, WeightsTable &table) const override {
     cuvil::extractWeights(module, table);
     return ::cuvil::Status();
@@ -124,7 +125,10 @@ public:
     // (placeWeights): lld never copies them.
     std::vector<std::string> all = objects;
     all.push_back(weightsObject(*options.weights, elfMachine(), WeightsBytes::Reserved));
-    if (::cuvil::Status s = linkSharedLibrary(all, target_, path, options.soname, options.symbolPrefix); !s)
+    // The SONAME too is written after the link, into its placeholder.
+    const std::string &soname = options.weights->soname;
+    std::string linkedSoname = soname.empty() ? options.soname : sonamePlaceholder(soname.size());
+    if (::cuvil::Status s = linkSharedLibrary(all, target_, path, linkedSoname, options.symbolPrefix); !s)
       return s;
     // Read, not mapped: the same file is rewritten.
     auto image = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false,

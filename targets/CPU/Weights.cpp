@@ -276,7 +276,48 @@ template <typename T> void setField(std::string &image, uint64_t at, T value) {
   return ::cuvil::Status();
 }
 
+/// Writes `soname` over the placeholder DT_SONAME names in the dynamic
+/// string table (the section the dynamic section links to).
+::cuvil::Status placeSoname(std::string &image, uint64_t shoff, uint16_t shnum, const std::string &soname) {
+  enum : uint32_t { kDynamic = 6 };
+  enum : int64_t { kNull = 0, kSoname = 14 };
+  auto section = [&](unsigned i) { return shoff + uint64_t(i) * 64; };
+  for (unsigned i = 0; i < shnum; ++i) {
+    if (field<uint32_t>(image, section(i) + 4) != kDynamic)
+      continue;
+    uint64_t off = field<uint64_t>(image, section(i) + 24), sz = field<uint64_t>(image, section(i) + 32);
+    uint32_t link = field<uint32_t>(image, section(i) + 40);
+    if (off + sz > image.size() || link >= shnum)
+      return ::cuvil::inputError("its dynamic section lies out of the file");
+    uint64_t strings = field<uint64_t>(image, section(link) + 24), stringsSize = field<uint64_t>(image, section(link) + 32);
+    if (strings + stringsSize > image.size())
+      return ::cuvil::inputError("its dynamic strings lie out of the file");
+    for (uint64_t at = off; at + 16 <= off + sz; at += 16) {
+      int64_t tag = field<int64_t>(image, at);
+      if (tag == kNull)
+        break;
+      if (tag != kSoname)
+        continue;
+      uint64_t name = field<uint64_t>(image, at + 8);
+      std::string placeholder = sonamePlaceholder(soname.size());
+      if (name + placeholder.size() + 1 > stringsSize ||
+          image.compare(strings + name, placeholder.size() + 1, placeholder.c_str(), placeholder.size() + 1) != 0)
+        return ::cuvil::inputError("its SONAME is not the placeholder of this name's slot");
+      std::memset(image.data() + strings + name, 0, placeholder.size());
+      std::memcpy(image.data() + strings + name, soname.data(), soname.size());
+      return ::cuvil::Status();
+    }
+  }
+  return ::cuvil::inputError("it has no SONAME to place");
+}
+
 } // namespace
+
+std::string sonamePlaceholder(size_t length) {
+  // An argument lld takes as it is (not '@', its response files), and
+  // not a name anyone links.
+  return std::string(nameSlotBytes(length) - 1, '_');
+}
 
 ::cuvil::Status placeWeights(llvm::StringRef linked, const WeightsTable &table, const std::string &path) {
   enum : uint32_t { kProgbits = 1, kNobits = 8, kLoad = 1 };
@@ -316,6 +357,10 @@ template <typename T> void setField(std::string &image, uint64_t at, T value) {
         return layoutError("its identity is not as long as this build's");
       std::memcpy(image.data() + off, table.identity.data(), sz);
     }
+  }
+  if (!table.soname.empty()) {
+    if (::cuvil::Status s = placeSoname(image, shoff, shnum, table.soname); !s)
+      return layoutError(s.error().message);
   }
   std::vector<uint64_t> offsets = weightOffsets(table);
   uint64_t size = offsets.empty() ? 0 : offsets.back() + table.symbols.back().bytes.size();

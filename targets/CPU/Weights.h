@@ -52,7 +52,13 @@ std::string weightsObject(const WeightsTable &table, uint16_t machine,
 /// file's later content moves on by a multiple of the segments' alignment
 /// (their offsets stay congruent to their addresses; nothing else in an
 /// ELF file records file offsets). An image of another layout is an error.
+/// The table's SONAME (WeightsTable::soname), when it has one, replaces
+/// the placeholder the image was linked with in its dynamic string table.
 ::cuvil::Status placeWeights(llvm::StringRef image, const WeightsTable &table, const std::string &path);
+
+/// What a library whose SONAME is placed after the link is linked with: a
+/// string filling the slot of a name of `length` characters.
+std::string sonamePlaceholder(size_t length);
 
 } // namespace mlir::cuvil
 

@@ -8,14 +8,17 @@
 // transform) and a batch norm's scale and shift (on an input: no
 // producer to fold into) are all made again from the new tensors. A model that differs in a small tensor (a bias of 32 bytes:
 // part of the structure) is compiled, and is again its cold build's bytes.
-// A plan entry that does not fit (corrupt, another machine's image) is a
-// miss, never a wrong library.
+// A model saved under another name, exported to another output, is served
+// by the same plan (the model's name and the SONAME are placed after the
+// link, in slots). A plan entry that does not fit (corrupt, another
+// machine's image) is a miss, never a wrong library.
 //
 //===----------------------------------------------------------------------===//
 #include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
 #include "targets/Targets.h"
 
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -84,6 +87,36 @@ std::string model(float weightScale, float biasOffset) {
 )";
 }
 
+/// The DT_SONAME of the library `bytes`, or "" when it has none (or is no
+/// ELF file).
+std::string sonameOf(const std::string &bytes) {
+  auto elf = llvm::object::ELF64LEFile::create(bytes);
+  if (!elf) {
+    llvm::consumeError(elf.takeError());
+    return "";
+  }
+  auto entries = elf->dynamicEntries();
+  auto sections = elf->sections();
+  if (!entries || !sections) {
+    llvm::consumeError(entries.takeError());
+    llvm::consumeError(sections.takeError());
+    return "";
+  }
+  for (const auto &section : *sections) {
+    if (section.sh_type != llvm::ELF::SHT_DYNAMIC)
+      continue;
+    auto strings = elf->getLinkAsStrtab(section);
+    if (!strings) {
+      llvm::consumeError(strings.takeError());
+      return "";
+    }
+    for (const auto &d : *entries)
+      if (d.d_tag == llvm::ELF::DT_SONAME && d.getVal() < strings->size())
+        return strings->data() + d.getVal();
+  }
+  return "";
+}
+
 void write(const std::string &path, const std::string &text) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -103,8 +136,7 @@ TEST_CASE("compile cache: a model with new weights is built from its structure's
   options.target = "x86_64";
   options.soname = "libplan.so";
   options.cacheDir = root + "/cache";
-  // One model file, rewritten (its name and path are the library's model
-  // name and the IR's locations: part of the structure).
+  // One model file, rewritten.
   auto build = [&](const std::string &name, const std::string &text, bool cached) {
     write(root + "/model.mlir", text);
     CompileOptions o = options;
@@ -131,6 +163,34 @@ TEST_CASE("compile cache: a model with new weights is built from its structure's
   std::string c = build("c", model(2.5f, 0.5f), true);
   CHECK(planHits() == 1);
   CHECK(c == build("c", model(2.5f, 0.5f), false));
+
+  // A fine-tuned model saved under a new name, exported to a new output
+  // with the default SONAME: the model's name and the SONAME are placed
+  // in their slots, so the plan serves, byte for byte a cold build's.
+  auto buildAs = [&](const std::string &modelFile, const std::string &output, const std::string &text, bool cached) {
+    REQUIRE_FALSE(llvm::sys::fs::create_directories(root + "/cold"));
+    write(root + "/" + modelFile, text);
+    CompileOptions o = options;
+    o.soname.clear();
+    o.model = root + "/" + modelFile;
+    o.output = root + (cached ? "/" : "/cold/") + output;
+    if (!cached)
+      o.cacheDir.clear();
+    REQUIRE(compile(o));
+    return contents(o.output);
+  };
+  buildAs("model.mlir", "libinference.so", model(1.0f, 0.0f), true);
+  int64_t hitsBefore = planHits();
+  std::string renamed = buildAs("model_finetuned_v2.mlir", "libmodel_v2.so", model(4.0f, 0.0f), true);
+  CHECK(planHits() == hitsBefore + 1);
+  CHECK(renamed == buildAs("model_finetuned_v2.mlir", "libmodel_v2.so", model(4.0f, 0.0f), false));
+  CHECK(sonameOf(renamed) == "libmodel_v2.so");
+  CHECK(renamed.find("model_finetuned_v2") != std::string::npos);
+  // A name past its slot (64 bytes): another plan key, compiled, exact.
+  std::string longName(80, 'n');
+  std::string longer = buildAs(longName + ".mlir", "libmodel_v2.so", model(5.0f, 0.0f), true);
+  CHECK(planHits() == hitsBefore + 1);
+  CHECK(longer == buildAs(longName + ".mlir", "libmodel_v2.so", model(5.0f, 0.0f), false));
 
   // A plan entry that does not fit is a miss: the build compiles.
   std::string elf = contents(root + "/a.so");
