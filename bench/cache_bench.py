@@ -5,8 +5,8 @@ For resnet18 (traced+frozen) and the transformer encoder (4 layers, d=256,
 scripted), each measured --runs times (medians):
 - cold: an export into an empty cache;
 - warm: the same export again (the whole library from the cache);
-- weights: the model saved again with new weights (as after fine-tuning),
-  exported into the warm cache: the weights plan of the model's structure
+- weights: the model with new weights (as after fine-tuning) saved under
+  a new file name, exported to the same output into the warm cache: the weights plan of the model's structure
   makes the library's weights from the new tensors and places them in the
   cached linked code (no graph pipeline, lowering or code generation);
 - layer: the model with one more layer (a LayerNorm after the encoder, a
@@ -125,10 +125,10 @@ def bench(bin_dir, name, spec, runs, work):
     served = {}
     identical = {"weights": True, "layer": True}
 
-    def against_cold(what):
+    def against_cold(what, path):
         """Times a cold export of the model just redeployed; compares the bytes."""
         ref = os.path.join(d, f"cold-{what}.so")
-        t, _ = export(bin_dir, model, spec["shape"], ref, None)
+        t, _ = export(bin_dir, path, spec["shape"], ref, None)
         figures["cold_" + what].append(t)
         identical[what] &= filecmp.cmp(os.path.join(d, "out.so"), ref, shallow=False)
 
@@ -141,15 +141,17 @@ def bench(bin_dir, name, spec, runs, work):
         t, served["warm"] = export(bin_dir, model, spec["shape"], out, cache)
         figures["warm"].append(t)
 
-        save(reweight(spec["make"](), 100 + run), spec["save"], example, model)
-        t, served["weights"] = export(bin_dir, model, spec["shape"], out, cache)
+        # Fine-tuned, saved under a name of its own.
+        tuned = os.path.join(d, f"model_finetuned_{run}.pt")
+        save(reweight(spec["make"](), 100 + run), spec["save"], example, tuned)
+        t, served["weights"] = export(bin_dir, tuned, spec["shape"], out, cache)
         figures["weights"].append(t)
-        against_cold("weights")
+        against_cold("weights", tuned)
 
         save(reweight(spec["grow"](base), 200 + run), spec["save"], example, model)
         t, served["layer"] = export(bin_dir, model, spec["shape"], out, cache)
         figures["layer"].append(t)
-        against_cold("layer")
+        against_cold("layer", model)
     medians = {k: statistics.median(v) for k, v in figures.items()}
     return {"seconds": medians, "served": served,
             "ratios": {"warm": medians["cold"] / medians["warm"],

@@ -9,9 +9,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/BLAKE3.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <sys/mman.h>
+#include <system_error>
+#include <thread>
 
 namespace mlir::cuvil {
 
@@ -200,8 +204,19 @@ Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &pl
   for (auto [i, s] : llvm::enumerate(plan.symbols))
     if (!s.modelName && !symbolOf[s.node])
       symbolOf[s.node] = i;
-  std::vector<WeightBytes> values(plan.nodes.size());
-  for (size_t index = 0; index < plan.nodes.size(); ++index) {
+  // First, on this thread (the context's parser): every node's type, its
+  // place, the IR's constants, the transforms, and each node's level (a
+  // derivation's is one past its inputs'). Then level by level, the nodes
+  // of a level at once on the machine's cores: the copies of the model's
+  // tensors, the packing and the first touch of the section's pages.
+  size_t count = plan.nodes.size();
+  std::vector<WeightBytes> values(count);
+  std::vector<MutableArrayRef<char>> places(count);
+  std::vector<const WeightTransform *> transforms(count, nullptr);
+  std::vector<bool> concurrent(count, true);
+  std::vector<size_t> level(count, 0);
+  size_t levels = 1;
+  for (size_t index = 0; index < count; ++index) {
     const WeightsPlan::Node &node = plan.nodes[index];
     RankedTensorType type = llvm::dyn_cast_or_null<RankedTensorType>(parseType(node.type, ctx));
     if (!type)
@@ -213,18 +228,16 @@ Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &pl
       out->scratch_.emplace_back(bytes, '\0');
       return MutableArrayRef<char>(out->scratch_.back().data(), bytes);
     };
+    values[index].type = type;
     switch (node.kind) {
     case WeightsPlan::Node::Kind::Model: {
       auto m = model.find(node.key);
       AsmResourceBlob *blob = m == model.end() ? nullptr : m->second.getRawHandle().getBlob();
       if (!blob || blob->getData().size() != node.bytes)
         return planError("the model has no tensor '" + node.key + "' of " + std::to_string(node.bytes) + " bytes");
-      values[index] = {type, blob->getData()};
-      if (symbolOf[index]) { // a weight as the model has it
-        MutableArrayRef<char> to = place(node.bytes);
-        std::memcpy(to.data(), blob->getData().data(), node.bytes);
-        values[index].bytes = to;
-      }
+      values[index].bytes = blob->getData();
+      if (symbolOf[index]) // a weight as the model has it: copied below
+        places[index] = place(node.bytes);
       break;
     }
     case WeightsPlan::Node::Kind::Ir: {
@@ -236,27 +249,76 @@ Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &pl
         return planError("a constant of the plan does not parse");
       MutableArrayRef<char> to = place(t->byteSize());
       std::memcpy(to.data(), t->data(), t->byteSize());
-      values[index] = {type, to};
+      values[index].bytes = to;
       break;
     }
     case WeightsPlan::Node::Kind::Derived: {
-      const WeightTransform *transform = lookupWeightTransform(node.transform);
-      if (!transform)
+      bool parallel = true;
+      transforms[index] = lookupWeightTransform(node.transform, &parallel);
+      if (!transforms[index])
         return planError("no weight transform '" + node.transform + "' in this compiler");
-      std::vector<WeightBytes> inputs;
+      concurrent[index] = parallel;
       for (size_t i : node.inputs) {
         if (i >= index)
           return planError("a derivation reads a later node");
-        inputs.push_back(values[i]);
+        level[index] = std::max(level[index], level[i] + 1);
       }
-      MutableArrayRef<char> to = place(node.bytes);
-      WeightDerivation how{node.transform, node.params, node.op, {}};
-      if (failed((*transform)(how, inputs, type, to, ctx)))
-        return planError("the weight '" + node.key + "' (" + node.transform + ") cannot be made from this model");
-      values[index] = {type, to};
+      levels = std::max(levels, level[index] + 1);
+      places[index] = place(node.bytes);
       break;
     }
     }
+  }
+  // One node's work (no context but a non-concurrent transform's).
+  auto make = [&](size_t index) -> std::string {
+    const WeightsPlan::Node &node = plan.nodes[index];
+    if (node.kind == WeightsPlan::Node::Kind::Model) {
+      if (!places[index].empty()) {
+        std::memcpy(places[index].data(), values[index].bytes.data(), node.bytes);
+        values[index].bytes = places[index];
+      }
+      return "";
+    }
+    if (node.kind != WeightsPlan::Node::Kind::Derived)
+      return "";
+    std::vector<WeightBytes> inputs;
+    for (size_t i : node.inputs)
+      inputs.push_back(values[i]);
+    WeightDerivation how{node.transform, node.params, node.op, {}};
+    if (failed((*transforms[index])(how, inputs, values[index].type, places[index], ctx)))
+      return "the weight '" + node.key + "' (" + node.transform + ") cannot be made from this model";
+    values[index].bytes = places[index];
+    return "";
+  };
+  std::vector<std::string> errors(count);
+  for (size_t l = 0; l < levels; ++l) {
+    std::vector<size_t> shared, alone; // concurrent work, largest first; the rest
+    for (size_t index = 0; index < count; ++index)
+      if (level[index] == l && plan.nodes[index].kind != WeightsPlan::Node::Kind::Ir)
+        (concurrent[index] ? shared : alone).push_back(index);
+    std::sort(shared.begin(), shared.end(), [&](size_t a, size_t b) {
+      return plan.nodes[a].bytes != plan.nodes[b].bytes ? plan.nodes[a].bytes > plan.nodes[b].bytes : a < b;
+    });
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t k; (k = next.fetch_add(1)) < shared.size();)
+        errors[shared[k]] = make(shared[k]);
+    };
+    size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), shared.size(), 16});
+    std::vector<std::thread> pool;
+    try {
+      for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    } catch (const std::system_error &) { // no thread to be had: fewer
+    }
+    work();
+    for (std::thread &t : pool)
+      t.join();
+    for (size_t index : alone)
+      errors[index] = make(index);
+    for (size_t index = 0; index < count; ++index)
+      if (level[index] == l && !errors[index].empty())
+        return planError(errors[index]);
   }
   for (auto [i, s] : llvm::enumerate(plan.symbols)) {
     char *at = out->section_ + offsets[i];

@@ -6,7 +6,10 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 #include <zlib.h>
 
 namespace cuvil::torchscript {
@@ -454,6 +457,51 @@ const ZipEntry *ZipArchive::find(const std::string &name) const {
   return it == byName_.end() ? nullptr : &entries_[it->second];
 }
 
+namespace {
+
+/// zlib's CRC-32 of `size` bytes (it takes uInt lengths: fed in chunks).
+uint32_t crc32Serial(const char *data, uint64_t size) {
+  uLong crc = ::crc32(0, nullptr, 0);
+  for (uint64_t done = 0; done < size;) {
+    uInt n = static_cast<uInt>(std::min<uint64_t>(size - done, 1u << 30));
+    crc = ::crc32(crc, reinterpret_cast<const Bytef *>(data + done), n);
+    done += n;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+/// The CRC-32 of a record: megabytes of weights in parts on the machine's
+/// cores, the parts' CRCs combined (crc32_combine).
+uint32_t crc32Of(const char *data, uint64_t size) {
+  constexpr uint64_t kPart = uint64_t(1) << 20;
+  uint64_t parts = std::min<uint64_t>({std::max(1u, std::thread::hardware_concurrency()), size / kPart, 8});
+  if (parts < 2)
+    return crc32Serial(data, size);
+  uint64_t each = (size + parts - 1) / parts;
+  std::vector<uint32_t> crcs(parts);
+  std::vector<std::thread> threads;
+  uint64_t begun = 1; // part 0 runs on this thread
+  try {
+    for (; begun < parts; ++begun)
+      threads.emplace_back([&, p = begun] {
+        uint64_t at = p * each;
+        crcs[p] = crc32Serial(data + at, std::min(each, size - at));
+      });
+  } catch (const std::system_error &) { // no thread to be had: the rest here
+  }
+  crcs[0] = crc32Serial(data, each);
+  for (uint64_t p = begun; p < parts; ++p)
+    crcs[p] = crc32Serial(data + p * each, std::min(each, size - p * each));
+  for (std::thread &t : threads)
+    t.join();
+  uLong crc = crcs[0];
+  for (uint64_t p = 1; p < parts; ++p)
+    crc = ::crc32_combine(crc, crcs[p], static_cast<z_off_t>(std::min(each, size - p * each)));
+  return static_cast<uint32_t>(crc);
+}
+
+} // namespace
+
 Status ZipArchive::readInto(const ZipEntry &entry, char *dest) const {
   uint32_t crc = 0;
   if (entry.method == 0) {
@@ -461,13 +509,7 @@ Status ZipArchive::readInto(const ZipEntry &entry, char *dest) const {
                               "entry '" + entry.name + "'");
         !s)
       return s;
-    // zlib's crc32 takes uInt lengths: feed it in chunks.
-    uint64_t done = 0;
-    while (done < entry.uncompressedSize) {
-      uInt n = static_cast<uInt>(std::min<uint64_t>(entry.uncompressedSize - done, 1u << 30));
-      crc = static_cast<uint32_t>(::crc32(crc, reinterpret_cast<const Bytef *>(dest + done), n));
-      done += n;
-    }
+    crc = crc32Of(dest, entry.uncompressedSize);
   } else {
     z_stream zs;
     std::memset(&zs, 0, sizeof(zs));
@@ -524,12 +566,7 @@ Status ZipArchive::readInto(const ZipEntry &entry, char *dest) const {
       return error("CUVIL-E-ZIP-CORRUPT",
                    "entry '" + entry.name + "' inflates to " + std::to_string(produced) +
                        " bytes, not the declared " + std::to_string(entry.uncompressedSize));
-    uint64_t done = 0;
-    while (done < produced) {
-      uInt n = static_cast<uInt>(std::min<uint64_t>(produced - done, 1u << 30));
-      crc = static_cast<uint32_t>(::crc32(crc, reinterpret_cast<const Bytef *>(dest + done), n));
-      done += n;
-    }
+    crc = crc32Of(dest, produced);
   }
   if (crc != entry.crc32)
     return error("CUVIL-E-ZIP-CRC",

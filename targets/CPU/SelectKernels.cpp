@@ -104,12 +104,16 @@ int64_t panelsSize(int64_t groups, int64_t rows, int64_t k, int64_t width) {
 /// Into `packed` (panelsSize floats, zeroed: the padding stays 0).
 void packPanels(const float *w, int64_t groups, int64_t rows, int64_t k, int64_t width, float *packed) {
   int64_t panels = (rows + width - 1) / width;
+  // Panel by panel in the order it is written (its rows read as `width`
+  // sequential streams): each cache line is written whole, once.
   for (int64_t g = 0; g < groups; ++g)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float *src = w + (g * rows + r) * k;
-      float *dst = packed + ((g * panels + r / width) * k) * width + r % width;
+    for (int64_t p = 0; p < panels; ++p) {
+      int64_t r0 = p * width, r1 = std::min(rows, r0 + width);
+      const float *src = w + (g * rows + r0) * k;
+      float *dst = packed + (g * panels + p) * k * width;
       for (int64_t kk = 0; kk < k; ++kk)
-        dst[kk * width] = src[kk];
+        for (int64_t r = r0; r < r1; ++r)
+          dst[kk * width + (r - r0)] = src[(r - r0) * k + kk];
     }
 }
 
@@ -137,24 +141,28 @@ void winogradWeights(const float *w, int64_t cout, int64_t cin, Winograd kind, f
   const double(*g)[3] = kind == Winograd::F4 ? g4 : g2;
   int64_t panels = (cout + kMR - 1) / kMR;
   const int64_t positions = side * side;
-  for (int64_t co = 0; co < cout; ++co)
-    for (int64_t ci = 0; ci < cin; ++ci) {
-      const float *f = w + (co * cin + ci) * 9;
-      double gf[6][3]; // G g
-      for (int64_t a = 0; a < side; ++a)
-        for (int64_t l = 0; l < 3; ++l)
-          gf[a][l] = g[a][0] * f[l] + g[a][1] * f[3 + l] + g[a][2] * f[6 + l];
-      for (int64_t a = 0; a < side; ++a)
-        for (int64_t c = 0; c < side; ++c) {
-          double u = gf[a][0] * g[c][0] + gf[a][1] * g[c][1] + gf[a][2] * g[c][2];
-          int64_t xi = a * side + c;
-          int64_t c0 = ci / kWinogradKC * kWinogradKC;
-          int64_t kc = std::min(kWinogradKC, cin - c0);
-          packed[static_cast<size_t>(c0 * positions * panels * kMR +
-                                     ((xi * panels + co / kMR) * kc + ci - c0) * kMR +
-                                     co % kMR)] = static_cast<float>(u);
-        }
-    }
+  // kMR output channels at a time, innermost: each cache line of a panel
+  // (kMR channels of one position and input channel) is written whole
+  // while it is in cache, not one float per pass over the weights.
+  for (int64_t cb = 0; cb < cout; cb += kMR)
+    for (int64_t ci = 0; ci < cin; ++ci)
+      for (int64_t co = cb; co < std::min(cb + kMR, cout); ++co) {
+        const float *f = w + (co * cin + ci) * 9;
+        double gf[6][3]; // G g
+        for (int64_t a = 0; a < side; ++a)
+          for (int64_t l = 0; l < 3; ++l)
+            gf[a][l] = g[a][0] * f[l] + g[a][1] * f[3 + l] + g[a][2] * f[6 + l];
+        for (int64_t a = 0; a < side; ++a)
+          for (int64_t c = 0; c < side; ++c) {
+            double u = gf[a][0] * g[c][0] + gf[a][1] * g[c][1] + gf[a][2] * g[c][2];
+            int64_t xi = a * side + c;
+            int64_t c0 = ci / kWinogradKC * kWinogradKC;
+            int64_t kc = std::min(kWinogradKC, cin - c0);
+            packed[static_cast<size_t>(c0 * positions * panels * kMR +
+                                       ((xi * panels + co / kMR) * kc + ci - c0) * kMR +
+                                       co % kMR)] = static_cast<float>(u);
+          }
+      }
 }
 
 /// The packers as weight transforms (WeightDerivations.h): a redeploy

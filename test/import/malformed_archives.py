@@ -33,6 +33,24 @@ class Tiny(nn.Module):
         return torch.relu(self.fc(x))
 
 
+class Wide(Tiny):
+    """A weight of 3 MB: its record's CRC is checked in parts, on threads."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 250000)
+
+
+def wide_cases():
+    torch.manual_seed(0)
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(Wide().eval()), buf)
+    wide = buf.getvalue()
+    yield "A11 3 MB weight (control: its CRC checked in parts)", wide, None
+    for fraction in (0.1, 0.6, 0.999):
+        yield (f"A11 3 MB weight corrupted {int(fraction * 100)}% in (CRC in parts)",
+               flip_in_entry(wide, "data/0", fraction), "CUVIL-E-ZIP-CRC")
+
+
 def base_archive():
     torch.manual_seed(0)
     buf = io.BytesIO()
@@ -118,14 +136,14 @@ def patch_eocd_locator(data):
     return bytes(b)
 
 
-def flip_in_entry(data, suffix):
-    """Flips one byte in the middle of an entry's data."""
+def flip_in_entry(data, suffix, fraction=0.5):
+    """Flips one byte of an entry's data, `fraction` of the way in."""
     z = zipfile.ZipFile(io.BytesIO(data))
     info = next(i for i in z.infolist() if i.filename.endswith(suffix))
     b = bytearray(data)
     nlen, xlen = struct.unpack_from("<HH", b, info.header_offset + 26)
     start = info.header_offset + 30 + nlen + xlen
-    b[start + info.compress_size // 2] ^= 0x5A
+    b[start + int(info.compress_size * fraction)] ^= 0x5A
     return bytes(b)
 
 
@@ -361,7 +379,7 @@ def main():
     failures = 0
     total = 0
     import itertools
-    for label, data, expect in itertools.chain(cases(base), quantized_cases()):
+    for label, data, expect in itertools.chain(cases(base), wide_cases(), quantized_cases()):
         total += 1
         model = os.path.join(args.work, "case.pt")
         out = os.path.join(args.work, "case.mlir")

@@ -55,7 +55,7 @@ void recordWeightDerivation(Attribute result, WeightDerivation how) {
 namespace {
 struct Transforms {
   std::mutex mutex;
-  std::map<std::string, WeightTransform, std::less<>> byName;
+  std::map<std::string, std::pair<WeightTransform, bool>, std::less<>> byName;
 };
 Transforms &transforms() {
   static Transforms t;
@@ -63,18 +63,22 @@ Transforms &transforms() {
 }
 } // namespace
 
-bool registerWeightTransform(llvm::StringRef name, WeightTransform fn) {
+bool registerWeightTransform(llvm::StringRef name, WeightTransform fn, bool concurrent) {
   Transforms &t = transforms();
   std::lock_guard<std::mutex> lock(t.mutex);
-  t.byName.emplace(name.str(), std::move(fn));
+  t.byName.emplace(name.str(), std::make_pair(std::move(fn), concurrent));
   return true;
 }
 
-const WeightTransform *lookupWeightTransform(llvm::StringRef name) {
+const WeightTransform *lookupWeightTransform(llvm::StringRef name, bool *concurrent) {
   Transforms &t = transforms();
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.byName.find(name);
-  return it == t.byName.end() ? nullptr : &it->second; // map nodes are stable
+  if (it == t.byName.end())
+    return nullptr;
+  if (concurrent)
+    *concurrent = it->second.second;
+  return &it->second.first; // map nodes are stable
 }
 
 } // namespace mlir::cuvil

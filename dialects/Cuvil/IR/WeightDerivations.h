@@ -77,9 +77,12 @@ using WeightTransform =
 
 /// Registers `fn` under `name` (each recording library registers its own,
 /// at static initialisation); a name registered twice keeps the first.
-bool registerWeightTransform(llvm::StringRef name, WeightTransform fn);
-/// The transform named `name`, or null.
-const WeightTransform *lookupWeightTransform(llvm::StringRef name);
+/// `concurrent`: whether the replay may run it on several threads at once
+/// (it reads its inputs and writes `out` only; a transform that builds IR
+/// in `ctx` is not).
+bool registerWeightTransform(llvm::StringRef name, WeightTransform fn, bool concurrent = true);
+/// The transform named `name`, or null; `concurrent` receives its flag.
+const WeightTransform *lookupWeightTransform(llvm::StringRef name, bool *concurrent = nullptr);
 
 } // namespace mlir::cuvil
 

@@ -92,7 +92,9 @@ LogicalResult evaluateAgain(const WeightDerivation &how, ArrayRef<WeightBytes> i
   std::memcpy(out.data(), results->front().data(), out.size());
   return success();
 }
-[[maybe_unused]] const bool kEvaluateTransform = registerWeightTransform("evaluate", evaluateAgain);
+// Evaluating builds the op in the context: one at a time.
+[[maybe_unused]] const bool kEvaluateTransform =
+    registerWeightTransform("evaluate", evaluateAgain, /*concurrent=*/false);
 
 struct CuvilFoldConstantsPass final
     : mlir::cuvil::impl::CuvilFoldConstantsPassBase<CuvilFoldConstantsPass> {
