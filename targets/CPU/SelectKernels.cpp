@@ -141,28 +141,36 @@ void winogradWeights(const float *w, int64_t cout, int64_t cin, Winograd kind, f
   const double(*g)[3] = kind == Winograd::F4 ? g4 : g2;
   int64_t panels = (cout + kMR - 1) / kMR;
   const int64_t positions = side * side;
-  // kMR output channels at a time, innermost: each cache line of a panel
-  // (kMR channels of one position and input channel) is written whole
-  // while it is in cache, not one float per pass over the weights.
-  for (int64_t cb = 0; cb < cout; cb += kMR)
-    for (int64_t ci = 0; ci < cin; ++ci)
-      for (int64_t co = cb; co < std::min(cb + kMR, cout); ++co) {
-        const float *f = w + (co * cin + ci) * 9;
-        double gf[6][3]; // G g
-        for (int64_t a = 0; a < side; ++a)
-          for (int64_t l = 0; l < 3; ++l)
-            gf[a][l] = g[a][0] * f[l] + g[a][1] * f[3 + l] + g[a][2] * f[6 + l];
-        for (int64_t a = 0; a < side; ++a)
-          for (int64_t c = 0; c < side; ++c) {
-            double u = gf[a][0] * g[c][0] + gf[a][1] * g[c][1] + gf[a][2] * g[c][2];
-            int64_t xi = a * side + c;
-            int64_t c0 = ci / kWinogradKC * kWinogradKC;
-            int64_t kc = std::min(kWinogradKC, cin - c0);
-            packed[static_cast<size_t>(c0 * positions * panels * kMR +
-                                       ((xi * panels + co / kMR) * kc + ci - c0) * kMR +
-                                       co % kMR)] = static_cast<float>(u);
-          }
-      }
+  // kMR output channels at a time, as vector lanes: each cache line of a
+  // panel (kMR channels of one position and input channel) is written
+  // whole, and each lane computes what it would alone (the same bytes).
+  for (int64_t cb = 0; cb < cout; cb += kMR) {
+    const int64_t n = std::min(kMR, cout - cb);
+    for (int64_t ci = 0; ci < cin; ++ci) {
+      double f[9][kMR] = {};
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t t = 0; t < 9; ++t)
+          f[t][j] = w[((cb + j) * cin + ci) * 9 + t];
+      double gf[6][3][kMR]; // G g
+      for (int64_t a = 0; a < side; ++a)
+        for (int64_t l = 0; l < 3; ++l)
+          for (int64_t j = 0; j < kMR; ++j)
+            gf[a][l][j] = g[a][0] * f[l][j] + g[a][1] * f[3 + l][j] + g[a][2] * f[6 + l][j];
+      int64_t c0 = ci / kWinogradKC * kWinogradKC;
+      int64_t kc = std::min(kWinogradKC, cin - c0);
+      for (int64_t a = 0; a < side; ++a)
+        for (int64_t c = 0; c < side; ++c) {
+          int64_t xi = a * side + c;
+          float *dst = packed + c0 * positions * panels * kMR + ((xi * panels + cb / kMR) * kc + ci - c0) * kMR;
+          float u[kMR];
+          for (int64_t j = 0; j < kMR; ++j)
+            u[j] = static_cast<float>(gf[a][0][j] * g[c][0] + gf[a][1][j] * g[c][1] + gf[a][2][j] * g[c][2]);
+          // Lanes past cout stay as zeroed (a product of a zero lane may
+          // be -0).
+          std::memcpy(dst, u, static_cast<size_t>(n) * sizeof(float));
+        }
+    }
+  }
 }
 
 /// The packers as weight transforms (WeightDerivations.h): a redeploy
