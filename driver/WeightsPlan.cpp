@@ -3,6 +3,7 @@
 
 #include "dialects/Cuvil/IR/WeightDerivations.h"
 #include "dialects/Cuvil/Reference/Evaluator.h"
+#include "support/HugePages.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -13,7 +14,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <sys/mman.h>
 #include <system_error>
 #include <thread>
 
@@ -170,8 +170,7 @@ Result<WeightsPlan> buildWeightsPlan(const WeightsTable &table, const llvm::Stri
 }
 
 ReplayedWeights::~ReplayedWeights() {
-  if (section_)
-    ::munmap(section_, mapped_);
+  ::cuvil::unmapHugePages(section_, mapped_);
 }
 
 Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &plan,
@@ -189,15 +188,11 @@ Result<std::unique_ptr<ReplayedWeights>> replayWeightsPlan(const WeightsPlan &pl
     size += s.bytes;
   }
   if (size > 0) {
-    out->mapped_ = size;
-    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    out->section_ = ::cuvil::mapHugePages(size);
+    if (!out->section_)
       return ::cuvil::ioError(std::string("cannot map ") + std::to_string(size) + " bytes for the weights: " +
                               std::strerror(errno));
-    out->section_ = static_cast<char *>(p);
-#ifdef MADV_HUGEPAGE
-    ::madvise(p, size, MADV_HUGEPAGE);
-#endif
+    out->mapped_ = size;
   }
   // Where each node's bytes go: a weight's into its place in the section.
   std::vector<std::optional<size_t>> symbolOf(plan.nodes.size());

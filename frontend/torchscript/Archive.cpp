@@ -2,9 +2,9 @@
 #include "frontend/torchscript/Archive.h"
 
 #include "frontend/torchscript/Parser.h"
+#include "support/HugePages.h"
 #include "support/Tensor.h"
 
-#include <sys/mman.h>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -185,15 +185,9 @@ Result<TensorData> TorchScriptArchive::tensorData(const PValue &t, bool fromCons
     size_t rounded = (std::max<size_t>(n, 1) + 63) / 64 * 64;
     // Megabytes of weights on huge pages where the system gives them: a
     // page fault per 2 MiB, not per 4 KiB, as the record is read in.
-    if (rounded >= (size_t(1) << 20)) {
-      void *p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p != MAP_FAILED) {
-#ifdef MADV_HUGEPAGE
-        ::madvise(p, rounded, MADV_HUGEPAGE);
-#endif
-        return std::shared_ptr<char>(static_cast<char *>(p), [rounded](char *q) { ::munmap(q, rounded); });
-      }
-    }
+    if (rounded >= (size_t(1) << 20))
+      if (char *p = mapHugePages(rounded))
+        return std::shared_ptr<char>(p, [rounded](char *q) { unmapHugePages(q, rounded); });
     return std::shared_ptr<char>(static_cast<char *>(std::aligned_alloc(64, rounded)),
                                  [](char *p) { std::free(p); });
   };

@@ -26,6 +26,7 @@
 #include "targets/CPU/KernelSites.h"
 
 #include "runtime/include/cuvil/kernel_abi.h"
+#include "support/HugePages.h"
 
 #include "dialects/Cuvil/IR/CuvilOps.h"
 #include "dialects/Cuvil/IR/QuantArithmetic.h"
@@ -45,7 +46,6 @@
 
 #include <cstring>
 #include <limits>
-#include <sys/mman.h>
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_SELECTCPUKERNELSPASS
@@ -174,21 +174,16 @@ void winogradWeights(const float *w, int64_t cout, int64_t cin, Winograd kind, f
   }
 }
 
-/// A zeroed, mutable blob of `size` bytes (64-byte aligned). Megabytes of
-/// packed weights are mapped on huge pages where the system gives them: no
-/// memset, and a page fault per 2 MiB rather than per 4 KiB as they fill.
+/// A zeroed, mutable blob of `size` bytes (64-byte aligned); megabytes of
+/// packed weights on huge pages (support/HugePages.h).
 AsmResourceBlob zeroedBlob(size_t size) {
-  if (size >= (size_t(1) << 20)) {
-    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-#ifdef MADV_HUGEPAGE
-      ::madvise(p, size, MADV_HUGEPAGE);
-#endif
-      return AsmResourceBlob(ArrayRef<char>(static_cast<char *>(p), size), 64,
-                             [](void *data, size_t bytes, size_t) { ::munmap(data, bytes); },
+  if (size >= (size_t(1) << 20))
+    if (char *p = ::cuvil::mapHugePages(size))
+      return AsmResourceBlob(ArrayRef<char>(p, size), 64,
+                             [](void *data, size_t bytes, size_t) {
+                               ::cuvil::unmapHugePages(static_cast<char *>(data), bytes);
+                             },
                              /*dataIsMutable=*/true);
-    }
-  }
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(size, 64);
   std::memset(blob.getMutableData().data(), 0, size);
   return blob;
@@ -474,17 +469,19 @@ struct SelectCpuKernelsPass final
     // Every configuration is checked first: one edited by hand that its
     // kernel cannot run is an error naming the op and what it can take.
     bool bad = false;
-    for (Operation *op : kernelOps(module))
-      if (KernelConfigAttr c = kernelConfigOf(op))
-        if (std::string why = checkKernelChoice(op, c.getKernel(), c.getVariant()); !why.empty()) {
-          op->emitError() << "kernel configuration '" << configText(c)
-                          << "' cannot run this op: " << why << " (it can take: "
-                          << llvm::join(validKernelChoices(op), ", ") << ")";
-          bad = true;
-        } else if (std::string why = checkSchedule(c.getKernel(), c.getVariant(), c.getSchedule()); !why.empty()) {
-          op->emitError() << "kernel configuration '" << configText(c) << "': " << why;
-          bad = true;
-        }
+    for (Operation *op : kernelOps(module)) {
+      KernelConfigAttr c = kernelConfigOf(op);
+      if (!c)
+        continue;
+      if (std::string why = checkKernelChoice(op, c.getKernel(), c.getVariant()); !why.empty()) {
+        op->emitError() << "kernel configuration '" << configText(c) << "' cannot run this op: " << why
+                        << " (it can take: " << llvm::join(validKernelChoices(op), ", ") << ")";
+        bad = true;
+      } else if (std::string why = checkSchedule(c.getKernel(), c.getVariant(), c.getSchedule()); !why.empty()) {
+        op->emitError() << "kernel configuration '" << configText(c) << "': " << why;
+        bad = true;
+      }
+    }
     if (bad)
       return signalPassFailure();
 

@@ -9,6 +9,7 @@
 #include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
 #include "targets/Targets.h"
+#include "test/targets/TargetTestSupport.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -19,16 +20,7 @@
 
 using namespace mlir::cuvil;
 namespace cache = ::cuvil::cache;
-
-namespace {
-
-std::string contents(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  REQUIRE(buffer);
-  return (*buffer)->getBuffer().str();
-}
-
-} // namespace
+using ::cuvil::test::fileContents;
 
 TEST_CASE("compile cache: a forged or foreign library under the right key is not served", "[cache]") {
   registerAllTargets();
@@ -41,7 +33,7 @@ TEST_CASE("compile cache: a forged or foreign library under the right key is not
   options.cacheDir = std::string(dir) + "/cache";
   options.output = std::string(dir) + "/cold.so";
   REQUIRE(compile(options));
-  std::string cold = contents(options.output);
+  std::string cold = fileContents(options.output);
 
   std::optional<cache::KeyMaterial> key = outputKeyMaterial(options);
   REQUIRE(key);
@@ -51,7 +43,7 @@ TEST_CASE("compile cache: a forged or foreign library under the right key is not
     REQUIRE(c.lookup(cache::EntryKind::Library, *key)); // the header itself is fine
   };
   std::vector<std::pair<std::string, std::string>> forgeries = {
-      {"libz", contents("/usr/lib/x86_64-linux-gnu/libz.so.1")},
+      {"libz", fileContents("/usr/lib/x86_64-linux-gnu/libz.so.1")},
       {"garbage", std::string(4096, 'x')},
   };
   // Another Cuvil library (other shapes): a real library of another build.
@@ -60,14 +52,14 @@ TEST_CASE("compile cache: a forged or foreign library under the right key is not
   other.cacheDir.clear();
   other.output = std::string(dir) + "/other.so";
   REQUIRE(compile(other));
-  forgeries.push_back({"another build", contents(other.output)});
+  forgeries.push_back({"another build", fileContents(other.output)});
 
   for (const auto &[name, payload] : forgeries) {
     INFO(name);
     forge(payload);
     options.output = std::string(dir) + "/served.so";
     REQUIRE(compile(options));
-    CHECK(contents(options.output) == cold);
+    CHECK(fileContents(options.output) == cold);
   }
   llvm::sys::fs::remove_directories(dir);
 }

@@ -13,6 +13,7 @@
 #include "passes/InitAll.h"
 #include "targets/CPU/Weights.h"
 #include "targets/Targets.h"
+#include "test/targets/TargetTestSupport.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -55,12 +56,8 @@ std::string model() {
 } // namespace
 
 TEST_CASE("weights placed after the link are where the code reads them", "[targets][weights]") {
-  registerAllTargets();
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerTargetDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> owned = ::cuvil::test::compilerContext();
+  MLIRContext &context = *owned;
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(model(), &context);
   REQUIRE(module);
 
@@ -126,7 +123,7 @@ TEST_CASE("weights placed after the link are where the code reads them", "[targe
   // An image whose reserved section is not this table's is refused.
   WeightsTable other;
   std::vector<char> bytes(100, 1);
-  other.symbols.push_back({"cuvil_weight_0", 64, llvm::ArrayRef<char>(bytes)});
+  other.symbols.push_back({"cuvil_weight_0", 64, llvm::ArrayRef<char>(bytes), {}});
   ::cuvil::Status refused = placeWeights((*buffer)->getBuffer(), other, std::string(dir) + "/other.so");
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find(".cuvil.weights") != std::string::npos);
@@ -137,12 +134,8 @@ TEST_CASE("weights the code never reads, and the library still links", "[targets
   // An empty tensor: the index table (80 bytes, a weight) is read by no
   // instruction (lld collected the section when only such weights were in
   // it; the model's name is there now).
-  registerAllTargets();
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerTargetDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> owned = ::cuvil::test::compilerContext();
+  MLIRContext &context = *owned;
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
 func.func @forward(%x: tensor<5x0x10xf32>) -> tensor<5x0x10xf32> {
   %i = cuvil.constant dense<[9, 8, 7, 6, 5, 4, 3, 2, 1, 0]> : tensor<10xi64>

@@ -17,6 +17,7 @@
 #include "cache/CompileCache.h"
 #include "driver/CompileDriver.h"
 #include "targets/Targets.h"
+#include "test/targets/TargetTestSupport.h"
 
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,14 +31,9 @@
 
 using namespace mlir::cuvil;
 namespace cache = ::cuvil::cache;
+using ::cuvil::test::fileContents;
 
 namespace {
-
-std::string contents(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  REQUIRE(buffer);
-  return (*buffer)->getBuffer().str();
-}
 
 /// A resource's text: the alignment (4), then the floats' bytes in hex.
 std::string floatsHex(size_t n, float scale, float offset) {
@@ -145,7 +141,7 @@ TEST_CASE("compile cache: a model with new weights is built from its structure's
     if (!cached)
       o.cacheDir.clear();
     REQUIRE(compile(o));
-    return contents(o.output);
+    return fileContents(o.output);
   };
   auto planHits = [&] { return cache::directoryStats(options.cacheDir).counters["plan.hits"]; };
 
@@ -177,7 +173,7 @@ TEST_CASE("compile cache: a model with new weights is built from its structure's
     if (!cached)
       o.cacheDir.clear();
     REQUIRE(compile(o));
-    return contents(o.output);
+    return fileContents(o.output);
   };
   buildAs("model.mlir", "libinference.so", model(1.0f, 0.0f), true);
   int64_t hitsBefore = planHits();
@@ -193,7 +189,7 @@ TEST_CASE("compile cache: a model with new weights is built from its structure's
   CHECK(longer == buildAs(longName + ".mlir", "libmodel_v2.so", model(5.0f, 0.0f), false));
 
   // A plan entry that does not fit is a miss: the build compiles.
-  std::string elf = contents(root + "/a.so");
+  std::string elf = fileContents(root + "/a.so");
   for (const std::string &bad : {std::string("cuvil-weights-plan 1 5\n{}"), std::string("garbage"),
                                  "cuvil-weights-plan 1 2\n{}" + elf}) {
     INFO(bad.substr(0, 24));
