@@ -657,8 +657,7 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
                 return checkElf(parts->second.str(), llvm::ELF::ET_DYN, triple, nullptr);
               })) {
         Result<CompileResult> r = compileFromPlan(hit->payload, module, target, outputPath, planIdentity,
-                                                  modelTensorsByKey, options.model, modelName,
-                                                  sonameOf(options, outputPath));
+                                                  modelTensorsByKey, options.model, modelName, soname);
         if (r)
           return r;
         spdlog::info("compile cache: the weights plan of this structure does not serve ({}): compiling",
