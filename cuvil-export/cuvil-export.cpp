@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cache/CompileCache.h"
+#include "cache/Invocation.h"
 #include "driver/CompileDriver.h"
 #include "plugins/PluginRegistry.h"
 #include "support/LargeStack.h"
@@ -208,6 +209,13 @@ int main(int argc, char **argv) {
   addCommonOptions(app, opt.log);
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0)
     return rc;
+  // A run that prints no more than a build does can be answered by
+  // bin/cuvil-export without the compiler next time (cache/Invocation.h).
+  const mlir::cuvil::PassDebugOptions &debug = opt.compile.debug;
+  if (!opt.compile.cacheExplain && !opt.compile.cacheStats && !debug.printIrBeforeAll && !debug.printIrAfterAll &&
+      debug.printIrAfter.empty() && !debug.timing)
+    opt.compile.invocation = cuvil::cache::invocationDigest(std::vector<std::string>(argv + 1, argv + argc));
+  opt.compile.inputFiles = opt.plugins;
   cuvil::installCrashHandlers(kTool, opt.crashReproducer);
   setupLogging(kTool, opt.log);
   opt.compile.debug.progress = true; // shown on a terminal only, after a second

@@ -3,6 +3,7 @@
 #include "plugins/PluginRegistry.h"
 
 #include "cache/CompileCache.h"
+#include "cache/Invocation.h"
 #include "driver/CodeUnits.h"
 #include "driver/RuntimeHeader.h"
 #include "driver/WeightsPlan.h"
@@ -351,12 +352,18 @@ Status stageKernelReport(const CompileOptions &options, const CompileResult &res
 
 /// The compiler's own identity: its version and the files whose bytes end
 /// up in what it writes (this executable, the target's runtime).
-void addCompilerIdentity(::cuvil::cache::KeyMaterial &m, const TargetBackend &target) {
-  m.add("version", ::cuvil::versionText());
+/// The files a compile for `target` runs: this executable, the target's
+/// runtime archives and tuning database.
+std::vector<std::string> compilerFilesOf(const TargetBackend &target) {
   static int anchor;
   std::vector<std::string> files = target.cacheKeyFiles();
   files.insert(files.begin(), llvm::sys::fs::getMainExecutable(nullptr, &anchor));
-  for (const std::string &f : files) {
+  return files;
+}
+
+void addCompilerIdentity(::cuvil::cache::KeyMaterial &m, const TargetBackend &target) {
+  m.add("version", ::cuvil::versionText());
+  for (const std::string &f : compilerFilesOf(target)) {
     llvm::sys::fs::file_status st;
     m.add("file", llvm::sys::fs::status(f, st)
                       ? f + " missing"
@@ -1140,10 +1147,10 @@ void explainCache(const std::string &output, const std::optional<::cuvil::cache:
     std::map<std::string, std::string> a = byName(*before), b = byName(now);
     std::vector<std::string> changes;
     for (const auto &[name, value] : b)
-      if (name != "code" && name != "weights" && name != "model-file" && name != "output-file" && a[name] != value)
+      if (!::cuvil::cache::isBuildRecordPart(name + "=") && a[name] != value)
         changes.push_back(name + " (" + shorten(a[name]) + " -> " + shorten(value) + ")");
     for (const auto &[name, value] : a)
-      if (!b.count(name) && name != "code" && name != "weights" && name != "model-file" && name != "output-file")
+      if (!b.count(name) && !::cuvil::cache::isBuildRecordPart(name + "="))
         changes.push_back(name + " (" + shorten(value) + " -> none)");
     if (changes.empty()) {
       text = "nothing changed since the last build of '" + output + "'";
@@ -1183,32 +1190,6 @@ void printCacheStats(const ::cuvil::cache::CompileCache &cache, const std::strin
   }
 }
 
-/// What a file is on disk: device, inode, size, modification and change
-/// times (ns). A change time cannot be set back: equal texts mean the file
-/// was not written in between. "" when it cannot be read.
-std::string fileStatText(const std::string &path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return "";
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
-}
-
-/// A part's value ("" when absent).
-std::string partValue(const ::cuvil::cache::KeyMaterial &m, llvm::StringRef name) {
-  for (const std::string &p : m.parts)
-    if (llvm::StringRef(p).starts_with(name) && p.size() > name.size() && p[name.size()] == '=')
-      return p.substr(name.size() + 1);
-  return "";
-}
-
-/// Parts a build record holds beside its key (how it was built, what the
-/// files were like).
-bool isBuildRecordPart(llvm::StringRef part) {
-  return part.starts_with("code=") || part.starts_with("weights=") || part.starts_with("model-file=") ||
-         part.starts_with("output-file=");
-}
 
 /// The last build of this output had this very key and left the output as
 /// it still is: nothing to write.
@@ -1216,12 +1197,8 @@ bool outputUpToDate(const std::optional<::cuvil::cache::KeyMaterial> &last,
                     const ::cuvil::cache::KeyMaterial &material, const std::string &output) {
   if (!last)
     return false;
-  std::vector<std::string> key;
-  for (const std::string &p : last->parts)
-    if (!isBuildRecordPart(p))
-      key.push_back(p);
-  std::string recorded = partValue(*last, "output-file");
-  return key == material.parts && !recorded.empty() && recorded == fileStatText(output);
+  std::string recorded = ::cuvil::cache::partValue(*last, "output-file");
+  return ::cuvil::cache::keyOfRecord(*last).parts == material.parts && !recorded.empty() && recorded == ::cuvil::cache::fileStateText(output);
 }
 
 } // namespace
@@ -1257,16 +1234,20 @@ Status compile(const CompileOptions &requested) {
   // model file is as it was then (no need to hash it).
   std::optional<::cuvil::cache::KeyMaterial> lastBuild =
       cache.enabled() ? cache.lastBuild(outputName) : std::nullopt;
-  std::string modelFile = fileStatText(options.model);
+  std::string modelFile = ::cuvil::cache::fileStateText(options.model);
   std::string knownDigest;
-  if (lastBuild && !modelFile.empty() && partValue(*lastBuild, "model-file") == modelFile)
-    knownDigest = partValue(*lastBuild, "model");
+  if (lastBuild && !modelFile.empty() && ::cuvil::cache::partValue(*lastBuild, "model-file") == modelFile)
+    knownDigest = ::cuvil::cache::partValue(*lastBuild, "model");
 
   // The key of the whole output, and the identity the library keeps.
   std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options, knownDigest);
   if (material)
     options.libraryIdentity = identityText(*material);
   bool cacheOn = cache.enabled() && material;
+  // Remarks and kernel reports come from compiling: asking for them
+  // skips whole outputs (the code level still serves).
+  bool compileOnly = options.graph.fusionRemarks || options.loweringRemarks || !options.kernelReport.empty() ||
+                     !options.npuPartitionReport.empty();
   auto finishCache = [&](const ::cuvil::cache::KeyMaterial &build, bool outputHit) {
     if (!cacheOn)
       return;
@@ -1276,18 +1257,32 @@ Status compile(const CompileOptions &requested) {
     ::cuvil::cache::KeyMaterial record = build;
     if (!modelFile.empty())
       record.add("model-file", modelFile);
-    if (std::string out = fileStatText(options.output); !out.empty())
+    if (std::string out = ::cuvil::cache::fileStateText(options.output); !out.empty())
       record.add("output-file", out);
+    if (!options.invocation.empty() && !compileOnly) {
+      // What bin/cuvil-export checks to answer the same run again without
+      // the compiler (cache/Invocation.h): every file the build read or
+      // wrote besides the output.
+      std::vector<std::string> watched{options.model};
+      watched.insert(watched.end(), options.inputFiles.begin(), options.inputFiles.end());
+      for (const std::string *f : {&options.tuningDb, &options.deviceProfile, &options.emitHeader, &options.depfile})
+        if (!f->empty())
+          watched.push_back(*f);
+      if (auto t = createTargetBackend(options.target, targetOptionsOf(options)))
+        for (const std::string &f : compilerFilesOf(**t))
+          watched.push_back(f);
+      if (llvm::none_of(watched, [](const std::string &f) { return f.find('\n') != std::string::npos; })) {
+        record.add("invocation", options.invocation);
+        for (const std::string &f : watched)
+          record.add("watch", ::cuvil::cache::watchValue(f));
+      }
+    }
     cache.recordBuild(outputName, record);
     cache.flushStats();
     if (options.cacheStats)
       printCacheStats(cache, cacheOptions.dir);
   };
 
-  // Remarks and kernel reports come from compiling: asking for them
-  // skips whole outputs (the code level still serves).
-  bool compileOnly = options.graph.fusionRemarks || options.loweringRemarks || !options.kernelReport.empty() ||
-                     !options.npuPartitionReport.empty();
   if (cacheOn && !compileOnly && outputUpToDate(lastBuild, *material, options.output)) {
     ::cuvil::OutputSet outputs;
     if (Status s = stageSideOutputs(options, outputs); !s)

@@ -98,6 +98,12 @@ struct CompileOptions {
   uint64_t cacheMaxBytes = 0; ///< 0 = the default (5 GiB; CUVIL_CACHE_MAX_SIZE)
   bool cacheExplain = false;  ///< say which part of the key changed since the last build
   bool cacheStats = false;    ///< print the cache's hits and misses per level afterwards
+  /// The digest of this run's invocation (cache/Invocation.h), recorded with
+  /// the build so that bin/cuvil-export answers the same run without
+  /// starting the compiler; "" when the run prints more than a build does.
+  std::string invocation;
+  /// Files the tool read besides the model (pass plugins): watched with it.
+  std::vector<std::string> inputFiles;
   PassDebugOptions debug;
 };
 

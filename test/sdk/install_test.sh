@@ -11,7 +11,7 @@ build=$1 src=$2 work=$3 python=$4
 rm -rf "$work" && mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in bin/cuvil-export bin/cuvil-run bin/cuvil-import bin/cuvil-opt bin/cuvil-quantize \
+for f in bin/cuvil-export libexec/cuvil-export-compiler bin/cuvil-run bin/cuvil-import bin/cuvil-opt bin/cuvil-quantize \
          include/cuvil/runtime.h lib/libcuvil_runtime.a lib/cmake/Cuvil/CuvilConfig.cmake; do
   test -e "$prefix/$f" || { echo "FAIL: $f not installed"; exit 1; }
 done

@@ -3,6 +3,7 @@
 
 #include "cache/CompileCache.h"
 #include "cache/Entry.h"
+#include "cache/Invocation.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -209,4 +210,82 @@ TEST_CASE("cache directory: least recently used entries go past the limit", "[ca
   // An explicit trim to nothing.
   CHECK(trimDirectory(dir, 0) >= 1);
   CHECK(listEntries(dir).empty());
+}
+
+// --- The launcher's check (cache/Invocation.h) ---------------------------
+
+TEST_CASE("invocation digest: the same run agrees, any difference does not", "[cache][invocation]") {
+  std::vector<std::string> args{"--model", "m.pt", "-o", "out.so", "--cache-dir", "c"};
+  std::string base = invocationDigest(args);
+  CHECK(base == invocationDigest(args));
+  CHECK(hostFingerprint() == hostFingerprint());
+  CHECK_FALSE(hostFingerprint().empty());
+
+  // An argument changed, added, moved, or split differently.
+  CHECK(invocationDigest({"--model", "n.pt", "-o", "out.so", "--cache-dir", "c"}) != base);
+  std::vector<std::string> more = args;
+  more.push_back("-v");
+  CHECK(invocationDigest(more) != base);
+  CHECK(invocationDigest({"-o", "out.so", "--model", "m.pt", "--cache-dir", "c"}) != base);
+  CHECK(invocationDigest({"--model m.pt", "-o", "out.so", "--cache-dir", "c"}) != base);
+
+  // A variable the compile reads; one it does not read changes nothing.
+  ::setenv("CUVIL_INVOCATION_TEST", "1", 1);
+  std::string withVariable = invocationDigest(args);
+  ::unsetenv("CUVIL_INVOCATION_TEST");
+  CHECK(withVariable != base);
+  ::setenv("UNRELATED_INVOCATION_TEST", "1", 1);
+  CHECK(invocationDigest(args) == base);
+  ::unsetenv("UNRELATED_INVOCATION_TEST");
+
+  // Another working directory (relative paths mean other files).
+  TempDir t;
+  char cwd[4096];
+  REQUIRE(::getcwd(cwd, sizeof cwd));
+  REQUIRE(::chdir(t.path.c_str()) == 0);
+  std::string elsewhere = invocationDigest(args);
+  REQUIRE(::chdir(cwd) == 0);
+  CHECK(elsewhere != base);
+}
+
+TEST_CASE("watched files: written, replaced, removed or created since is a change", "[cache][invocation]") {
+  TempDir t;
+  std::string model = t.path + "/model.pt", header = t.path + "/dir with space/runtime.h";
+  spit(model, "weights");
+  KeyMaterial record;
+  record.add("watch", watchValue(model));
+  record.add("watch", watchValue(header)); // not there yet
+  std::string path, state;
+  REQUIRE(parseWatchValue(watchValue(header), path, state));
+  CHECK(path == header);
+  CHECK(state == "-");
+  CHECK(watchedFilesUnchanged(record));
+
+  // Rewritten with the same bytes: its change time moved.
+  ::usleep(20000);
+  spit(model, "weights");
+  CHECK_FALSE(watchedFilesUnchanged(record));
+  record.parts[0] = "watch=" + watchValue(model);
+  CHECK(watchedFilesUnchanged(record));
+
+  // A file that was missing and now exists.
+  REQUIRE(::mkdir((t.path + "/dir with space").c_str(), 0700) == 0);
+  spit(header, "header");
+  CHECK_FALSE(watchedFilesUnchanged(record));
+  record.parts[1] = "watch=" + watchValue(header);
+  CHECK(watchedFilesUnchanged(record));
+
+  // Removed; replaced by another file under the same name.
+  ::unlink(model.c_str());
+  CHECK_FALSE(watchedFilesUnchanged(record));
+  spit(model + ".new", "weights");
+  REQUIRE(::rename((model + ".new").c_str(), model.c_str()) == 0);
+  CHECK_FALSE(watchedFilesUnchanged(record));
+
+  // A malformed part is never taken for unchanged.
+  KeyMaterial bad;
+  bad.add("watch", "no-path");
+  CHECK_FALSE(watchedFilesUnchanged(bad));
+  CHECK(partValue(record, "watch").find(model) != std::string::npos);
+  CHECK(partValue(record, "missing").empty());
 }
