@@ -30,6 +30,13 @@ if(NOT CUVIL_LINK_MLIR_DYLIB AND NOT TARGET CuvilLLVMStatic)
   endif()
 endif()
 
+# Empty initialisers of the LLVM back ends Cuvil does not compile for,
+# linked into each executable ahead of LLVM's archives so that lld's
+# reference to every target does not pull them in (UnusedLLVMTargets.cpp).
+if(NOT CUVIL_LINK_MLIR_DYLIB AND NOT TARGET CuvilUnusedLLVMTargets)
+  add_library(CuvilUnusedLLVMTargets OBJECT ${CMAKE_CURRENT_LIST_DIR}/UnusedLLVMTargets.cpp)
+endif()
+
 # Sets `out` to the static import of MLIR library `name` (see above).
 function(_cuvil_static_mlir name out)
   set(_t CuvilMLIR_${name})
@@ -64,6 +71,10 @@ function(cuvil_link_mlir target visibility)
   if(CUVIL_LINK_MLIR_DYLIB)
     target_link_libraries(${target} ${visibility} MLIR LLVM)
     return()
+  endif()
+  get_target_property(_type ${target} TYPE)
+  if(_type STREQUAL "EXECUTABLE")
+    target_sources(${target} PRIVATE $<TARGET_OBJECTS:CuvilUnusedLLVMTargets>)
   endif()
   set(_libs)
   foreach(_name IN LISTS ARGN)

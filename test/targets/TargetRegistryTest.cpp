@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <catch2/catch.hpp>
@@ -189,4 +190,35 @@ TEST_CASE("a test-only target exports a model end to end through the driver", "[
   std::vector<double> want{1.5, 0, 2, 0, 6, 0};
   CHECK(outputs[0].toDoubles() == want);
   llvm::sys::fs::remove_directories(dir);
+}
+
+// The LLVM back ends under Cuvil's targets are linked and register
+// themselves; the others' initialisers are cmake/UnusedLLVMTargets.cpp's
+// empty ones, which register nothing.
+extern "C" {
+void LLVMInitializeX86TargetInfo();
+void LLVMInitializeX86Target();
+void LLVMInitializeAArch64TargetInfo();
+void LLVMInitializeAArch64Target();
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeRISCVTargetInfo();
+void LLVMInitializeRISCVTarget();
+}
+
+TEST_CASE("the LLVM back ends of Cuvil's targets are linked, the others are not", "[targets]") {
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeAArch64TargetInfo();
+  LLVMInitializeAArch64Target();
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeRISCVTargetInfo();
+  LLVMInitializeRISCVTarget();
+  for (const char *triple : {"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "nvptx64-nvidia-cuda"}) {
+    std::string error;
+    CHECK(llvm::TargetRegistry::lookupTarget(triple, error));
+  }
+  std::string error;
+  CHECK_FALSE(llvm::TargetRegistry::lookupTarget("riscv64-unknown-linux-gnu", error));
 }
