@@ -5,6 +5,11 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/BLAKE3.h"
 
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+#include <vector>
+
 namespace cuvil::cache {
 
 namespace {
@@ -92,6 +97,29 @@ std::optional<Header> parseHeader(llvm::StringRef bytes, std::string &why) {
 
 std::string digest(llvm::StringRef data) {
   return hex(llvm::BLAKE3::hash(llvm::arrayRefFromStringRef(data)));
+}
+
+std::optional<std::string> digestFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  llvm::BLAKE3 h;
+  std::vector<uint8_t> buffer(1 << 20);
+  bool ok = true;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      ok = false;
+    if (n <= 0)
+      break;
+    h.update(llvm::ArrayRef<uint8_t>(buffer.data(), size_t(n)));
+  }
+  ::close(fd);
+  if (!ok)
+    return std::nullopt;
+  return hex(h.final());
 }
 
 std::string KeyMaterial::key() const {

@@ -21,6 +21,10 @@ namespace cuvil::cache {
 
 /// Hex BLAKE3 digest (256 bits) of `data`.
 std::string digest(llvm::StringRef data);
+/// The same digest of a file's bytes, read a megabyte at a time (a model
+/// of hundreds of megabytes needs no buffer of its size, nor a page fault
+/// for each of its pages); nothing when it cannot be read.
+std::optional<std::string> digestFile(const std::string &path);
 
 /// What a key is made of, in order.
 struct KeyMaterial {

@@ -956,11 +956,10 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
   std::string modelDigest = knownModelDigest;
   if (modelDigest.empty()) {
     // Read, not mapped: a model truncated meanwhile is then no SIGBUS.
-    auto model = llvm::MemoryBuffer::getFile(options.model, /*IsText=*/false,
-                                             /*RequiresNullTerminator=*/false, /*IsVolatile=*/true);
-    if (!model)
+    std::optional<std::string> digest = ::cuvil::cache::digestFile(options.model);
+    if (!digest)
       return std::nullopt;
-    modelDigest = ::cuvil::cache::digest((*model)->getBuffer());
+    modelDigest = *digest;
   }
   ::cuvil::cache::KeyMaterial m;
   m.add("level", "lib");
@@ -989,10 +988,10 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
     pluginFiles.insert(p.path);
   }
   for (const std::string &path : pluginFiles) {
-    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-    if (!file)
+    std::optional<std::string> digest = ::cuvil::cache::digestFile(path);
+    if (!digest)
       return std::nullopt;
-    m.add("plugin", ::cuvil::cache::digest((*file)->getBuffer()));
+    m.add("plugin", *digest);
   }
   addCompilerIdentity(m, **target);
   return m;
@@ -1240,7 +1239,10 @@ Status compile(const CompileOptions &requested) {
     knownDigest = ::cuvil::cache::partValue(*lastBuild, "model");
 
   // The key of the whole output, and the identity the library keeps.
+  PhaseClock clock(/*progress=*/false); // -vv: where a build from the cache spends its time
+  clock.begin(knownDigest.empty() ? "the output's key (the model file's digest)" : "the output's key");
   std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options, knownDigest);
+  clock.end();
   if (material)
     options.libraryIdentity = identityText(*material);
   bool cacheOn = cache.enabled() && material;
@@ -1341,9 +1343,11 @@ Status compile(const CompileOptions &requested) {
   load.inputShapes = options.inputShapes;
   load.eliminateDeadCode = !options.graph.disabled.count("dead-code-elimination");
   load.quantizedEngine = quantizedEngineOf(options);
+  clock.begin("loading the model");
   Result<OwningOpRef<ModuleOp>> module = ::cuvil::loadModel(context, options.model, load);
   if (!module)
     return module.error();
+  clock.end();
   spdlog::info("loaded '{}'", options.model);
 
   Result<CompileResult> result =
@@ -1367,8 +1371,10 @@ Status compile(const CompileOptions &requested) {
     return s;
   if (Status s = stageKernelReport(options, *result, outputs); !s)
     return s;
+  clock.begin("publishing the outputs");
   if (Status s = outputs.commit(); !s)
     return s;
+  clock.begin("storing in the cache");
   if (cacheOn) {
     // A library the weights plan made is not stored whole (the plan makes
     // it again in a fraction of a second, and a hundred megabytes of
@@ -1409,6 +1415,7 @@ Status compile(const CompileOptions &requested) {
     }
     finishCache(build, /*outputHit=*/false);
   }
+  clock.end();
   auto done = std::chrono::steady_clock::now();
   spdlog::info("wrote '{}' for {} in {:.2f} s (arena {} bytes; graph-level plan {} bytes, lower "
                "bound {}, {} without reuse; CPU features: {})",

@@ -289,3 +289,20 @@ TEST_CASE("watched files: written, replaced, removed or created since is a chang
   CHECK(partValue(record, "watch").find(model) != std::string::npos);
   CHECK(partValue(record, "missing").empty());
 }
+
+TEST_CASE("a file's digest is its bytes' digest, read in pieces", "[cache]") {
+  TempDir t;
+  std::string path = t.path + "/model.pt";
+  // Across the reads' megabyte boundaries, and an empty file.
+  for (size_t size : {size_t(0), size_t(1), size_t(1) << 20, (size_t(3) << 20) + 12345}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i)
+      bytes[i] = char((i * 2654435761u) >> 13);
+    spit(path, bytes);
+    std::optional<std::string> d = digestFile(path);
+    REQUIRE(d);
+    CHECK(*d == digest(bytes));
+  }
+  CHECK_FALSE(digestFile(t.path + "/missing"));
+  CHECK_FALSE(digestFile(t.path)); // a directory is not read
+}
