@@ -513,8 +513,8 @@ Value pad3(Interpreter &in, Value x, const std::vector<int64_t> &lo, const std::
                               f64(in, 0.0));
 }
 
-/// A 3-D convolution as a sum over the depth taps of 2-D convolutions (the
-/// output depth folded into the batch); a transposed one as the
+/// A 3-D convolution as one 2-D convolution whose channels are the depth
+/// taps (the output depth folded into the batch); a transposed one as the
 /// convolution of the zero-interleaved input with the flipped, transposed
 /// kernel.
 Value convolution3d(Interpreter &in, Value x, Value w, Value bias, std::vector<int64_t> stride,
@@ -571,25 +571,33 @@ Value convolution3d(Interpreter &in, Value x, Value w, Value bias, std::vector<i
   int64_t od = (depth - dilation[0] * (kd - 1) - 1) / stride[0] + 1;
   if (od <= 0)
     in.fail("CUVIL-E-IMPORT-RAISE", "conv3d: the kernel is larger than the padded input depth");
-  Value sum;
-  for (int64_t k = 0; k < kd; ++k) {
-    int64_t start = k * dilation[0];
-    Value taps = in.build<cir::SliceOp>(x, i64(in, 2), i64(in, start), i64(in, start + (od - 1) * stride[0] + 1),
-                                        i64(in, stride[0])); // [n, c, od, h, w]
-    taps = in.build<cir::PermuteOp>(taps, i64s(in, {0, 2, 1, 3, 4}));
-    taps = lower::reshape(in, taps, {n * od, c, h, wd});
-    Value wk = in.build<cir::SliceOp>(w, i64(in, 2), i64(in, k), i64(in, k + 1), i64(in, 1));
-    wk = lower::reshape(in, wk, {cout, ws[1], ws[3], ws[4]});
-    Value y = convolution(in, taps, wk, Value(), {stride[1], stride[2]}, {padding[1], padding[2]},
-                          {dilation[1], dilation[2]}, false, {}, groups);
-    sum = sum ? in.build<cir::AddOp>(sum, y) : y;
+  // Each output depth's kd input planes become channels: x' [n*od, c*kd,
+  // h, w] with channel ci*kd + k the plane d*stride + k*dilation of channel
+  // ci (groups stay contiguous), so that the weight [cout, c/g, kd, kh, kw]
+  // is already the 2-D weight [cout, c/g*kd, kh, kw] and one 2-D
+  // convolution (with the bias) does the work: one GEMM with the whole
+  // reduction, no partial sums to add.
+  Value planes;
+  if (kd == 1 && stride[0] == 1) {
+    planes = lower::reshape(in, x, {n, c, 1, depth, h, wd});
+  } else {
+    std::vector<Value> taps;
+    for (int64_t k = 0; k < kd; ++k) {
+      int64_t start = k * dilation[0];
+      Value tap = in.build<cir::SliceOp>(x, i64(in, 2), i64(in, start), i64(in, start + (od - 1) * stride[0] + 1),
+                                         i64(in, stride[0])); // [n, c, od, h, w]
+      taps.push_back(lower::reshape(in, tap, {n, c, 1, od, h, wd}));
+    }
+    planes = taps.size() == 1 ? taps[0] : in.build<cir::ConcatOp>(mlir::ValueRange(taps), i64(in, 2));
   }
-  std::vector<int64_t> ys = shapeOf(sum); // [n*od, cout, oh, ow]
-  Value out = lower::reshape(in, sum, {n, od, cout, ys[2], ys[3]});
-  out = in.build<cir::PermuteOp>(out, i64s(in, {0, 2, 1, 3, 4}));
-  if (bias)
-    out = in.build<cir::AddOp>(out, lower::reshape(in, bias, {1, cout, 1, 1, 1}));
-  return out;
+  planes = in.build<cir::PermuteOp>(planes, i64s(in, {0, 3, 1, 2, 4, 5})); // [n, od, c, kd, h, w]
+  planes = lower::reshape(in, planes, {n * od, c * kd, h, wd});
+  Value w2 = lower::reshape(in, w, {cout, ws[1] * kd, ws[3], ws[4]});
+  Value y = convolution(in, planes, w2, bias, {stride[1], stride[2]}, {padding[1], padding[2]},
+                        {dilation[1], dilation[2]}, false, {}, groups); // [n*od, cout, oh, ow]
+  std::vector<int64_t> ys = shapeOf(y);
+  Value out = lower::reshape(in, y, {n, od, cout, ys[2], ys[3]});
+  return in.build<cir::PermuteOp>(out, i64s(in, {0, 2, 1, 3, 4}));
 }
 
 /// `fn` on float64 copies of integer operands, its result truncated back

@@ -142,6 +142,25 @@ class Resampling(nn.Module):
         return {"out": up, "nearest": near, "exact": exact, "corners": corners, "line": line}
 
 
+class Conv3dVariants(nn.Module):
+    """3-D convolutions (one 2-D convolution over the depth taps as
+    channels): strides, padding, dilation in depth, groups, no bias, a
+    depth-1 kernel with stride, a depthwise one, and a transposed one."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv3d(3, 8, 3, padding=1)
+        self.b = nn.Conv3d(8, 6, (3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1), groups=2, bias=False)
+        self.c = nn.Conv3d(6, 6, (2, 3, 3), padding=(0, 1, 1), dilation=(2, 1, 1), groups=3)
+        self.d = nn.Conv3d(8, 5, (1, 3, 3), stride=2, padding=(0, 1, 1))
+        self.e = nn.Conv3d(8, 8, 3, padding=1, groups=8)
+        self.t = nn.ConvTranspose3d(6, 4, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        return self.c(self.b(y)), self.d(y), self.e(y), self.t(self.b(y))
+
+
 class ConvPoolVariants(nn.Module):
     """Every convolution and pooling attribute the code generator handles:
     strides, padding, dilation, groups, transposed convolutions with output
@@ -420,6 +439,8 @@ def build(name):
         return bn_randomize(m).eval(), [torch.randn(1, 3, 96, 128)], "script"
     if name == "causal_decoder_scripted":
         return CausalDecoder().eval(), [torch.randn(2, 5, 32), torch.randn(2, 6, 32)], "script"
+    if name == "conv3d_variants_scripted":
+        return Conv3dVariants().eval(), [torch.randn(2, 3, 6, 9, 8)], "script"
     if name == "conv_pool_variants_scripted":
         return ConvPoolVariants().eval(), [torch.randn(2, 4, 9, 7), torch.randn(2, 4, 15)], "script"
     if name == "indexing_scripted":
@@ -519,7 +540,7 @@ MODELS = ["mlp_traced", "mlp_scripted", "cnn_scripted", "resnet18_traced_frozen"
           "control_flow_scripted", "two_inputs_scripted", "recurrent_scripted",
           "dense_style_scripted", "resampling_scripted", "segmentation_lraspp_scripted",
           "causal_decoder_scripted", "handwritten_norms_scripted",
-          "conv_pool_variants_scripted", "indexing_scripted"] + ZOO_MODELS
+          "conv_pool_variants_scripted", "conv3d_variants_scripted", "indexing_scripted"] + ZOO_MODELS
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "i1",
           torch.complex64: "complex64"}
