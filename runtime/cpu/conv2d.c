@@ -35,6 +35,10 @@ typedef struct im2col_context {
   const float *input; /* this image's first channel of the group */
   const int64_t *prm;
   const cuvil_microkernels *mk; /* its stride-2 row helpers */
+  /* Pixels as rows over several images (pack_im2col_rows): row i is pixel
+   * i % pixels of image i / pixels, images image_stride floats apart; 0:
+   * one image. */
+  int64_t pixels, image_stride;
 } im2col_context;
 
 /* B(k, j) for k = (ci, ky, kx), j = an output pixel (oy, ox). */
@@ -154,35 +158,49 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
   int64_t dh = q[CUVIL_CONV_DH], dw = q[CUVIL_CONV_DW];
   int pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
   /* Each row's input origin; rows past `rows` read nothing (-h: out). */
-  int64_t oy[CUVIL_MR], ox[CUVIL_MR], iy0[CUVIL_MR], ix0[CUVIL_MR];
+  int64_t oy[CUVIL_MR], ox[CUVIL_MR], iy0[CUVIL_MR], ix0[CUVIL_MR], base[CUVIL_MR];
   for (int64_t r = 0; r < CUVIL_MR; ++r) {
-    oy[r] = (i0 + r) / ow;
-    ox[r] = (i0 + r) % ow;
+    int64_t pixel = i0 + r;
+    base[r] = 0;
+    if (ctx->pixels) {
+      base[r] = pixel / ctx->pixels * ctx->image_stride;
+      pixel %= ctx->pixels;
+    }
+    oy[r] = pixel / ow;
+    ox[r] = pixel % ow;
     iy0[r] = r < rows ? oy[r] * sh - ph : -h - kh * dh;
     ix0[r] = ox[r] * sw - pw;
   }
+  /* The panel's rows in one image (rows past `rows` read nothing): read
+   * from that image's origin, as with one image. */
+  const int one_image = base[0] == base[rows > 0 ? rows - 1 : 0];
+  const float *input = ctx->input + (one_image ? base[0] : 0);
+  if (one_image)
+    for (int64_t r = 0; r < CUVIL_MR; ++r)
+      base[r] = 0;
+  const int64_t first = ctx->pixels ? (i0 % ctx->pixels) : i0; /* the panel's first pixel */
   /* The panel's pixels on one output row: each k reads MR columns of one
    * input row, sw apart. */
-  int one_row = rows == CUVIL_MR && oy[0] == oy[CUVIL_MR - 1];
+  int one_row = one_image && rows == CUVIL_MR && oy[0] == oy[CUVIL_MR - 1];
   /* Otherwise (small images: a panel spans output rows) each tap's source
    * offset per pixel, -1 in the padding, worked out once per call: the K
    * rows (every channel reuses the taps) then gather without bounds tests. */
   enum { TABLE_TAPS = 64 };
   int64_t off[TABLE_TAPS][CUVIL_MR];
-  const int table = !pointwise && !one_row && kh * kw <= TABLE_TAPS;
+  const int table = (!pointwise || !one_image) && !one_row && kh * kw <= TABLE_TAPS;
   if (table)
     for (int64_t t = 0; t < kh * kw; ++t)
       for (int64_t r = 0; r < CUVIL_MR; ++r) {
         int64_t iy = iy0[r] + t / kw * dh, ix = ix0[r] + t % kw * dw;
-        off[t][r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? iy * w + ix : -1;
+        off[t][r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? base[r] + iy * w + ix : -1;
       }
   im2col_tap tap = im2col_tap_at(k0, kh, kw);
   for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
     int64_t dy = tap.ky * dh, dx = tap.kx * dw;
-    const float *plane = ctx->input + tap.ci * h * w;
+    const float *plane = input + tap.ci * h * w;
     float *d = dst + k * CUVIL_MR;
-    if (pointwise && rows == CUVIL_MR) {
-      memcpy(d, plane + i0, CUVIL_MR * sizeof(float)); /* pixel = input offset */
+    if (pointwise && one_image && rows == CUVIL_MR) {
+      memcpy(d, plane + first, CUVIL_MR * sizeof(float)); /* pixel = input offset */
       continue;
     }
     if (table) {
@@ -202,7 +220,7 @@ static void pack_im2col_rows(const void *context, int64_t i0, int64_t rows, int6
     }
     for (int64_t r = 0; r < CUVIL_MR; ++r) {
       int64_t iy = iy0[r] + dy, ix = ix0[r] + dx;
-      d[r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? plane[iy * w + ix] : 0.0f;
+      d[r] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? plane[base[r] + iy * w + ix] : 0.0f;
     }
   }
 }
@@ -230,7 +248,7 @@ static void conv2d_pixel_rows(const conv_job *j, int64_t image) {
   int64_t flags = q[CUVIL_CONV_FLAGS];
   for (int64_t g = 0; g < groups; ++g) {
     im2col_context ctx = {j->input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
-                           j->mk};
+                           j->mk, 0, 0};
     int64_t out_offset = (image * q[CUVIL_CONV_COUT] + g * cout_g) * pixels;
     cuvil_gemm_problem p = {
         .m = pixels, .n = cout_g, .k = k,
@@ -246,6 +264,68 @@ static void conv2d_pixel_rows(const conv_job *j, int64_t image) {
   }
 }
 
+/* The output's [pixels][cout] blocks (image by image, as the batched GEMM
+ * wrote them) transposed in place to [cout][pixels] through the thread's
+ * scratch, with the residual added and the clamp applied (the GEMM's
+ * epilogue added only the bias: the same operations in the same order). */
+typedef struct pixel_rows_transpose {
+  const conv_job *j;
+  float *scratch;
+} pixel_rows_transpose;
+
+static void transpose_images_body(void *closure, int64_t begin, int64_t end) {
+  const pixel_rows_transpose *t = closure;
+  const conv_job *j = t->j;
+  const int64_t *q = j->q;
+  const int64_t cout = q[CUVIL_CONV_COUT], pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
+  const int64_t flags = q[CUVIL_CONV_FLAGS];
+  const float lo = cuvil_float_from_bits(q[CUVIL_CONV_LO]), hi = cuvil_float_from_bits(q[CUVIL_CONV_HI]);
+  float *tmp = t->scratch ? t->scratch : cuvil_thread_pool_scratch(j->exec);
+  for (int64_t image = begin; image < end; ++image) {
+    float *y = j->output + image * cout * pixels;
+    const float *r = (flags & CUVIL_FLAG_RESIDUAL) ? j->residual + image * cout * pixels : NULL;
+    memcpy(tmp, y, (size_t)(cout * pixels) * sizeof(float));
+    for (int64_t c = 0; c < cout; ++c)
+      for (int64_t p = 0; p < pixels; ++p) {
+        float v = tmp[p * cout + c];
+        if (r)
+          v += r[c * pixels + p];
+        if (flags & CUVIL_FLAG_CLAMP)
+          v = v < lo ? lo : (v > hi ? hi : v);
+        y[c * pixels + p] = v;
+      }
+  }
+}
+
+/* Pixels as rows for a batch whose weights do not stay in cache from one
+ * image to the next (the late layers of a network at batch 8: 9 to 28 MB
+ * of them): one GEMM whose rows are every image's pixels reads each weight
+ * panel once for the batch instead of once per image. Its C is the output
+ * laid out [image][pixel][cout], transposed image by image after. Returns
+ * false where it does not apply (one image, groups, blocks past the
+ * scratch, weights that stay in cache). */
+static int conv2d_pixel_rows_batched(const conv_job *j) {
+  const int64_t *q = j->q;
+  const int64_t n = q[CUVIL_CONV_N], cout = q[CUVIL_CONV_COUT], pixels = q[CUVIL_CONV_OH] * q[CUVIL_CONV_OW];
+  const int64_t k = q[CUVIL_CONV_C] * q[CUVIL_CONV_KH] * q[CUVIL_CONV_KW];
+  const int64_t flags = q[CUVIL_CONV_FLAGS];
+  if (n < 2 || q[CUVIL_CONV_GROUPS] != 1 ||
+      cout * pixels * (int64_t)sizeof(float) > (int64_t)CUVIL_THREAD_SCRATCH_BYTES ||
+      k * cout * (int64_t)sizeof(float) < ((int64_t)4 << 20))
+    return 0;
+  im2col_context ctx = {j->input, q, j->mk, pixels, q[CUVIL_CONV_C] * q[CUVIL_CONV_H] * q[CUVIL_CONV_W]};
+  cuvil_gemm_problem p = {
+      .m = n * pixels, .n = cout, .k = k,
+      .pack_a = pack_im2col_rows, .a_context = &ctx,
+      .b_panels = j->weights, .a_pack_once = 1,
+      .c = j->output, .c_row_stride = cout, .c_col_stride = 1,
+      .bias = (flags & CUVIL_FLAG_BIAS) ? j->bias : NULL, .column_bias = 1};
+  cuvil_gemm_run(&p, j->mk, j->exec);
+  pixel_rows_transpose t = {j, NULL};
+  cuvil_run_items(j->exec, n, n * cout * pixels, transpose_images_body, &t, &t.scratch);
+  return 1;
+}
+
 /* Weights as the GEMM's rows, the image's pixels (im2col) as its columns. */
 static void conv2d_im2col(const conv_job *j, int64_t image) {
   const int64_t *q = j->q;
@@ -257,7 +337,7 @@ static void conv2d_im2col(const conv_job *j, int64_t image) {
   int64_t flags = q[CUVIL_CONV_FLAGS];
   for (int64_t g = 0; g < groups; ++g) {
     im2col_context ctx = {j->input + (image * q[CUVIL_CONV_C] + g * cin_g) * q[CUVIL_CONV_H] * q[CUVIL_CONV_W], q,
-                           j->mk};
+                           j->mk, 0, 0};
     /* A pointwise convolution's B is the input itself: rows of H x W. */
     int pointwise = q[CUVIL_CONV_KH] == 1 && q[CUVIL_CONV_KW] == 1 && q[CUVIL_CONV_SH] == 1 && q[CUVIL_CONV_SW] == 1 &&
                     q[CUVIL_CONV_PH] == 0 && q[CUVIL_CONV_PW] == 0;
@@ -297,6 +377,8 @@ void cuvil_rt_conv2d_f32(const int64_t *q, const float *input, const float *weig
     return;
   }
   conv_job j = {q, input, weights, bias, residual, output, mk, cuvil_rt_current_exec};
+  if ((q[CUVIL_CONV_FLAGS] & CUVIL_FLAG_PIXEL_ROWS) && conv2d_pixel_rows_batched(&j))
+    return;
   /* A batch of at least as many images as threads, in whole images: the
    * threads share none of an image's blocks, so there is no wait between
    * images (each image's GEMM alone splits over the threads, which for

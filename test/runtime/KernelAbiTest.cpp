@@ -258,6 +258,33 @@ TEST_CASE("convolution params by name: im2col and pixel rows", "[kernel_abi]") {
   requireNear(y, want);
 }
 
+// Pixels as rows over a batch whose weights are past a few megabytes: one
+// GEMM over every image's pixels, its [pixel][cout] blocks transposed after
+// with the residual and the clamp (conv2d_pixel_rows_batched); a panel of
+// rows spans two images where the image's pixels are not a multiple of MR.
+TEST_CASE("convolution with pixels as rows: a batch in one GEMM", "[kernel_abi]") {
+  for (int64_t kh : {3, 1}) {
+    INFO("kernel " << kh << "x" << kh);
+    Conv t{3, 256, 5, 3, 576, kh, kh, 1, 1, kh / 2, kh / 2, 1, 1, 1};
+    if (kh == 1)
+      t.c = 2048; // 4.7 MB of pointwise weights
+    t.flags = CUVIL_FLAG_BIAS | CUVIL_FLAG_RESIDUAL | CUVIL_FLAG_CLAMP | CUVIL_FLAG_PIXEL_ROWS;
+    t.lo = -0.5f;
+    t.hi = 0.75f;
+    const int64_t k = t.c * t.kh * t.kw;
+    REQUIRE(k * t.cout * 4 >= (int64_t(4) << 20));
+    std::vector<float> x = randomVector(static_cast<size_t>(t.n * t.c * t.h * t.w), 31);
+    std::vector<float> wt = randomVector(static_cast<size_t>(t.cout * k), 32);
+    std::vector<float> bias = randomVector(static_cast<size_t>(t.cout), 33);
+    std::vector<float> residual = randomVector(static_cast<size_t>(t.n * t.cout * t.oh() * t.ow()), 34);
+    const std::vector<float> want = directConv(t, x, wt, bias, residual);
+    const std::vector<float> panels = packPanels(wt.data(), t.cout, k, CUVIL_B_PANEL);
+    std::vector<float> y(want.size(), NAN);
+    cuvil_rt_conv2d_f32(convParams(t).data(), x.data(), panels.data(), bias.data(), residual.data(), y.data());
+    requireNear(y, want);
+  }
+}
+
 TEST_CASE("convolution params by name: depthwise and max pooling", "[kernel_abi]") {
   // Channel multiplier 2, a 3x5 window, every other field distinct.
   Conv t{2, 3, 10, 8, 6, 3, 5, 2, 1, 1, 2, 2, 1, 3};
