@@ -71,6 +71,30 @@ static void pack_im2col(const void *context, int64_t k0, int64_t kc, int64_t j0,
     run_len[runs++] = len;
     j += len;
   }
+  /* Small images (output rows of a few pixels: the late layers, grouped
+   * convolutions' many small GEMMs): each tap's source per column, -1 in
+   * the padding, worked out once per call for every channel, then each K
+   * row gathered without bounds tests or a call per run. */
+  enum { TABLE_TAPS = 64 };
+  if (ow < 8 && kh * kw <= TABLE_TAPS && n <= CUVIL_MAX_NR) {
+    int32_t off[TABLE_TAPS][CUVIL_MAX_NR];
+    for (int64_t t = 0; t < kh * kw; ++t)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t pixel = j0 + j, iy = pixel / ow * sh - ph + t / kw * dh, ix = pixel % ow * sw - pw + t % kw * dw;
+        off[t][j] = (uint64_t)iy < (uint64_t)h && (uint64_t)ix < (uint64_t)w ? (int32_t)(iy * w + ix) : -1;
+      }
+    im2col_tap tap = im2col_tap_at(k0, kh, kw);
+    for (int64_t k = 0; k < kc; ++k, im2col_tap_next(&tap, kh, kw)) {
+      const float *plane = ctx->input + tap.ci * h * w;
+      const int32_t *o = off[tap.ky * kw + tap.kx];
+      float *row = dst + k * nr_stride;
+      for (int64_t j = 0; j < n; ++j)
+        row[j] = o[j] >= 0 ? plane[o[j]] : 0.0f;
+      for (int64_t j = n; j < nr_stride; ++j)
+        row[j] = 0.0f;
+    }
+    return;
+  }
   /* 3-wide stride-2 rows with padding 1 on an even width (first layers):
    * the three columns from one pair of loads, split in registers. */
   const int s2k3 = sw == 2 && kw == 3 && dw == 1 && pw == 1 && w % 2 == 0 && ow == w / 2;
