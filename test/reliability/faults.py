@@ -685,14 +685,16 @@ def signal_export(e, sig, rounds, model):
     outcomes = []
     for i in range(rounds):
         p = subprocess.Popen(export_command(e, model, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.02, 1.2))
+        delay = rng.uniform(0.02, 1.2)
+        time.sleep(delay)
         p.send_signal(sig)
-        _, err = p.communicate(timeout=120)
+        out_text, err = p.communicate(timeout=120)
         err = err.decode(errors="replace")
         rc = p.returncode
         outcomes.append(rc)
         if rc not in (0, -sig, 128 + sig):
-            raise AssertionError("round %d: exit %d after signal %d: %s" % (i, rc, sig, err[-400:]))
+            raise AssertionError("round %d: exit %d after signal %d sent at %.3f s; stderr: %r; stdout: %r" %
+                                 (i, rc, sig, delay, err[-400:], out_text.decode(errors="replace")[-400:]))
         if rc == 0 and not os.path.exists(out):
             raise AssertionError("round %d: exit 0 without the output" % i)
         # Killed before the outputs were published: none; after: the
