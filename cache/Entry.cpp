@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -100,9 +101,16 @@ std::string digest(llvm::StringRef data) {
 }
 
 std::optional<std::string> digestFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Only a regular file has an end: a device or a pipe (--model /dev/zero)
+  // would be read forever. O_NONBLOCK: opening a FIFO does not wait.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return std::nullopt;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
   llvm::BLAKE3 h;
   std::vector<uint8_t> buffer(1 << 20);
   bool ok = true;

@@ -23,7 +23,8 @@ namespace cuvil::cache {
 std::string digest(llvm::StringRef data);
 /// The same digest of a file's bytes, read a megabyte at a time (a model
 /// of hundreds of megabytes needs no buffer of its size, nor a page fault
-/// for each of its pages); nothing when it cannot be read.
+/// for each of its pages); nothing when it cannot be read or is not a
+/// regular file (a device or a pipe has no end).
 std::optional<std::string> digestFile(const std::string &path);
 
 /// What a key is made of, in order.

@@ -350,8 +350,6 @@ Status stageKernelReport(const CompileOptions &options, const CompileResult &res
   return outputs.add(options.kernelReport, text);
 }
 
-/// The compiler's own identity: its version and the files whose bytes end
-/// up in what it writes (this executable, the target's runtime).
 /// The files a compile for `target` runs: this executable, the target's
 /// runtime archives and tuning database.
 std::vector<std::string> compilerFilesOf(const TargetBackend &target) {
@@ -361,6 +359,8 @@ std::vector<std::string> compilerFilesOf(const TargetBackend &target) {
   return files;
 }
 
+/// The compiler's own identity: its version and the files whose bytes end
+/// up in what it writes (compilerFilesOf).
 void addCompilerIdentity(::cuvil::cache::KeyMaterial &m, const TargetBackend &target) {
   m.add("version", ::cuvil::versionText());
   for (const std::string &f : compilerFilesOf(target)) {
@@ -948,7 +948,8 @@ Result<CompileResult> compileModule(ModuleOp module, const CompileOptions &optio
 }
 
 std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options,
-                                                              const std::string &knownModelDigest) {
+                                                              const std::string &knownModelDigest,
+                                                              std::vector<std::string> *compilerFiles) {
   Result<std::unique_ptr<TargetBackend>> target =
       createTargetBackend(options.target, targetOptionsOf(options));
   if (!target)
@@ -994,6 +995,8 @@ std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOption
     m.add("plugin", *digest);
   }
   addCompilerIdentity(m, **target);
+  if (compilerFiles)
+    *compilerFiles = compilerFilesOf(**target);
   return m;
 }
 
@@ -1189,7 +1192,6 @@ void printCacheStats(const ::cuvil::cache::CompileCache &cache, const std::strin
   }
 }
 
-
 /// The last build of this output had this very key and left the output as
 /// it still is: nothing to write.
 bool outputUpToDate(const std::optional<::cuvil::cache::KeyMaterial> &last,
@@ -1197,7 +1199,8 @@ bool outputUpToDate(const std::optional<::cuvil::cache::KeyMaterial> &last,
   if (!last)
     return false;
   std::string recorded = ::cuvil::cache::partValue(*last, "output-file");
-  return ::cuvil::cache::keyOfRecord(*last).parts == material.parts && !recorded.empty() && recorded == ::cuvil::cache::fileStateText(output);
+  return ::cuvil::cache::keyOfRecord(*last).parts == material.parts && !recorded.empty() &&
+         recorded == ::cuvil::cache::fileStateText(output);
 }
 
 } // namespace
@@ -1241,7 +1244,8 @@ Status compile(const CompileOptions &requested) {
   // The key of the whole output, and the identity the library keeps.
   PhaseClock clock(/*progress=*/false); // -vv: where a build from the cache spends its time
   clock.begin(knownDigest.empty() ? "the output's key (the model file's digest)" : "the output's key");
-  std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options, knownDigest);
+  std::vector<std::string> compilerFiles; // watched by the build record
+  std::optional<::cuvil::cache::KeyMaterial> material = outputKeyMaterial(options, knownDigest, &compilerFiles);
   clock.end();
   if (material)
     options.libraryIdentity = identityText(*material);
@@ -1270,9 +1274,7 @@ Status compile(const CompileOptions &requested) {
       for (const std::string *f : {&options.tuningDb, &options.deviceProfile, &options.emitHeader, &options.depfile})
         if (!f->empty())
           watched.push_back(*f);
-      if (auto t = createTargetBackend(options.target, targetOptionsOf(options)))
-        for (const std::string &f : compilerFilesOf(**t))
-          watched.push_back(f);
+      watched.insert(watched.end(), compilerFiles.begin(), compilerFiles.end());
       if (llvm::none_of(watched, [](const std::string &f) { return f.find('\n') != std::string::npos; })) {
         record.add("invocation", options.invocation);
         for (const std::string &f : watched)

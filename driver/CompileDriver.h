@@ -169,9 +169,12 @@ FailureOr<func::FuncOp> entryFunction(ModuleOp module);
 /// compiler's identity. Nothing when the target cannot be configured or the
 /// model read (the compile then reports that itself). `knownModelDigest`:
 /// the model's digest when known already (the file unchanged since the last
-/// build), else the file is hashed.
+/// build), else the file is hashed. `compilerFiles`, when given, receives
+/// the files of the compiler's identity (this executable, the target's
+/// runtime archives and tuning database), which the build record watches.
 std::optional<::cuvil::cache::KeyMaterial> outputKeyMaterial(const CompileOptions &options,
-                                                              const std::string &knownModelDigest = "");
+                                                              const std::string &knownModelDigest = "",
+                                                              std::vector<std::string> *compilerFiles = nullptr);
 
 /// The target options `options` select: the CPU and features (of the
 /// device profile, when one is named), instrumentation, the tuning

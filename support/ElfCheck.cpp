@@ -40,7 +40,8 @@ namespace {
 
 class File {
 public:
-  explicit File(const std::string &path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  // O_NONBLOCK: a FIFO is refused (not a regular file), not waited on.
+  explicit File(const std::string &path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)) {}
   ~File() {
     if (fd_ >= 0)
       ::close(fd_);

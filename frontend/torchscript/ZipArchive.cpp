@@ -150,7 +150,8 @@ Result<ZipArchive> ZipArchive::open(const std::string &path,
                                     const ZipLimits &limits) {
   ZipArchive z;
   z.path_ = path;
-  z.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO is refused below, not waited on at the open.
+  z.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (z.fd_ < 0)
     return ioError("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st;
