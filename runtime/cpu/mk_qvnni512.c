@@ -272,7 +272,8 @@ static void vbmi_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, i
 
 static const cuvil_qkernels vnni_vbmi_kernels = {
     "avx512_vnni_vbmi", vnni_conv_tile,      vnni_linear_tile, vbmi_depthwise_plane,
-    vnni_pack_patches,  vnni_interleave_row, {8, 3},          cuvil_qdepthwise_vbmi_direct};
+    vnni_pack_patches,  vnni_interleave_row, {8, 3},          cuvil_qdepthwise_vbmi_direct,
+    cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return &vnni_vbmi_kernels; }
 

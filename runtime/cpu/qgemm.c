@@ -62,6 +62,10 @@ const cuvil_qkernels *cuvil_qkernels_best(void) {
 
 void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels) { test_qkernels = kernels; }
 
+static int depthwise_plans = 0;
+
+void cuvil_qdepthwise_plans_for_test(int mode) { depthwise_plans = mode; }
+
 /*--- Convolution -----------------------------------------------------------------*/
 
 typedef struct qconv_job {
@@ -77,6 +81,7 @@ typedef struct qconv_job {
   int direct_b; /* the tiles read the workspace itself (1x1, stride 1, unpadded) */
   void *exec;
   float *scratch; /* set for runs on this thread (cuvil_run_items) */
+  const void *depthwise_plan; /* the kernels' depthwise plan, read by every thread */
 } qconv_job;
 
 /* Element `at` of the output (u8, or f32 with Y_FLOAT). */
@@ -248,18 +253,25 @@ static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
   const int64_t SH = q[CUVIL_QCONV_SH], PH = q[CUVIL_QCONV_PH], PW = q[CUVIL_QCONV_PW],
                 DH = q[CUVIL_QCONV_DH];
   const uint8_t zx = (uint8_t)q[CUVIL_QCONV_X_ZERO];
+  const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
+  uint8_t *stage = j->depthwise_plan ? (uint8_t *)(j->scratch ? j->scratch : cuvil_thread_pool_scratch(j->exec))
+                                     : NULL;
   for (int64_t item = begin; item < end; ++item) {
     int64_t c = item % C;
     uint8_t *plane = j->workspace + item * j->hp * j->wp;
     const uint8_t *src = j->input + item * H * W;
-    float taps[CUVIL_QDEPTHWISE_MAX_TAPS];
-    for (int64_t t = 0; t < KH * KW; ++t)
-      taps[t] = (float)j->weights[c * j->kp + t * 4];
     cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
                          (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
                          (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
     onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], c, q[CUVIL_QCONV_Y_ONEDNN]);
-    const int64_t geometry[6] = {KH, KW, SH, q[CUVIL_QCONV_SW], DH, q[CUVIL_QCONV_DW]};
+    if (j->depthwise_plan) {
+      j->kernels->depthwise_run(j->depthwise_plan, stage, item == begin, src,
+                                j->weights + c * j->kp, &e, out_at(j, item * OH * OW));
+      continue;
+    }
+    float taps[CUVIL_QDEPTHWISE_MAX_TAPS];
+    for (int64_t t = 0; t < KH * KW; ++t)
+      taps[t] = (float)j->weights[c * j->kp + t * 4];
     /* Kernels that read the input itself need no padded copy. */
     if (j->kernels->depthwise_direct &&
         j->kernels->depthwise_direct(src, H, W, PH, PW, zx, OH, OW, geometry, taps, &e,
@@ -293,6 +305,20 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
                  q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL};
   if (groups == q[CUVIL_QCONV_C] && groups == q[CUVIL_QCONV_COUT] &&
       q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] <= CUVIL_QDEPTHWISE_MAX_TAPS) {
+    /* A plan the kernels work out once per layer geometry and keep (in
+     * the workspace, which the planes' padded copies would have used, the
+     * first time); each thread stages planes in its scratch. */
+    if (j.kernels->depthwise_prepare && depthwise_plans >= 0) {
+      const int64_t geometry[6] = {q[CUVIL_QCONV_KH], q[CUVIL_QCONV_KW], q[CUVIL_QCONV_SH],
+                                   q[CUVIL_QCONV_SW], q[CUVIL_QCONV_DH], q[CUVIL_QCONV_DW]};
+      uint8_t *memory = (uint8_t *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
+      const int64_t room = cuvil_qconv_workspace_bytes(q) - (memory - workspace);
+      if (room > 0)
+        j.depthwise_plan = j.kernels->depthwise_prepare(
+            memory, (size_t)room, CUVIL_THREAD_SCRATCH_BYTES, geometry, q[CUVIL_QCONV_H],
+            q[CUVIL_QCONV_W], q[CUVIL_QCONV_PH], q[CUVIL_QCONV_PW], (uint8_t)q[CUVIL_QCONV_X_ZERO],
+            q[CUVIL_QCONV_OH], q[CUVIL_QCONV_OW], depthwise_plans > 0);
+    }
     cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups,
                     q[CUVIL_QCONV_N] * groups * pixels * q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW],
                     qdepthwise_body, &j, &j.scratch);

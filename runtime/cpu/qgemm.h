@@ -103,6 +103,20 @@ typedef struct cuvil_qkernels {
   bool (*depthwise_direct)(const uint8_t *input, int64_t h, int64_t w, int64_t ph, int64_t pw,
                            uint8_t zx, int64_t oh, int64_t ow, const int64_t *g,
                            const float *taps, const cuvil_qepilogue *e, void *out);
+  /* Depthwise planes by a plan worked out once per layer geometry (the
+   * kernels keep it; `memory`, `bytes` of it 64-byte aligned, is where it
+   * is worked out): the plan to run, or NULL where this geometry is not
+   * taken, the row kernels are better, or a plane does not fit a stage of
+   * stage_bytes. Then run plane by plane with a thread's stage (fresh: the
+   * first plane of a run on this thread) on the unpadded input (h x w),
+   * its weights (the layer's row: tap t at byte 4t) and epilogue. NULL:
+   * depthwise_direct or depthwise_plane. force (tests): a plan wherever
+   * the geometry is taken, better or not. */
+  const void *(*depthwise_prepare)(void *memory, size_t bytes, size_t stage_bytes,
+                                   const int64_t *g, int64_t h, int64_t w, int64_t ph, int64_t pw,
+                                   uint8_t zx, int64_t oh, int64_t ow, bool force);
+  void (*depthwise_run)(const void *plan, uint8_t *stage, bool fresh, const uint8_t *input,
+                        const int8_t *weights, const cuvil_qepilogue *e, void *out);
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
@@ -128,11 +142,22 @@ bool cuvil_qdepthwise_vbmi_direct(const uint8_t *input, int64_t h, int64_t w, in
                                   int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
                                   const int64_t *g, const float *taps, const cuvil_qepilogue *e,
                                   void *out);
+/* mk_qvbmi512.c's depthwise plans (cuvil_qkernels.depthwise_prepare and
+ * depthwise_run). */
+const void *cuvil_qdepthwise_vbmi_prepare(void *memory, size_t bytes, size_t stage_bytes,
+                                          const int64_t *g, int64_t h, int64_t w, int64_t ph,
+                                          int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
+                                          bool force);
+void cuvil_qdepthwise_vbmi_run(const void *plan, uint8_t *stage, bool fresh, const uint8_t *input,
+                               const int8_t *weights, const cuvil_qepilogue *e, void *out);
 /* The best this CPU runs (CUVIL_TEST_HIDE_CPU_FEATURES hides features, so
  * tests can run each variant). */
 const cuvil_qkernels *cuvil_qkernels_best(void);
 /* Tests: the variant the entry points use from now on (NULL: the best). */
 void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels);
+/* Tests and benchmarks: depthwise plans where the kernels judge them
+ * better (0, the default), wherever the geometry is taken (1), never (-1). */
+void cuvil_qdepthwise_plans_for_test(int mode);
 
 /* Accumulator `i` of a tile to out[at]: requantized, or dequantized. */
 static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,

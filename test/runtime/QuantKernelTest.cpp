@@ -143,8 +143,16 @@ void checkConv(const ConvCase &t, uint32_t seed) {
                          const std::vector<int8_t> &weights) {
     for (const cuvil_qkernels *k : runnableQKernels()) {
       cuvil_qkernels_use_for_test(k);
+      // Depthwise plans where the kernels choose them, everywhere they
+      // take the geometry, and never.
+      std::vector<int> plans{0};
+      if (k->depthwise_prepare)
+        plans = {0, 1, -1};
+      for (int plan : plans)
       for (int threads : {1, 3}) {
-        INFO(label << ", variant " << k->name << ", " << threads << " thread(s), seed " << seed);
+        cuvil_qdepthwise_plans_for_test(plan);
+        INFO(label << ", variant " << k->name << ", depthwise plans " << plan << ", " << threads
+                   << " thread(s), seed " << seed);
         Pool pool(threads);
         cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
         std::vector<uint8_t> workspace(workspaceBytes(q));
@@ -185,6 +193,7 @@ void checkConv(const ConvCase &t, uint32_t seed) {
     checkKernel("pixel rows", cuvil_rt_qconv2d_u8s8_rows, rowsF32, cuvil_qconv_rows_workspace_bytes, panels);
   }
   cuvil_qkernels_use_for_test(nullptr);
+  cuvil_qdepthwise_plans_for_test(0);
 }
 
 } // namespace
@@ -206,6 +215,25 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({1, 3, 10, 150, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3}, 14);
   checkConv({2, 3, 9, 141, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3}, 15);
   checkConv({1, 2, 12, 20, 2, 7, 7, 1, 1, 3, 3, 1, 1, 2}, 16);
+  // Depthwise by plan (avx512_vnni_vbmi): segments across row ends (7x7,
+  // 14x14, odd widths), stride 2 (one window, and two where a segment's
+  // taps spread past 64 bytes), wide rows (several segments a row), 5x5
+  // and 7x7 windows (taps in two quads; the weights' row past 64 bytes),
+  // dilation, rows narrower than the padding, one column, periods that
+  // end past the last output row, several images.
+  checkConv({1, 6, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6}, 17);
+  checkConv({2, 5, 14, 14, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5}, 18);
+  checkConv({1, 4, 14, 14, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4}, 19);
+  checkConv({1, 3, 56, 56, 3, 3, 3, 2, 2, 1, 1, 1, 1, 3}, 20);
+  checkConv({1, 3, 13, 29, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3}, 21);
+  checkConv({1, 2, 9, 100, 2, 5, 5, 1, 2, 2, 2, 1, 1, 2}, 22);
+  checkConv({1, 3, 11, 10, 3, 7, 7, 1, 1, 3, 3, 1, 1, 3}, 23);
+  checkConv({1, 3, 12, 12, 3, 3, 3, 1, 1, 2, 2, 2, 2, 3}, 24);
+  checkConv({1, 2, 3, 2, 2, 3, 3, 1, 1, 2, 2, 1, 1, 2}, 25);
+  checkConv({1, 2, 9, 1, 2, 3, 1, 1, 1, 1, 0, 1, 1, 2}, 26);
+  checkConv({1, 3, 10, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3}, 27);
+  checkConv({3, 2, 15, 22, 2, 3, 3, 2, 1, 1, 1, 1, 1, 2}, 28);
+  checkConv({1, 2, 8, 40, 2, 1, 8, 1, 1, 0, 3, 1, 1, 2}, 29);
   checkConv({1, 64, 8, 8, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 6);  // 64 pixels: 48 + 16
   checkConv({1, 16, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 7);   // 1x1 stride 2
   checkConv({1, 4, 40, 37, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 12); // stride 2, rows of 19-20 pixels
