@@ -120,6 +120,8 @@ int main(void) {
   run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);
   run_with("resnet18 layer3 3x3 256->256 14, pixel rows", cuvil_rt_qconv2d_u8s8_rows, 256, 14, 256, 3, 1, 1, 1);
   run("resnet18 downsample 1x1/2 64->128 56", 64, 56, 128, 1, 2, 0, 1);
+  run("mobilenet_v2 pointwise 1x1 16->96 112", 16, 112, 96, 1, 1, 0, 1);
+  run("mobilenet_v2 pointwise 1x1 24->144 56", 24, 56, 144, 1, 1, 0, 1);
   run("mobilenet_v2 pointwise 1x1 144->24 56", 144, 56, 24, 1, 1, 0, 1);
   mobilenet_v2_depthwise();
   printf("  {}\n]\n");

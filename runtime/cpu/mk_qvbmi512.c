@@ -77,9 +77,8 @@ static inline __attribute__((always_inline)) void block(
   const __m512 multiplier = _mm512_set1_ps(e->multiplier[0]);
   const __m512 bias = e->bias ? _mm512_set1_ps(e->bias[0]) : _mm512_setzero_ps();
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      requantize_store(acc[r][v], offset, multiplier, bias, zero, lo, hi, e, out,
-                       (y0 + r) * ow + x0 + 16 * v, left - 16 * v);
+    requantize_store_row(acc[r], NV, offset, multiplier, bias, zero, lo, hi, e, out,
+                         (y0 + r) * ow + x0, left);
 }
 
 /* The 3x3 windows (one quad of taps a row) with both loops unrolled. */

@@ -46,9 +46,8 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
     __m512i offset = _mm512_set1_epi32(e->offset[r]);
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
     __m512 bias = e->bias ? _mm512_set1_ps(e->bias[r]) : _mm512_setzero_ps();
-    for (int v = 0; v < NV && v * 16 < cols; ++v)
-      requantize_store(acc[r][v], offset, multiplier, bias, zero, lo, hi, e, out,
-                       r * ldo + v * 16, cols - v * 16);
+    requantize_store_row(acc[r], NV, offset, multiplier, bias, zero, lo, hi, e, out, r * ldo,
+                         cols < 16 * NV ? cols : 16 * NV);
   }
 }
 

@@ -59,6 +59,62 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
     _mm512_mask_cvtepi32_storeu_epi8(out, (__mmask16)((1u << count) - 1), v);
 }
 
+/* NV (1 to 4) consecutive vectors of 16 sums of one output row (its
+ * pixels or columns [at, at + count), count <= 16 NV) to bytes: the same
+ * bytes as requantize_store on each, for fewer instructions. Each vector
+ * is bounded above in float (below the conversion's overflow) and rounded,
+ * then the vectors are packed to bytes with unsigned saturation (which
+ * clamps to [0, 255]: the bounds are integers and rounding is monotone, so
+ * clamping after rounding is the same), clamped to [y_min, y_max] as bytes
+ * and stored at once: vpmovdb costs two instructions for every vector. */
+static inline void requantize_store_row(const __m512i *acc, const int NV, __m512i offset,
+                                        __m512 multiplier, __m512 bias, __m512i zero, __m512i lo,
+                                        __m512i hi, const cuvil_qepilogue *e, void *base,
+                                        int64_t at, int64_t count) {
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+  if (e->y_float) {
+    for (int v = 0; v < NV && 16 * v < count; ++v)
+      requantize_store(acc[v], offset, multiplier, bias, zero, lo, hi, e, base, at + 16 * v,
+                       count - 16 * v);
+    return;
+  }
+  /* Each step rounded on its own, whatever the file's -ffp-contract says:
+   * the embedded-rounding forms are never fused into multiply-adds. */
+#define CUVIL_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+  __m512i q[4];
+  for (int v = 0; v < NV; ++v) {
+    __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc[v], offset));
+    if (e->bias) { /* oneDNN's epilogue: the bias in the sums' domain first */
+      f = _mm512_add_round_ps(f, bias, CUVIL_NEAREST);
+      f = _mm512_add_round_ps(_mm512_mul_round_ps(f, multiplier, CUVIL_NEAREST), _mm512_cvtepi32_ps(zero),
+                              CUVIL_NEAREST);
+      f = _mm512_min_ps(f, _mm512_cvtepi32_ps(hi));
+      q[v] = _mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    } else {
+      f = _mm512_min_ps(_mm512_mul_round_ps(f, multiplier, CUVIL_NEAREST),
+                        _mm512_cvtepi32_ps(_mm512_sub_epi32(hi, zero)));
+      q[v] = _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                              zero);
+    }
+  }
+#undef CUVIL_NEAREST
+  for (int v = NV; v < 4; ++v)
+    q[v] = q[0];
+  /* Per 128-bit lane L, dwords [v0 L, v1 L, v2 L, v3 L]: to v0, v1, v2, v3. */
+  __m512i bytes = _mm512_packus_epi16(_mm512_packus_epi32(q[0], q[1]), _mm512_packus_epi32(q[2], q[3]));
+  bytes = _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+  bytes = _mm512_min_epu8(_mm512_max_epu8(bytes, _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(lo)))),
+                          _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(hi))));
+  uint8_t *out = (uint8_t *)base + at;
+  if (count >= 64)
+    _mm512_storeu_si512(out, bytes);
+  else
+    _mm512_mask_storeu_epi8(out, (__mmask64)(~0ull >> (64 - count)), bytes);
+}
+
 /* The depthwise kernels' walk over an output plane of oh x ow pixels:
  * wide rows 64 pixels (or the rest) at a time, narrow ones (up to 32
  * pixels) several rows at once, so that each block has enough independent

@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -23,9 +24,22 @@
 
 namespace {
 
-uint8_t requantizeReference(int32_t acc, float multiplier, int32_t zero) {
+uint8_t requantizeReference(int32_t acc, float multiplier, int32_t zero, int32_t lo = 0,
+                            int32_t hi = 255) {
   float v = static_cast<float>(zero) + std::nearbyint(static_cast<float>(acc) * multiplier);
-  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+  return static_cast<uint8_t>(v < lo ? lo : v > hi ? hi : v);
+}
+
+// PyTorch's onednn engine: the bias in float in the sums' domain, then
+// each step rounded to float on its own (no fused multiply-add).
+uint8_t requantizeOnednn(int32_t acc, float bias, float multiplier, int32_t zero, int32_t lo,
+                         int32_t hi) {
+  volatile float v = static_cast<float>(acc);
+  v = v + bias;
+  v = v * multiplier;
+  v = v + static_cast<float>(zero);
+  float r = std::nearbyint(v);
+  return static_cast<uint8_t>(r < lo ? lo : r > hi ? hi : r);
 }
 
 std::vector<const cuvil_qkernels *> runnableQKernels() {
@@ -63,6 +77,9 @@ void checkConv(const ConvCase &t, uint32_t seed) {
   int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
   int64_t cg = t.c / t.groups, cog = t.cout / t.groups;
   int64_t zx = byte(rng), zy = byte(rng);
+  // Odd seeds: an activation's narrower output range (relu6's, say).
+  const int32_t yMin = seed % 2 ? std::max<int32_t>(0, static_cast<int32_t>(zy) - 40) : 0;
+  const int32_t yMax = seed % 2 ? std::min<int32_t>(255, static_cast<int32_t>(zy) + 60) : 255;
   std::vector<uint8_t> x(t.n * t.c * t.h * t.w);
   for (uint8_t &v : x)
     v = static_cast<uint8_t>(byte(rng));
@@ -71,13 +88,19 @@ void checkConv(const ConvCase &t, uint32_t seed) {
     v = static_cast<int8_t>(weight(rng));
   std::vector<int32_t> biasQ(t.cout);
   std::vector<float> multiplier(t.cout);
+  // onednn: the multipliers, then the float biases (kernel_abi.h's Y_ONEDNN).
+  std::vector<float> onednnMultiplier(2 * t.cout);
   for (int64_t c = 0; c < t.cout; ++c) {
     biasQ[c] = bias(rng);
     multiplier[c] = std::ldexp(1.0f + (byte(rng) / 256.0f), -12);
+    onednnMultiplier[c] = multiplier[c];
+    onednnMultiplier[t.cout + c] = static_cast<float>(biasQ[c]) * 0.37f + 0.3f;
   }
   // The reference, on the layouts as PyTorch has them.
   std::vector<uint8_t> want(t.n * t.cout * oh * ow);
   std::vector<float> wantFloat(want.size()); // Y_FLOAT: the sums dequantized
+  std::vector<uint8_t> wantOnednn(want.size());
+  std::vector<float> wantOnednnFloat(want.size());
   for (int64_t n = 0; n < t.n; ++n)
     for (int64_t co = 0; co < t.cout; ++co) {
       int64_t g = co / cog;
@@ -93,8 +116,14 @@ void checkConv(const ConvCase &t, uint32_t seed) {
                                 : x[((n * t.c + g * cg + ci) * t.h + ih) * t.w + iw];
                 acc += (v - static_cast<int32_t>(zx)) * w[((co * cg + ci) * t.kh + a) * t.kw + b];
               }
-          want[((n * t.cout + co) * oh + y) * ow + xo] = requantizeReference(acc, multiplier[co], zy);
-          wantFloat[((n * t.cout + co) * oh + y) * ow + xo] = static_cast<float>(acc) * multiplier[co];
+          const int64_t at = ((n * t.cout + co) * oh + y) * ow + xo;
+          want[at] = requantizeReference(acc, multiplier[co], zy, yMin, yMax);
+          wantFloat[at] = static_cast<float>(acc) * multiplier[co];
+          const float biasF = onednnMultiplier[t.cout + co];
+          wantOnednn[at] = requantizeOnednn(acc - biasQ[co], biasF, multiplier[co], zy, yMin, yMax);
+          volatile float f = static_cast<float>(acc - biasQ[co]);
+          f = f + biasF;
+          wantOnednnFloat[at] = f * multiplier[co];
         }
     }
   // What the compiler writes: params, weights in (kh, kw, channel) order
@@ -119,11 +148,11 @@ void checkConv(const ConvCase &t, uint32_t seed) {
   q[CUVIL_QCONV_GROUPS] = t.groups;
   q[CUVIL_QCONV_X_ZERO] = zx;
   q[CUVIL_QCONV_Y_ZERO] = zy;
-  q[CUVIL_QCONV_Y_MIN] = 0;
-  q[CUVIL_QCONV_Y_MAX] = 255;
+  q[CUVIL_QCONV_Y_MIN] = yMin;
+  q[CUVIL_QCONV_Y_MAX] = yMax;
   int64_t kp = cuvil_qconv_kp(q), quads = cuvil_qconv_quads(q);
   std::vector<int8_t> packed(t.cout * kp, 0);
-  std::vector<int32_t> offset(t.cout);
+  std::vector<int32_t> offset(t.cout), onednnOffset(t.cout);
   for (int64_t co = 0; co < t.cout; ++co) {
     uint32_t sum = 0;
     for (int64_t ci = 0; ci < cg; ++ci)
@@ -134,15 +163,23 @@ void checkConv(const ConvCase &t, uint32_t seed) {
           sum += static_cast<uint32_t>(static_cast<int32_t>(v));
         }
     offset[co] = static_cast<int32_t>(static_cast<uint32_t>(biasQ[co]) - static_cast<uint32_t>(zx) * sum);
+    onednnOffset[co] = static_cast<int32_t>(0u - static_cast<uint32_t>(zx) * sum);
   }
   // Both entry points (u8 and f32 outputs) of one convolution kernel, on
-  // every variant this CPU runs, with and without threads.
+  // every variant this CPU runs, with and without threads, with the
+  // integer bias and with onednn's float one.
   using Conv = void (*)(const int64_t *, const uint8_t *, const int8_t *, const int32_t *,
                         const float *, uint8_t *, void *);
   auto checkKernel = [&](const char *label, Conv u8, Conv f32, int64_t (*workspaceBytes)(const int64_t *),
                          const std::vector<int8_t> &weights) {
-    for (const cuvil_qkernels *k : runnableQKernels()) {
+    for (const cuvil_qkernels *k : runnableQKernels())
+    for (bool onednn : {false, true}) {
       cuvil_qkernels_use_for_test(k);
+      q[CUVIL_QCONV_Y_ONEDNN] = onednn;
+      const std::vector<int32_t> &offsets = onednn ? onednnOffset : offset;
+      const std::vector<float> &multipliers = onednn ? onednnMultiplier : multiplier;
+      const std::vector<uint8_t> &wanted = onednn ? wantOnednn : want;
+      const std::vector<float> &wantedFloat = onednn ? wantOnednnFloat : wantFloat;
       // Depthwise plans where the kernels choose them, everywhere they
       // take the geometry, and never.
       std::vector<int> plans{0};
@@ -151,29 +188,30 @@ void checkConv(const ConvCase &t, uint32_t seed) {
       for (int plan : plans)
       for (int threads : {1, 3}) {
         cuvil_qdepthwise_plans_for_test(plan);
-        INFO(label << ", variant " << k->name << ", depthwise plans " << plan << ", " << threads
-                   << " thread(s), seed " << seed);
+        INFO(label << ", variant " << k->name << (onednn ? ", onednn" : "") << ", depthwise plans "
+                   << plan << ", " << threads << " thread(s), seed " << seed);
         Pool pool(threads);
         cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
         std::vector<uint8_t> workspace(workspaceBytes(q));
         std::vector<uint8_t> y(want.size(), 0xAA);
-        u8(q, x.data(), weights.data(), offset.data(), multiplier.data(), workspace.data(), y.data());
+        u8(q, x.data(), weights.data(), offsets.data(), multipliers.data(), workspace.data(), y.data());
         size_t bad = 0;
         for (size_t i = 0; i < y.size(); ++i)
-          bad += y[i] != want[i];
+          bad += y[i] != wanted[i];
         CHECK(bad == 0);
         q[CUVIL_QCONV_Y_FLOAT] = 1;
         std::vector<uint8_t> floatWorkspace(workspaceBytes(q));
         std::vector<float> yf(want.size(), NAN);
-        f32(q, x.data(), weights.data(), offset.data(), multiplier.data(), floatWorkspace.data(), yf.data());
+        f32(q, x.data(), weights.data(), offsets.data(), multipliers.data(), floatWorkspace.data(), yf.data());
         q[CUVIL_QCONV_Y_FLOAT] = 0;
         cuvil_rt_current_exec = nullptr;
         size_t badFloat = 0;
         for (size_t i = 0; i < yf.size(); ++i)
-          badFloat += !(yf[i] == wantFloat[i]);
+          badFloat += !(yf[i] == wantedFloat[i]);
         CHECK(badFloat == 0);
       }
     }
+    q[CUVIL_QCONV_Y_ONEDNN] = 0;
   };
   Conv tilesF32 = [](const int64_t *p, const uint8_t *in, const int8_t *w, const int32_t *o,
                      const float *m, uint8_t *ws, void *y) {
