@@ -22,6 +22,8 @@ static double now(void) {
 /* runtime/cpu/qgemm.h: depthwise plans as the kernels choose (0) or never
  * (-1, the row kernels alone). */
 void cuvil_qdepthwise_plans_for_test(int mode);
+/* ... and stride-1 convolutions on the padded grid (true) or with patches. */
+void cuvil_qconv_grid_for_test(_Bool enabled);
 
 typedef void (*qconv_fn)(const int64_t *, const uint8_t *, const int8_t *, const int32_t *,
                          const float *, uint8_t *, void *);
@@ -113,8 +115,17 @@ int main(void) {
   printf("[\n");
   run("resnet18 conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1);
   run("resnet18 layer1 3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1);
+  cuvil_qconv_grid_for_test(0);
+  run("resnet18 layer1 3x3 64->64 56, patches", 64, 56, 64, 3, 1, 1, 1);
+  cuvil_qconv_grid_for_test(1);
   run("resnet18 layer2 3x3 128->128 28", 128, 28, 128, 3, 1, 1, 1);
+  cuvil_qconv_grid_for_test(0);
+  run("resnet18 layer2 3x3 128->128 28, patches", 128, 28, 128, 3, 1, 1, 1);
+  cuvil_qconv_grid_for_test(1);
   run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);
+  cuvil_qconv_grid_for_test(0);
+  run("resnet18 layer3 3x3 256->256 14, patches", 256, 14, 256, 3, 1, 1, 1);
+  cuvil_qconv_grid_for_test(1);
   run("resnet18 layer4 3x3 512->512 7", 512, 7, 512, 3, 1, 1, 1);
   run_with("resnet18 layer4 3x3 512->512 7, pixel rows", cuvil_rt_qconv2d_u8s8_rows, 512, 7, 512, 3, 1, 1, 1);
   run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);

@@ -66,6 +66,68 @@ static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_
   }
 }
 
+/* The tile over the padded grid: as conv_tile_rows, the B rows at their
+ * own offsets, the outputs stored by segments (the positions in the
+ * padding's columns dropped). */
+static inline __attribute__((always_inline)) void conv_grid_rows(
+    int64_t kp, const int8_t *w, const uint8_t *b, const int32_t *k4_offsets, const int R,
+    const int NV, const cuvil_qgrid *grid, const cuvil_qepilogue *e, void *out, int64_t ldo) {
+  __m512i acc[CUVIL_QCONV_MR][3];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = _mm512_setzero_si512();
+  const int64_t k4s = kp / 4;
+  for (int64_t k4 = 0; k4 < k4s; ++k4) {
+    const uint8_t *bk = b + k4_offsets[k4];
+    __m512i bv[3];
+    for (int v = 0; v < NV; ++v)
+      bv[v] = _mm512_loadu_si512(bk + 64 * v);
+    for (int r = 0; r < R; ++r) {
+      __m512i a = _mm512_set1_epi32(load4(w + r * kp + k4 * 4));
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], a);
+    }
+  }
+  const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
+                hi = _mm512_set1_epi32(e->y_max);
+  const int64_t segments = grid->count;
+  for (int r = 0; r < R; ++r) {
+    __m512i offset = _mm512_set1_epi32(e->offset[r]);
+    __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
+    __m512 bias = e->bias ? _mm512_set1_ps(e->bias[r]) : _mm512_setzero_ps();
+    if (e->y_float) {
+      float *row = (float *)out + r * ldo;
+      for (int v = 0; v < NV; ++v) {
+        const __m512 f = requantize_float(acc[r][v], offset, multiplier, bias, e);
+        for (int64_t s = 0; s < segments; ++s)
+          _mm512_mask_storeu_ps(row + grid->base[s] + 16 * v, (__mmask16)(grid->mask[s] >> (16 * v)), f);
+      }
+      continue;
+    }
+    const __m512i bytes = requantize_row_bytes(acc[r], NV, offset, multiplier, bias, zero, lo, hi, e);
+    uint8_t *row = (uint8_t *)out + r * ldo;
+    for (int64_t s = 0; s < segments; ++s)
+      _mm512_mask_storeu_epi8(row + grid->base[s], (__mmask64)grid->mask[s], bytes);
+  }
+}
+
+static void vnni_conv_tile_grid(int64_t kp, const int8_t *w, const uint8_t *b,
+                                const int32_t *k4_offsets, int64_t rows, int64_t np,
+                                const cuvil_qgrid *grid, const cuvil_qepilogue *e, void *out,
+                                int64_t ldo) {
+  const int nv = np > 32 ? 3 : np > 16 ? 2 : 1;
+  switch (rows * 4 + nv) {
+#define TILE(r, v)                                                                                 \
+  case r * 4 + v:                                                                                  \
+    conv_grid_rows(kp, w, b, k4_offsets, r, v, grid, e, out, ldo);                                 \
+    return;
+#define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3)
+    ROWS(1) ROWS(2) ROWS(3) ROWS(4) ROWS(5) ROWS(6) ROWS(7) ROWS(8)
+#undef ROWS
+#undef TILE
+  }
+}
+
 /* R rows x NV panels (NV * 16 columns, the last `cols` - 16 (NV - 1)
  * wide): R * NV accumulators, NV panel loads and R broadcasts of x a step. */
 static inline __attribute__((always_inline)) void linear_tile_rows(
@@ -258,7 +320,8 @@ static void vnni_interleave_row(uint32_t *out, const uint8_t *r0, const uint8_t 
 
 static const cuvil_qkernels vnni_kernels = {
     "avx512_vnni",       vnni_conv_tile,      vnni_linear_tile, vnni_depthwise_plane,
-    vnni_pack_patches,   vnni_interleave_row, {8, 3}};
+    vnni_pack_patches,   vnni_interleave_row, {8, 3},          NULL,
+    NULL,                NULL,                vnni_conv_tile_grid};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 
@@ -272,7 +335,7 @@ static void vbmi_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, i
 static const cuvil_qkernels vnni_vbmi_kernels = {
     "avx512_vnni_vbmi", vnni_conv_tile,      vnni_linear_tile, vbmi_depthwise_plane,
     vnni_pack_patches,  vnni_interleave_row, {8, 3},          cuvil_qdepthwise_vbmi_direct,
-    cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run};
+    cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run, vnni_conv_tile_grid};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return &vnni_vbmi_kernels; }
 

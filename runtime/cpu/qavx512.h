@@ -59,27 +59,17 @@ static inline void requantize_store(__m512i acc, __m512i offset, __m512 multipli
     _mm512_mask_cvtepi32_storeu_epi8(out, (__mmask16)((1u << count) - 1), v);
 }
 
-/* NV (1 to 4) consecutive vectors of 16 sums of one output row (its
- * pixels or columns [at, at + count), count <= 16 NV) to bytes: the same
- * bytes as requantize_store on each, for fewer instructions. Each vector
- * is bounded above in float (below the conversion's overflow) and rounded,
- * then the vectors are packed to bytes with unsigned saturation (which
- * clamps to [0, 255]: the bounds are integers and rounding is monotone, so
- * clamping after rounding is the same), clamped to [y_min, y_max] as bytes
- * and stored at once: vpmovdb costs two instructions for every vector. */
-static inline void requantize_store_row(const __m512i *acc, const int NV, __m512i offset,
-                                        __m512 multiplier, __m512 bias, __m512i zero, __m512i lo,
-                                        __m512i hi, const cuvil_qepilogue *e, void *base,
-                                        int64_t at, int64_t count) {
-#ifdef __clang__
-#pragma clang fp contract(off)
-#endif
-  if (e->y_float) {
-    for (int v = 0; v < NV && 16 * v < count; ++v)
-      requantize_store(acc[v], offset, multiplier, bias, zero, lo, hi, e, base, at + 16 * v,
-                       count - 16 * v);
-    return;
-  }
+/* NV (1 to 4) consecutive vectors of 16 sums of one output row to 16 NV
+ * bytes (u8 outputs, not y_float): the same bytes as requantize_store on
+ * each, for fewer instructions. Each vector is bounded above in float
+ * (below the conversion's overflow) and rounded, then the vectors are
+ * packed to bytes with unsigned saturation (which clamps to [0, 255]: the
+ * bounds are integers and rounding is monotone, so clamping after
+ * rounding is the same) and clamped to [y_min, y_max] as bytes: vpmovdb
+ * costs two instructions for every vector. */
+static inline __m512i requantize_row_bytes(const __m512i *acc, const int NV, __m512i offset,
+                                           __m512 multiplier, __m512 bias, __m512i zero,
+                                           __m512i lo, __m512i hi, const cuvil_qepilogue *e) {
   /* Each step rounded on its own, whatever the file's -ffp-contract says:
    * the embedded-rounding forms are never fused into multiply-adds. */
 #define CUVIL_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -91,23 +81,47 @@ static inline void requantize_store_row(const __m512i *acc, const int NV, __m512
       f = _mm512_add_round_ps(_mm512_mul_round_ps(f, multiplier, CUVIL_NEAREST), _mm512_cvtepi32_ps(zero),
                               CUVIL_NEAREST);
       f = _mm512_min_ps(f, _mm512_cvtepi32_ps(hi));
-      q[v] = _mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q[v] = _mm512_cvt_roundps_epi32(f, CUVIL_NEAREST);
     } else {
       f = _mm512_min_ps(_mm512_mul_round_ps(f, multiplier, CUVIL_NEAREST),
                         _mm512_cvtepi32_ps(_mm512_sub_epi32(hi, zero)));
-      q[v] = _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                              zero);
+      q[v] = _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, CUVIL_NEAREST), zero);
     }
   }
-#undef CUVIL_NEAREST
   for (int v = NV; v < 4; ++v)
     q[v] = q[0];
   /* Per 128-bit lane L, dwords [v0 L, v1 L, v2 L, v3 L]: to v0, v1, v2, v3. */
   __m512i bytes = _mm512_packus_epi16(_mm512_packus_epi32(q[0], q[1]), _mm512_packus_epi32(q[2], q[3]));
   bytes = _mm512_permutexvar_epi32(
       _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
-  bytes = _mm512_min_epu8(_mm512_max_epu8(bytes, _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(lo)))),
-                          _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(hi))));
+  return _mm512_min_epu8(_mm512_max_epu8(bytes, _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(lo)))),
+                         _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(hi))));
+}
+
+/* The f32 outputs' sums dequantized: float(acc + offset) (+ bias) *
+ * multiplier, each step rounded. */
+static inline __m512 requantize_float(__m512i acc, __m512i offset, __m512 multiplier, __m512 bias,
+                                      const cuvil_qepilogue *e) {
+  __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc, offset));
+  if (e->bias)
+    f = _mm512_add_round_ps(f, bias, CUVIL_NEAREST);
+  return _mm512_mul_round_ps(f, multiplier, CUVIL_NEAREST);
+}
+#undef CUVIL_NEAREST
+
+/* requantize_row_bytes's bytes (or, with y_float, each vector's floats)
+ * stored at [at, at + count), count <= 16 NV. */
+static inline void requantize_store_row(const __m512i *acc, const int NV, __m512i offset,
+                                        __m512 multiplier, __m512 bias, __m512i zero, __m512i lo,
+                                        __m512i hi, const cuvil_qepilogue *e, void *base,
+                                        int64_t at, int64_t count) {
+  if (e->y_float) {
+    for (int v = 0; v < NV && 16 * v < count; ++v)
+      requantize_store(acc[v], offset, multiplier, bias, zero, lo, hi, e, base, at + 16 * v,
+                       count - 16 * v);
+    return;
+  }
+  const __m512i bytes = requantize_row_bytes(acc, NV, offset, multiplier, bias, zero, lo, hi, e);
   uint8_t *out = (uint8_t *)base + at;
   if (count >= 64)
     _mm512_storeu_si512(out, bytes);

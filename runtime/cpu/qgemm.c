@@ -66,6 +66,10 @@ static int depthwise_plans = 0;
 
 void cuvil_qdepthwise_plans_for_test(int mode) { depthwise_plans = mode; }
 
+static bool qconv_grid_enabled = true;
+
+void cuvil_qconv_grid_for_test(bool enabled) { qconv_grid_enabled = enabled; }
+
 /*--- Convolution -----------------------------------------------------------------*/
 
 typedef struct qconv_job {
@@ -82,6 +86,10 @@ typedef struct qconv_job {
   void *exec;
   float *scratch; /* set for runs on this thread (cuvil_run_items) */
   const void *depthwise_plan; /* the kernels' depthwise plan, read by every thread */
+  /* Stride 1 on the padded grid (conv_tile_grid): the tiles read the
+   * workspace at each tap's offset, over grid_pixels positions. */
+  int grid;
+  int64_t grid_pixels;
 } qconv_job;
 
 /* Element `at` of the output (u8, or f32 with Y_FLOAT). */
@@ -189,6 +197,61 @@ static void pack_patches(const qconv_job *j, int64_t n, int64_t g, int64_t p0, i
   pack(planes, j->hp * j->wp, geometry, j->quads, SW, &s, (uint32_t *)b);
 }
 
+/* qconv_body on the padded grid (stride 1): no patches; each tap and quad
+ * is an offset into the interleaved planes (computed once per run, in the
+ * thread's scratch), and each tile's outputs are the grid positions that
+ * are not in the padding's columns. */
+static void grid_body(const qconv_job *j, int64_t begin, int64_t end, int32_t *k4_offsets) {
+  const int64_t *q = j->q;
+  const int64_t groups = q[CUVIL_QCONV_GROUPS], cout = q[CUVIL_QCONV_COUT];
+  const int64_t cog = cout / groups, OW = q[CUVIL_QCONV_OW], pixels = q[CUVIL_QCONV_OH] * OW;
+  const int64_t KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW], wp = j->wp;
+  /* K is (kh, kw, quad): the tap's word in the window, then the quad's plane. */
+  for (int64_t a = 0, k4 = 0; a < KH; ++a)
+    for (int64_t b = 0; b < KW; ++b)
+      for (int64_t quad = 0; quad < j->quads; ++quad, ++k4)
+        k4_offsets[k4] = (int32_t)((quad * j->hp * wp + a * q[CUVIL_QCONV_DH] * wp +
+                                    b * q[CUVIL_QCONV_DW]) * 4);
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t chunk = item % j->chunks, rest = item / j->chunks;
+    int64_t tg = rest % j->tile_groups, ng = rest / j->tile_groups;
+    int64_t g = ng % groups, n = ng / groups;
+    int64_t t0 = tg * j->group_tiles;
+    int64_t t1 = t0 + j->group_tiles < j->tiles ? t0 + j->group_tiles : j->tiles;
+    const uint8_t *planes = j->workspace + (n * groups + g) * j->quads * j->hp * wp * 4;
+    int64_t r0 = chunk * j->chunk_rows;
+    int64_t r1 = r0 + j->chunk_rows < cog ? r0 + j->chunk_rows : cog;
+    for (int64_t t = t0; t < t1; ++t) {
+      /* The tile's positions by output row: position P is row P / wp,
+       * column P % wp (an output pixel below OW). */
+      const int64_t p0 = t * CUVIL_QCONV_NP;
+      const int64_t np = j->grid_pixels - p0 < CUVIL_QCONV_NP ? j->grid_pixels - p0 : CUVIL_QCONV_NP;
+      cuvil_qgrid grid = {0, {0}, {0}};
+      for (int64_t i = 0; i < np;) {
+        const int64_t y = (p0 + i) / wp, x = (p0 + i) % wp;
+        if (x >= OW) { /* the padding's columns */
+          i += wp - x;
+          continue;
+        }
+        const int64_t run = OW - x < np - i ? OW - x : np - i;
+        grid.mask[grid.count] = (run >= 64 ? ~0ull : ((1ull << run) - 1)) << i;
+        grid.base[grid.count++] = y * OW + x - i;
+        i += run;
+      }
+      for (int64_t r = r0; r < r1; r += CUVIL_QCONV_MR) {
+        int64_t rows = r1 - r < CUVIL_QCONV_MR ? r1 - r : CUVIL_QCONV_MR;
+        int64_t co = g * cog + r;
+        cuvil_qepilogue e = {j->offset + co, j->multiplier + co, (int32_t)q[CUVIL_QCONV_Y_ZERO],
+                             (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
+                             (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
+        onednn_epilogue(&e, j->multiplier, cout, co, q[CUVIL_QCONV_Y_ONEDNN]);
+        j->kernels->conv_tile_grid(j->kp, j->weights + co * j->kp, planes + p0 * 4, k4_offsets, rows,
+                                   np, &grid, &e, out_at(j, (n * cout + co) * pixels), pixels);
+      }
+    }
+  }
+}
+
 /* A work item: the channels of one chunk over a group of tiles whose
  * patches are packed side by side, so that each block of weight rows is
  * read from memory once for all of them. */
@@ -200,6 +263,10 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
   const int64_t tile_bytes = j->kp * CUVIL_QCONV_NP;
   uint8_t *b = (uint8_t *)(j->scratch ? j->scratch : cuvil_thread_pool_scratch(j->exec));
   int64_t packed_item = -1;
+  if (j->grid) {
+    grid_body(j, begin, end, (int32_t *)b);
+    return;
+  }
   for (int64_t item = begin; item < end; ++item) {
     int64_t chunk = item % j->chunks, rest = item / j->chunks;
     int64_t tg = rest % j->tile_groups, ng = rest / j->tile_groups;
@@ -302,7 +369,7 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
   qconv_job j = {q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                  tiles, 1, tiles, 1, cog, cuvil_qconv_kp(q),
                  cuvil_qconv_quads(q), q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH],
-                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL};
+                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL, NULL, 0, 0};
   if (groups == q[CUVIL_QCONV_C] && groups == q[CUVIL_QCONV_COUT] &&
       q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] <= CUVIL_QDEPTHWISE_MAX_TAPS) {
     /* A plan the kernels work out once per layer geometry and keep (in
@@ -328,11 +395,21 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
                   q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
   j.direct_b = q[CUVIL_QCONV_KH] == 1 && q[CUVIL_QCONV_KW] == 1 && q[CUVIL_QCONV_SH] == 1 &&
                q[CUVIL_QCONV_SW] == 1 && q[CUVIL_QCONV_PH] == 0 && q[CUVIL_QCONV_PW] == 0;
+  /* Stride 1 with a window (and rows wide enough that a tile crosses few
+   * of them): the grid, which computes the padding's columns too (2 of 58
+   * at 56x56) instead of packing every tap of every pixel. */
+  if (!j.direct_b && j.kernels->conv_tile_grid && q[CUVIL_QCONV_SH] == 1 && q[CUVIL_QCONV_SW] == 1 &&
+      q[CUVIL_QCONV_OW] >= 16 && j.kp / 4 * 4 <= CUVIL_THREAD_SCRATCH_BYTES && qconv_grid_enabled) {
+    j.grid = 1;
+    j.grid_pixels = (q[CUVIL_QCONV_OH] - 1) * j.wp + q[CUVIL_QCONV_OW];
+    j.tiles = j.tile_groups = (j.grid_pixels + CUVIL_QCONV_NP - 1) / CUVIL_QCONV_NP;
+  }
   /* Weights beyond what stays in L2: tiles in groups (as many as the
    * scratch holds), so each weight row streams in once per group. */
   const int64_t kWeightsCached = 1024 * 1024;
   if (cog * j.kp > kWeightsCached) {
-    int64_t fit = CUVIL_THREAD_SCRATCH_BYTES / (j.kp * CUVIL_QCONV_NP);
+    /* (the grid packs nothing: any number of tiles a group) */
+    int64_t fit = j.grid ? j.tiles : CUVIL_THREAD_SCRATCH_BYTES / (j.kp * CUVIL_QCONV_NP);
     j.group_tiles = fit < tiles ? (fit > 0 ? fit : 1) : tiles;
     j.tile_groups = (tiles + j.group_tiles - 1) / j.group_tiles;
   }
@@ -440,7 +517,7 @@ void cuvil_rt_qconv2d_u8s8_rows(const int64_t *q, const uint8_t *input, const in
   *j = (qconv_job){q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                    0, 1, 1, 1, cout, cuvil_qconv_kp(q), cuvil_qconv_quads(q),
                    q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH], q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0,
-                   cuvil_rt_current_exec, NULL};
+                   cuvil_rt_current_exec, NULL, NULL, 0, 0};
   r.patches = workspace + cuvil_qconv_workspace_bytes(q);
   r.staged = r.patches + pixels * j->kp;
   r.pixels = pixels;

@@ -73,6 +73,27 @@ typedef struct cuvil_qsegments {
   int64_t count, p[CUVIL_QCONV_NP], start[CUVIL_QCONV_NP], n[CUVIL_QCONV_NP];
 } cuvil_qsegments;
 
+/* A stride-1 tile over the padded grid (cuvil_qkernels.conv_tile_grid):
+ * its np positions are consecutive words of the padded, interleaved
+ * planes, wp words a row, of which the first ow of each row are output
+ * pixels and the rest (the padding's width) are computed and dropped.
+ * Byte i of a segment s (bits of mask[s]) goes to out + base[s] + i. */
+#define CUVIL_QGRID_MAX_SEGMENTS 4
+typedef struct cuvil_qgrid {
+  int64_t count;
+  uint64_t mask[CUVIL_QGRID_MAX_SEGMENTS];
+  int64_t base[CUVIL_QGRID_MAX_SEGMENTS];
+} cuvil_qgrid;
+
+/* out[r * ldo + ...] for r < rows: the tile of w[rows][kp] times the
+ * words at b + k4_offsets[k4] (bytes; the tap's and quad's shift in the
+ * workspace, so nothing is packed), np <= NP positions, requantized and
+ * stored by the grid's segments. Words past np may be read. */
+typedef void (*cuvil_qconv_grid_fn)(int64_t kp, const int8_t *w, const uint8_t *b,
+                                    const int32_t *k4_offsets, int64_t rows, int64_t np,
+                                    const cuvil_qgrid *grid, const cuvil_qepilogue *e, void *out,
+                                    int64_t ldo);
+
 /* A tile's patches b[Kp/4][NP][4]: for each window tap (a, b) (a < g[0],
  * b < g[1]; the tap's words g[2] * a + g[3] * b past the window's corner)
  * and each of `quads` planes (plane_words apart), the segments' words. */
@@ -117,6 +138,8 @@ typedef struct cuvil_qkernels {
                                    uint8_t zx, int64_t oh, int64_t ow, bool force);
   void (*depthwise_run)(const void *plan, uint8_t *stage, bool fresh, const uint8_t *input,
                         const int8_t *weights, const cuvil_qepilogue *e, void *out);
+  /* Stride-1 convolutions without packed patches (NULL: patches). */
+  cuvil_qconv_grid_fn conv_tile_grid;
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
@@ -158,6 +181,9 @@ void cuvil_qkernels_use_for_test(const cuvil_qkernels *kernels);
 /* Tests and benchmarks: depthwise plans where the kernels judge them
  * better (0, the default), wherever the geometry is taken (1), never (-1). */
 void cuvil_qdepthwise_plans_for_test(int mode);
+/* Tests and benchmarks: stride-1 convolutions on the padded grid where
+ * the kernels have it (true, the default) or always with patches. */
+void cuvil_qconv_grid_for_test(bool enabled);
 
 /* Accumulator `i` of a tile to out[at]: requantized, or dequantized. */
 static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,

@@ -185,11 +185,18 @@ void checkConv(const ConvCase &t, uint32_t seed) {
       std::vector<int> plans{0};
       if (k->depthwise_prepare)
         plans = {0, 1, -1};
+      // Stride-1 convolutions on the padded grid and with patches.
+      std::vector<bool> grids{true};
+      if (k->conv_tile_grid)
+        grids = {true, false};
+      for (bool grid : grids)
       for (int plan : plans)
       for (int threads : {1, 3}) {
         cuvil_qdepthwise_plans_for_test(plan);
+        cuvil_qconv_grid_for_test(grid);
         INFO(label << ", variant " << k->name << (onednn ? ", onednn" : "") << ", depthwise plans "
-                   << plan << ", " << threads << " thread(s), seed " << seed);
+                   << plan << (grid ? ", grid" : ", patches") << ", " << threads
+                   << " thread(s), seed " << seed);
         Pool pool(threads);
         cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
         std::vector<uint8_t> workspace(workspaceBytes(q));
@@ -232,6 +239,7 @@ void checkConv(const ConvCase &t, uint32_t seed) {
   }
   cuvil_qkernels_use_for_test(nullptr);
   cuvil_qdepthwise_plans_for_test(0);
+  cuvil_qconv_grid_for_test(true);
 }
 
 } // namespace
@@ -276,6 +284,17 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({1, 16, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 7);   // 1x1 stride 2
   checkConv({1, 4, 40, 37, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 12); // stride 2, rows of 19-20 pixels
   checkConv({1, 8, 13, 14, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1}, 13); // stride 3
+  // Stride 1 on the padded grid (tiles across row ends, the padding's
+  // columns dropped): rows of 16 to 64 pixels, two images, a 5x5 and a
+  // 7x7 window, dilation, groups, channels not in quads, weights beyond
+  // 1 MiB, one output row.
+  checkConv({1, 16, 20, 37, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 30);
+  checkConv({2, 8, 17, 16, 12, 5, 5, 1, 1, 2, 2, 1, 1, 1}, 31);
+  checkConv({1, 3, 16, 64, 8, 7, 7, 1, 1, 3, 3, 1, 1, 1}, 32);
+  checkConv({1, 8, 12, 30, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1}, 33);
+  checkConv({1, 8, 9, 33, 16, 3, 3, 1, 1, 1, 1, 1, 1, 2}, 34);
+  checkConv({1, 256, 5, 20, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 35);
+  checkConv({1, 6, 3, 40, 10, 3, 3, 1, 1, 0, 1, 1, 1, 1}, 36);
   // Weights beyond 1 MiB: tiles packed in groups.
   checkConv({1, 256, 7, 9, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 8);
 }
