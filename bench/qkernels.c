@@ -114,6 +114,13 @@ static void mobilenet_v2_depthwise(void) {
 int main(void) {
   printf("[\n");
   run("resnet18 conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1);
+  cuvil_qconv_grid_for_test(0);
+  run("resnet18 conv1 7x7/2 3->64 224, patches", 3, 224, 64, 7, 2, 3, 1);
+  cuvil_qconv_grid_for_test(1);
+  run("resnet18 layer2.0 3x3/2 64->128 56", 64, 56, 128, 3, 2, 1, 1);
+  cuvil_qconv_grid_for_test(0);
+  run("resnet18 layer2.0 3x3/2 64->128 56, patches", 64, 56, 128, 3, 2, 1, 1);
+  cuvil_qconv_grid_for_test(1);
   run("resnet18 layer1 3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1);
   cuvil_qconv_grid_for_test(0);
   run("resnet18 layer1 3x3 64->64 56, patches", 64, 56, 64, 3, 1, 1, 1);

@@ -318,10 +318,29 @@ static void vnni_interleave_row(uint32_t *out, const uint8_t *r0, const uint8_t 
   }
 }
 
+/* 32 words at a time: two loads, two vpermt2d, two stores (masked at the
+ * row's end, nothing past it read). */
+static void vnni_split_row2(uint32_t *even, uint32_t *odd, const uint32_t *row, int64_t n) {
+  const __m512i pick_even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i pick_odd = _mm512_add_epi32(pick_even, _mm512_set1_epi32(1));
+  for (int64_t x = 0; x < n; x += 32) {
+    const int64_t left = n - x;
+    const __mmask16 m0 = (__mmask16)(left >= 16 ? 0xffff : (1u << left) - 1);
+    const __mmask16 m1 = (__mmask16)(left >= 32 ? 0xffff : left <= 16 ? 0 : (1u << (left - 16)) - 1);
+    const __m512i lo = _mm512_maskz_loadu_epi32(m0, row + x), hi = _mm512_maskz_loadu_epi32(m1, row + x + 16);
+    const int64_t evens = (left + 1) / 2 < 16 ? (left + 1) / 2 : 16, odds = left / 2 < 16 ? left / 2 : 16;
+    _mm512_mask_storeu_epi32(even + x / 2, (__mmask16)((1u << evens) - 1),
+                             _mm512_permutex2var_epi32(lo, pick_even, hi));
+    _mm512_mask_storeu_epi32(odd + x / 2, (__mmask16)((1u << odds) - 1),
+                             _mm512_permutex2var_epi32(lo, pick_odd, hi));
+  }
+}
+
 static const cuvil_qkernels vnni_kernels = {
     "avx512_vnni",       vnni_conv_tile,      vnni_linear_tile, vnni_depthwise_plane,
     vnni_pack_patches,   vnni_interleave_row, {8, 3},          NULL,
-    NULL,                NULL,                vnni_conv_tile_grid};
+    NULL,                NULL,                vnni_conv_tile_grid,
+    vnni_split_row2};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 
@@ -335,7 +354,8 @@ static void vbmi_depthwise_plane(const uint8_t *plane, int64_t wp, int64_t oh, i
 static const cuvil_qkernels vnni_vbmi_kernels = {
     "avx512_vnni_vbmi", vnni_conv_tile,      vnni_linear_tile, vbmi_depthwise_plane,
     vnni_pack_patches,  vnni_interleave_row, {8, 3},          cuvil_qdepthwise_vbmi_direct,
-    cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run, vnni_conv_tile_grid};
+    cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run, vnni_conv_tile_grid,
+    vnni_split_row2};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return &vnni_vbmi_kernels; }
 

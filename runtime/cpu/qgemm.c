@@ -86,10 +86,12 @@ typedef struct qconv_job {
   void *exec;
   float *scratch; /* set for runs on this thread (cuvil_run_items) */
   const void *depthwise_plan; /* the kernels' depthwise plan, read by every thread */
-  /* Stride 1 on the padded grid (conv_tile_grid): the tiles read the
-   * workspace at each tap's offset, over grid_pixels positions. */
+  /* On the padded grid (conv_tile_grid): the tiles read the workspace at
+   * each tap's offset, over grid_pixels positions, gw a row; with stride
+   * `phases` > 1 the workspace holds each quad's plane as phases x phases
+   * planes of (hp / phases) x gw words. */
   int grid;
-  int64_t grid_pixels;
+  int64_t grid_pixels, phases, gw;
 } qconv_job;
 
 /* Element `at` of the output (u8, or f32 with Y_FLOAT). */
@@ -118,36 +120,58 @@ static void interleave_body(void *closure, int64_t begin, int64_t end) {
       int64_t c = quad * 4 + l;
       planes[l] = c < cg ? j->input + ((n * C + g * cg + c) * H) * W : NULL;
     }
-    if (PH == 0 && PW == 0 && planes[3] && j->kernels->interleave_row) {
+    if (PH == 0 && PW == 0 && planes[3] && j->kernels->interleave_row && j->phases == 1) {
       /* No padding: the planes are one row each. */
       j->kernels->interleave_row(dst, planes[0], planes[1], planes[2], planes[3], H * W);
       continue;
     }
+    /* Phases: each padded row is made in the thread's scratch, then its
+     * columns go to their phases' rows. Channels past the group's (the
+     * last quad of 3 channels, say) read a row of the zero point there,
+     * so that every row takes the vector interleave. */
+    const int64_t S = j->phases, phase_words = j->hp / S * j->gw;
+    uint8_t *scratch = (uint8_t *)(j->scratch ? (void *)j->scratch : cuvil_thread_pool_scratch(j->exec));
+    uint32_t *staged = S > 1 ? (uint32_t *)scratch : NULL;
+    const uint8_t *zero_row = NULL;
+    if (!planes[3] && j->kernels->interleave_row && W <= (int64_t)CUVIL_THREAD_SCRATCH_BYTES / 2 - j->wp * 4) {
+      uint8_t *row = scratch + j->wp * 4;
+      memset(row, zx, (size_t)W);
+      zero_row = row;
+    }
     for (int64_t y = 0; y < j->hp; ++y) {
-      uint32_t *row = dst + y * j->wp;
+      uint32_t *row = staged ? staged : dst + y * j->wp;
       int64_t ih = y - PH;
       if (ih < 0 || ih >= H) {
         for (int64_t x = 0; x < j->wp; ++x)
           row[x] = zero_word;
-        continue;
-      }
-      for (int64_t x = 0; x < PW; ++x)
-        row[x] = row[j->wp - 1 - x] = zero_word;
-      const uint8_t *r0 = planes[0] ? planes[0] + ih * W : NULL;
-      const uint8_t *r1 = planes[1] ? planes[1] + ih * W : NULL;
-      const uint8_t *r2 = planes[2] ? planes[2] + ih * W : NULL;
-      const uint8_t *r3 = planes[3] ? planes[3] + ih * W : NULL;
-      uint32_t *out = row + PW;
-      if (r3 && j->kernels->interleave_row) { /* all four channels: the common case */
-        j->kernels->interleave_row(out, r0, r1, r2, r3, W);
-      } else if (r3) {
-        for (int64_t x = 0; x < W; ++x)
-          out[x] = (uint32_t)r0[x] | (uint32_t)r1[x] << 8 | (uint32_t)r2[x] << 16 | (uint32_t)r3[x] << 24;
       } else {
-        for (int64_t x = 0; x < W; ++x)
-          out[x] = (uint32_t)(r0 ? r0[x] : zx) | (uint32_t)(r1 ? r1[x] : zx) << 8 |
-                   (uint32_t)(r2 ? r2[x] : zx) << 16 | (uint32_t)zx << 24;
+        for (int64_t x = 0; x < PW; ++x)
+          row[x] = row[j->wp - 1 - x] = zero_word;
+        const uint8_t *r0 = planes[0] ? planes[0] + ih * W : zero_row;
+        const uint8_t *r1 = planes[1] ? planes[1] + ih * W : zero_row;
+        const uint8_t *r2 = planes[2] ? planes[2] + ih * W : zero_row;
+        const uint8_t *r3 = planes[3] ? planes[3] + ih * W : zero_row;
+        uint32_t *out = row + PW;
+        if (r3 && j->kernels->interleave_row) { /* all four channels: the common case */
+          j->kernels->interleave_row(out, r0, r1, r2, r3, W);
+        } else if (r3) {
+          for (int64_t x = 0; x < W; ++x)
+            out[x] = (uint32_t)r0[x] | (uint32_t)r1[x] << 8 | (uint32_t)r2[x] << 16 | (uint32_t)r3[x] << 24;
+        } else {
+          for (int64_t x = 0; x < W; ++x)
+            out[x] = (uint32_t)(r0 ? r0[x] : zx) | (uint32_t)(r1 ? r1[x] : zx) << 8 |
+                     (uint32_t)(r2 ? r2[x] : zx) << 16 | (uint32_t)zx << 24;
+        }
       }
+      if (staged && S == 2 && j->kernels->split_row2) {
+        uint32_t *to = dst + (y % 2) * 2 * phase_words + y / 2 * j->gw;
+        j->kernels->split_row2(to, to + phase_words, staged, j->wp);
+      } else if (staged) /* column x to phase (y % S, x % S), row y / S, word x / S */
+        for (int64_t c = 0; c < S; ++c) {
+          uint32_t *to = dst + ((y % S) * S + c) * phase_words + y / S * j->gw;
+          for (int64_t x = c, X = 0; x < j->wp; x += S, ++X)
+            to[X] = staged[x];
+        }
     }
   }
 }
@@ -205,20 +229,25 @@ static void grid_body(const qconv_job *j, int64_t begin, int64_t end, int32_t *k
   const int64_t *q = j->q;
   const int64_t groups = q[CUVIL_QCONV_GROUPS], cout = q[CUVIL_QCONV_COUT];
   const int64_t cog = cout / groups, OW = q[CUVIL_QCONV_OW], pixels = q[CUVIL_QCONV_OH] * OW;
-  const int64_t KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW], wp = j->wp;
-  /* K is (kh, kw, quad): the tap's word in the window, then the quad's plane. */
+  const int64_t KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW], wp = j->gw, S = j->phases;
+  const int64_t phase_words = j->hp / S * wp;
+  /* K is (kh, kw, quad): the quad's plane, the tap's phase in it (padded
+   * row a dh past the window's, which is S times the output row), and the
+   * tap's word in the phase. */
   for (int64_t a = 0, k4 = 0; a < KH; ++a)
     for (int64_t b = 0; b < KW; ++b)
-      for (int64_t quad = 0; quad < j->quads; ++quad, ++k4)
-        k4_offsets[k4] = (int32_t)((quad * j->hp * wp + a * q[CUVIL_QCONV_DH] * wp +
-                                    b * q[CUVIL_QCONV_DW]) * 4);
+      for (int64_t quad = 0; quad < j->quads; ++quad, ++k4) {
+        const int64_t ra = a * q[CUVIL_QCONV_DH], cb = b * q[CUVIL_QCONV_DW];
+        k4_offsets[k4] = (int32_t)((quad * j->hp * j->wp + (ra % S * S + cb % S) * phase_words +
+                                    ra / S * wp + cb / S) * 4);
+      }
   for (int64_t item = begin; item < end; ++item) {
     int64_t chunk = item % j->chunks, rest = item / j->chunks;
     int64_t tg = rest % j->tile_groups, ng = rest / j->tile_groups;
     int64_t g = ng % groups, n = ng / groups;
     int64_t t0 = tg * j->group_tiles;
     int64_t t1 = t0 + j->group_tiles < j->tiles ? t0 + j->group_tiles : j->tiles;
-    const uint8_t *planes = j->workspace + (n * groups + g) * j->quads * j->hp * wp * 4;
+    const uint8_t *planes = j->workspace + (n * groups + g) * j->quads * j->hp * j->wp * 4;
     int64_t r0 = chunk * j->chunk_rows;
     int64_t r1 = r0 + j->chunk_rows < cog ? r0 + j->chunk_rows : cog;
     for (int64_t t = t0; t < t1; ++t) {
@@ -369,7 +398,7 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
   qconv_job j = {q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                  tiles, 1, tiles, 1, cog, cuvil_qconv_kp(q),
                  cuvil_qconv_quads(q), q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH],
-                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL, NULL, 0, 0};
+                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL, NULL, 0, 0, 1, 0};
   if (groups == q[CUVIL_QCONV_C] && groups == q[CUVIL_QCONV_COUT] &&
       q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] <= CUVIL_QDEPTHWISE_MAX_TAPS) {
     /* A plan the kernels work out once per layer geometry and keep (in
@@ -391,19 +420,25 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
                     qdepthwise_body, &j, &j.scratch);
     return;
   }
-  cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
-                  q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
   j.direct_b = q[CUVIL_QCONV_KH] == 1 && q[CUVIL_QCONV_KW] == 1 && q[CUVIL_QCONV_SH] == 1 &&
                q[CUVIL_QCONV_SW] == 1 && q[CUVIL_QCONV_PH] == 0 && q[CUVIL_QCONV_PW] == 0;
-  /* Stride 1 with a window (and rows wide enough that a tile crosses few
+  /* A window with stride 1 (and rows wide enough that a tile crosses few
    * of them): the grid, which computes the padding's columns too (2 of 58
-   * at 56x56) instead of packing every tap of every pixel. */
-  if (!j.direct_b && j.kernels->conv_tile_grid && q[CUVIL_QCONV_SH] == 1 && q[CUVIL_QCONV_SW] == 1 &&
-      q[CUVIL_QCONV_OW] >= 16 && j.kp / 4 * 4 <= CUVIL_THREAD_SCRATCH_BYTES && qconv_grid_enabled) {
+   * at 56x56) instead of packing every tap of every pixel. Stride s: the
+   * same on the s x s phases of the padded plane (phase (r, c) holds its
+   * rows s Y + r, columns s X + c), where every tap is a stride-1 tap of
+   * one phase, when the padded plane divides into them. */
+  const int64_t S = q[CUVIL_QCONV_SH];
+  if (!j.direct_b && j.kernels->conv_tile_grid && q[CUVIL_QCONV_SW] == S && S >= 1 && S <= 4 &&
+      j.hp % S == 0 && j.wp % S == 0 && q[CUVIL_QCONV_OW] >= 16 && qconv_grid_enabled) {
     j.grid = 1;
-    j.grid_pixels = (q[CUVIL_QCONV_OH] - 1) * j.wp + q[CUVIL_QCONV_OW];
+    j.phases = S;
+    j.gw = j.wp / S;
+    j.grid_pixels = (q[CUVIL_QCONV_OH] - 1) * j.gw + q[CUVIL_QCONV_OW];
     j.tiles = j.tile_groups = (j.grid_pixels + CUVIL_QCONV_NP - 1) / CUVIL_QCONV_NP;
   }
+  cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
+                  q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
   /* Weights beyond what stays in L2: tiles in groups (as many as the
    * scratch holds), so each weight row streams in once per group. */
   const int64_t kWeightsCached = 1024 * 1024;
@@ -517,7 +552,7 @@ void cuvil_rt_qconv2d_u8s8_rows(const int64_t *q, const uint8_t *input, const in
   *j = (qconv_job){q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                    0, 1, 1, 1, cout, cuvil_qconv_kp(q), cuvil_qconv_quads(q),
                    q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH], q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0,
-                   cuvil_rt_current_exec, NULL, NULL, 0, 0};
+                   cuvil_rt_current_exec, NULL, NULL, 0, 0, 1, 0};
   r.patches = workspace + cuvil_qconv_workspace_bytes(q);
   r.staged = r.patches + pixels * j->kp;
   r.pixels = pixels;

@@ -140,6 +140,9 @@ typedef struct cuvil_qkernels {
                         const int8_t *weights, const cuvil_qepilogue *e, void *out);
   /* Stride-1 convolutions without packed patches (NULL: patches). */
   cuvil_qconv_grid_fn conv_tile_grid;
+  /* even[x] = row[2x], odd[x] = row[2x + 1] for 2x (+ 1) < n: a padded row's
+   * words to its two phases (NULL: a loop in C). */
+  void (*split_row2)(uint32_t *even, uint32_t *odd, const uint32_t *row, int64_t n);
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,

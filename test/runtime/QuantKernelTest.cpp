@@ -295,6 +295,14 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({1, 8, 9, 33, 16, 3, 3, 1, 1, 1, 1, 1, 1, 2}, 34);
   checkConv({1, 256, 5, 20, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 35);
   checkConv({1, 6, 3, 40, 10, 3, 3, 1, 1, 0, 1, 1, 1, 1}, 36);
+  // Strides on the phases of the padded plane (its rows and columns in
+  // S x S planes): a 7x7 stem at stride 2, 3x3 at stride 2 and 3,
+  // dilation with stride, groups and two images.
+  checkConv({1, 3, 40, 40, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1}, 37);
+  checkConv({1, 16, 34, 36, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 38);
+  checkConv({1, 5, 40, 52, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1}, 39);
+  checkConv({1, 8, 30, 40, 8, 3, 3, 2, 2, 2, 2, 2, 2, 1}, 40);
+  checkConv({2, 8, 32, 34, 8, 3, 3, 2, 2, 1, 1, 1, 1, 2}, 41);
   // Weights beyond 1 MiB: tiles packed in groups.
   checkConv({1, 256, 7, 9, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 8);
 }
