@@ -1,9 +1,11 @@
 /*===- bench/qkernels.c - The int8 convolution kernel on resnet/mobilenet layers ===*
  *
  * cuvil-bench-qkernels times cuvil_rt_qconv2d_u8s8 (one thread, no pool)
- * on the layer shapes of resnet18 and mobilenet_v2's depthwise layers, as
- * GOP/s (2 ops per multiply-add of the direct convolution), to compare
- * with the int8 peak cuvil-bench-ceilings measures. Not a test.
+ * on the layer shapes of resnet18 and mobilenet_v2, as GOP/s (2 ops per
+ * multiply-add of the direct convolution), to compare with the int8 peak
+ * cuvil-bench-ceilings measures: the layers the padded grid takes also
+ * with packed patches, mobilenet_v2's depthwise layers also on the row
+ * kernels alone (without plans), each pair in the same run. Not a test.
  *
  *===----------------------------------------------------------------------===*/
 #include "cuvil/kernel_abi.h"
@@ -87,6 +89,16 @@ static double run(const char *name, int c, int h, int cout, int k, int s, int p,
   return run_with(name, cuvil_rt_qconv2d_u8s8, c, h, cout, k, s, p, groups);
 }
 
+/* A layer the grid takes, then the same with patches. */
+static void run_grid_and_patches(const char *name, int c, int h, int cout, int k, int s, int p) {
+  char patches[128];
+  snprintf(patches, sizeof patches, "%s, patches", name);
+  run(name, c, h, cout, k, s, p, 1);
+  cuvil_qconv_grid_for_test(0);
+  run(patches, c, h, cout, k, s, p, 1);
+  cuvil_qconv_grid_for_test(1);
+}
+
 /* mobilenet_v2's 17 depthwise layers (3x3; channels, input size, stride)
  * and their sum: a third of the model's int8 time at 224x224. */
 static void mobilenet_v2_depthwise(void) {
@@ -113,26 +125,11 @@ static void mobilenet_v2_depthwise(void) {
 
 int main(void) {
   printf("[\n");
-  run("resnet18 conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1);
-  cuvil_qconv_grid_for_test(0);
-  run("resnet18 conv1 7x7/2 3->64 224, patches", 3, 224, 64, 7, 2, 3, 1);
-  cuvil_qconv_grid_for_test(1);
-  run("resnet18 layer2.0 3x3/2 64->128 56", 64, 56, 128, 3, 2, 1, 1);
-  cuvil_qconv_grid_for_test(0);
-  run("resnet18 layer2.0 3x3/2 64->128 56, patches", 64, 56, 128, 3, 2, 1, 1);
-  cuvil_qconv_grid_for_test(1);
-  run("resnet18 layer1 3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1);
-  cuvil_qconv_grid_for_test(0);
-  run("resnet18 layer1 3x3 64->64 56, patches", 64, 56, 64, 3, 1, 1, 1);
-  cuvil_qconv_grid_for_test(1);
-  run("resnet18 layer2 3x3 128->128 28", 128, 28, 128, 3, 1, 1, 1);
-  cuvil_qconv_grid_for_test(0);
-  run("resnet18 layer2 3x3 128->128 28, patches", 128, 28, 128, 3, 1, 1, 1);
-  cuvil_qconv_grid_for_test(1);
+  run_grid_and_patches("resnet18 conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3);
+  run_grid_and_patches("resnet18 layer2.0 3x3/2 64->128 56", 64, 56, 128, 3, 2, 1);
+  run_grid_and_patches("resnet18 layer1 3x3 64->64 56", 64, 56, 64, 3, 1, 1);
+  run_grid_and_patches("resnet18 layer2 3x3 128->128 28", 128, 28, 128, 3, 1, 1);
   run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);
-  cuvil_qconv_grid_for_test(0);
-  run("resnet18 layer3 3x3 256->256 14, patches", 256, 14, 256, 3, 1, 1, 1);
-  cuvil_qconv_grid_for_test(1);
   run("resnet18 layer4 3x3 512->512 7", 512, 7, 512, 3, 1, 1, 1);
   run_with("resnet18 layer4 3x3 512->512 7, pixel rows", cuvil_rt_qconv2d_u8s8_rows, 512, 7, 512, 3, 1, 1, 1);
   run("resnet18 layer3 3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1);

@@ -19,18 +19,17 @@
 #if defined(__x86_64__)
 #include "qavx512.h"
 
-/* R rows x NV vectors of 16 pixels (the last tile of a plane may need
- * fewer than 3). */
-static inline __attribute__((always_inline)) void conv_tile_rows(
-    int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, const int R, const int NV, int64_t cols,
-    const cuvil_qepilogue *e, void *out, int64_t ldo) {
-  __m512i acc[CUVIL_QCONV_MR][3];
+/* The sums of R rows x NV vectors of 16 pixels: B's row k4 at b + k4 ldb,
+ * or at b + k4_offsets[k4] (the grid; callers pass either as constants). */
+static inline __attribute__((always_inline)) void conv_sums(
+    int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, const int32_t *k4_offsets,
+    const int R, const int NV, __m512i acc[CUVIL_QCONV_MR][3]) {
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
       acc[r][v] = _mm512_setzero_si512();
   const int64_t k4s = kp / 4;
   for (int64_t k4 = 0; k4 < k4s; ++k4) {
-    const uint8_t *bk = b + k4 * ldb;
+    const uint8_t *bk = k4_offsets ? b + k4_offsets[k4] : b + k4 * ldb;
     __m512i bv[3];
     for (int v = 0; v < NV; ++v)
       bv[v] = _mm512_loadu_si512(bk + 64 * v);
@@ -40,6 +39,15 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
         acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], a);
     }
   }
+}
+
+/* R rows x NV vectors of 16 pixels (the last tile of a plane may need
+ * fewer than 3). */
+static inline __attribute__((always_inline)) void conv_tile_rows(
+    int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, const int R, const int NV, int64_t cols,
+    const cuvil_qepilogue *e, void *out, int64_t ldo) {
+  __m512i acc[CUVIL_QCONV_MR][3];
+  conv_sums(kp, w, b, ldb, NULL, R, NV, acc);
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
   for (int r = 0; r < R; ++r) {
@@ -73,21 +81,7 @@ static inline __attribute__((always_inline)) void conv_grid_rows(
     int64_t kp, const int8_t *w, const uint8_t *b, const int32_t *k4_offsets, const int R,
     const int NV, const cuvil_qgrid *grid, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   __m512i acc[CUVIL_QCONV_MR][3];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = _mm512_setzero_si512();
-  const int64_t k4s = kp / 4;
-  for (int64_t k4 = 0; k4 < k4s; ++k4) {
-    const uint8_t *bk = b + k4_offsets[k4];
-    __m512i bv[3];
-    for (int v = 0; v < NV; ++v)
-      bv[v] = _mm512_loadu_si512(bk + 64 * v);
-    for (int r = 0; r < R; ++r) {
-      __m512i a = _mm512_set1_epi32(load4(w + r * kp + k4 * 4));
-      for (int v = 0; v < NV; ++v)
-        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], a);
-    }
-  }
+  conv_sums(kp, w, b, 0, k4_offsets, R, NV, acc);
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
   const int64_t segments = grid->count;

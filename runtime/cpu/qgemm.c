@@ -221,6 +221,19 @@ static void pack_patches(const qconv_job *j, int64_t n, int64_t g, int64_t p0, i
   pack(planes, j->hp * j->wp, geometry, j->quads, SW, &s, (uint32_t *)b);
 }
 
+/* Work item `item` of a convolution: its chunk of output channels, its
+ * group of tiles (rest: the image, group and tile group, which the chunks
+ * of one group share), its image n, group g and tiles [t0, t1). */
+static void place_item(const qconv_job *j, int64_t item, int64_t *chunk, int64_t *rest,
+                       int64_t *n, int64_t *g, int64_t *t0, int64_t *t1) {
+  const int64_t groups = j->q[CUVIL_QCONV_GROUPS];
+  *chunk = item % j->chunks, *rest = item / j->chunks;
+  const int64_t tg = *rest % j->tile_groups, ng = *rest / j->tile_groups;
+  *g = ng % groups, *n = ng / groups;
+  *t0 = tg * j->group_tiles;
+  *t1 = *t0 + j->group_tiles < j->tiles ? *t0 + j->group_tiles : j->tiles;
+}
+
 /* qconv_body on the padded grid (stride 1): no patches; each tap and quad
  * is an offset into the interleaved planes (computed once per run, in the
  * thread's scratch), and each tile's outputs are the grid positions that
@@ -242,11 +255,8 @@ static void grid_body(const qconv_job *j, int64_t begin, int64_t end, int32_t *k
                                     ra / S * wp + cb / S) * 4);
       }
   for (int64_t item = begin; item < end; ++item) {
-    int64_t chunk = item % j->chunks, rest = item / j->chunks;
-    int64_t tg = rest % j->tile_groups, ng = rest / j->tile_groups;
-    int64_t g = ng % groups, n = ng / groups;
-    int64_t t0 = tg * j->group_tiles;
-    int64_t t1 = t0 + j->group_tiles < j->tiles ? t0 + j->group_tiles : j->tiles;
+    int64_t chunk, rest, n, g, t0, t1;
+    place_item(j, item, &chunk, &rest, &n, &g, &t0, &t1);
     const uint8_t *planes = j->workspace + (n * groups + g) * j->quads * j->hp * j->wp * 4;
     int64_t r0 = chunk * j->chunk_rows;
     int64_t r1 = r0 + j->chunk_rows < cog ? r0 + j->chunk_rows : cog;
@@ -297,11 +307,8 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
     return;
   }
   for (int64_t item = begin; item < end; ++item) {
-    int64_t chunk = item % j->chunks, rest = item / j->chunks;
-    int64_t tg = rest % j->tile_groups, ng = rest / j->tile_groups;
-    int64_t g = ng % groups, n = ng / groups;
-    int64_t t0 = tg * j->group_tiles;
-    int64_t t1 = t0 + j->group_tiles < j->tiles ? t0 + j->group_tiles : j->tiles;
+    int64_t chunk, rest, n, g, t0, t1;
+    place_item(j, item, &chunk, &rest, &n, &g, &t0, &t1);
     const uint8_t *direct = NULL; /* 1x1, stride 1, no padding: the workspace is the patches */
     if (j->direct_b)
       direct = j->workspace + (n * groups + g) * j->quads * j->hp * j->wp * 4;
