@@ -41,6 +41,22 @@ static inline __attribute__((always_inline)) void conv_sums(
   }
 }
 
+/* The conv tiles' dispatch: CALL(r, v) with constant rows r (1 to 8) and
+ * vectors v (1 to 3, enough for `cols` pixels), so each is unrolled. */
+#define CONV_TILE_DISPATCH(rows, cols, CALL)                                                       \
+  do {                                                                                             \
+    const int nv_ = (cols) > 32 ? 3 : (cols) > 16 ? 2 : 1;                                         \
+    switch ((rows) * 4 + nv_) {                                                                    \
+    TILE_ROWS(1, CALL) TILE_ROWS(2, CALL) TILE_ROWS(3, CALL) TILE_ROWS(4, CALL)                    \
+    TILE_ROWS(5, CALL) TILE_ROWS(6, CALL) TILE_ROWS(7, CALL) TILE_ROWS(8, CALL)                    \
+    }                                                                                              \
+  } while (0)
+#define TILE_ROWS(r, CALL) TILE_CASE(r, 1, CALL) TILE_CASE(r, 2, CALL) TILE_CASE(r, 3, CALL)
+#define TILE_CASE(r, v, CALL)                                                                      \
+  case r * 4 + v:                                                                                  \
+    CALL(r, v);                                                                                    \
+    return;
+
 /* R rows x NV vectors of 16 pixels (the last tile of a plane may need
  * fewer than 3). */
 static inline __attribute__((always_inline)) void conv_tile_rows(
@@ -61,17 +77,9 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
 
 static void vnni_conv_tile(int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, int64_t rows,
                            int64_t cols, const cuvil_qepilogue *e, void *out, int64_t ldo) {
-  const int nv = cols > 32 ? 3 : cols > 16 ? 2 : 1;
-  switch (rows * 4 + nv) {
-#define TILE(r, v)                                                                                 \
-  case r * 4 + v:                                                                                  \
-    conv_tile_rows(kp, w, b, ldb, r, v, cols, e, out, ldo);                                             \
-    return;
-#define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3)
-    ROWS(1) ROWS(2) ROWS(3) ROWS(4) ROWS(5) ROWS(6) ROWS(7) ROWS(8)
-#undef ROWS
-#undef TILE
-  }
+#define CALL(r, v) conv_tile_rows(kp, w, b, ldb, r, v, cols, e, out, ldo)
+  CONV_TILE_DISPATCH(rows, cols, CALL);
+#undef CALL
 }
 
 /* The tile over the padded grid: as conv_tile_rows, the B rows at their
@@ -109,17 +117,9 @@ static void vnni_conv_tile_grid(int64_t kp, const int8_t *w, const uint8_t *b,
                                 const int32_t *k4_offsets, int64_t rows, int64_t np,
                                 const cuvil_qgrid *grid, const cuvil_qepilogue *e, void *out,
                                 int64_t ldo) {
-  const int nv = np > 32 ? 3 : np > 16 ? 2 : 1;
-  switch (rows * 4 + nv) {
-#define TILE(r, v)                                                                                 \
-  case r * 4 + v:                                                                                  \
-    conv_grid_rows(kp, w, b, k4_offsets, r, v, grid, e, out, ldo);                                 \
-    return;
-#define ROWS(r) TILE(r, 1) TILE(r, 2) TILE(r, 3)
-    ROWS(1) ROWS(2) ROWS(3) ROWS(4) ROWS(5) ROWS(6) ROWS(7) ROWS(8)
-#undef ROWS
-#undef TILE
-  }
+#define CALL(r, v) conv_grid_rows(kp, w, b, k4_offsets, r, v, grid, e, out, ldo)
+  CONV_TILE_DISPATCH(rows, np, CALL);
+#undef CALL
 }
 
 /* R rows x NV panels (NV * 16 columns, the last `cols` - 16 (NV - 1)

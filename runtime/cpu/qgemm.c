@@ -100,6 +100,17 @@ static void *out_at(const qconv_job *j, int64_t at) {
                                    : (void *)((uint8_t *)j->output + at);
 }
 
+/* The epilogue of output channels from `first` on (the sums of y_float
+ * layers dequantized, else requantized). */
+static cuvil_qepilogue conv_epilogue(const qconv_job *j, int64_t first, int64_t y_float) {
+  const int64_t *q = j->q;
+  cuvil_qepilogue e = {j->offset + first, j->multiplier + first, (int32_t)q[CUVIL_QCONV_Y_ZERO],
+                       (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX], (int32_t)y_float,
+                       NULL};
+  onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], first, q[CUVIL_QCONV_Y_ONEDNN]);
+  return e;
+}
+
 /* One (image, group, quad) of the workspace: 4 channel planes interleaved
  * into 32-bit words, the zero point around them (and in the lanes of
  * channels past the group's). */
@@ -265,6 +276,9 @@ static void grid_body(const qconv_job *j, int64_t begin, int64_t end, int32_t *k
        * column P % wp (an output pixel below OW). */
       const int64_t p0 = t * CUVIL_QCONV_NP;
       const int64_t np = j->grid_pixels - p0 < CUVIL_QCONV_NP ? j->grid_pixels - p0 : CUVIL_QCONV_NP;
+      /* Rows of 16 or more (the grid's condition): 48 positions touch at
+       * most 4 rows. */
+      _Static_assert(CUVIL_QCONV_NP / 16 + 1 <= CUVIL_QGRID_MAX_SEGMENTS, "grid segments");
       cuvil_qgrid grid = {0, {0}, {0}};
       for (int64_t i = 0; i < np;) {
         const int64_t y = (p0 + i) / wp, x = (p0 + i) % wp;
@@ -280,10 +294,7 @@ static void grid_body(const qconv_job *j, int64_t begin, int64_t end, int32_t *k
       for (int64_t r = r0; r < r1; r += CUVIL_QCONV_MR) {
         int64_t rows = r1 - r < CUVIL_QCONV_MR ? r1 - r : CUVIL_QCONV_MR;
         int64_t co = g * cog + r;
-        cuvil_qepilogue e = {j->offset + co, j->multiplier + co, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                             (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
-                             (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
-        onednn_epilogue(&e, j->multiplier, cout, co, q[CUVIL_QCONV_Y_ONEDNN]);
+        const cuvil_qepilogue e = conv_epilogue(j, co, q[CUVIL_QCONV_Y_FLOAT]);
         j->kernels->conv_tile_grid(j->kp, j->weights + co * j->kp, planes + p0 * 4, k4_offsets, rows,
                                    np, &grid, &e, out_at(j, (n * cout + co) * pixels), pixels);
       }
@@ -325,10 +336,7 @@ static void qconv_body(void *closure, int64_t begin, int64_t end) {
     for (int64_t r = r0; r < r1; r += CUVIL_QCONV_MR) {
       int64_t rows = r1 - r < CUVIL_QCONV_MR ? r1 - r : CUVIL_QCONV_MR;
       int64_t co = g * cog + r;
-      cuvil_qepilogue e = {j->offset + co, j->multiplier + co, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                           (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
-                           (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
-      onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], co, q[CUVIL_QCONV_Y_ONEDNN]);
+      const cuvil_qepilogue e = conv_epilogue(j, co, q[CUVIL_QCONV_Y_FLOAT]);
       for (int64_t t = t0; t < t1; ++t) {
         int64_t p0 = t * CUVIL_QCONV_NP;
         int64_t np = pixels - p0 < CUVIL_QCONV_NP ? pixels - p0 : CUVIL_QCONV_NP;
@@ -363,10 +371,7 @@ static void qdepthwise_body(void *closure, int64_t begin, int64_t end) {
     int64_t c = item % C;
     uint8_t *plane = j->workspace + item * j->hp * j->wp;
     const uint8_t *src = j->input + item * H * W;
-    cuvil_qepilogue e = {j->offset + c, j->multiplier + c, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX],
-                         (int32_t)q[CUVIL_QCONV_Y_FLOAT], NULL};
-    onednn_epilogue(&e, j->multiplier, q[CUVIL_QCONV_COUT], c, q[CUVIL_QCONV_Y_ONEDNN]);
+    const cuvil_qepilogue e = conv_epilogue(j, c, q[CUVIL_QCONV_Y_FLOAT]);
     if (j->depthwise_plan) {
       j->kernels->depthwise_run(j->depthwise_plan, stage, item == begin, src,
                                 j->weights + c * j->kp, &e, out_at(j, item * OH * OW));
@@ -517,9 +522,7 @@ static void qrows_gemm_body(void *closure, int64_t begin, int64_t end) {
     int64_t m0 = rb * mr, n0 = cb * block_cols;
     int64_t rows = r->pixels - m0 < mr ? r->pixels - m0 : mr;
     int64_t cols = cout - n0 < block_cols ? cout - n0 : block_cols;
-    cuvil_qepilogue e = {j->offset + n0, j->multiplier + n0, (int32_t)q[CUVIL_QCONV_Y_ZERO],
-                         (int32_t)q[CUVIL_QCONV_Y_MIN], (int32_t)q[CUVIL_QCONV_Y_MAX], (int32_t)y_float, NULL};
-    onednn_epilogue(&e, j->multiplier, cout, n0, q[CUVIL_QCONV_Y_ONEDNN]);
+    const cuvil_qepilogue e = conv_epilogue(j, n0, y_float);
     int64_t at = m0 * cout + n0;
     void *y = y_float ? (void *)((float *)r->staged + at) : (void *)(r->staged + at);
     j->kernels->linear_tile(j->kp, r->patches + m0 * j->kp, j->kp, rows,
