@@ -621,6 +621,54 @@ void cuvil_qdepthwise_vbmi_run(const void *plan, uint8_t *stage, bool fresh, con
     run_plan(p, in, taps, e, out, p->kh, p->quads, 0);
 }
 
+/*--- 8-bit max pooling ------------------------------------------------------------*/
+
+/* An output row in chunks of up to 64 outputs whose windows span at most
+ * 128 input bytes: the chunk's columns are loaded from each of the
+ * window's input rows (masked at the row's ends, where the padding's least
+ * value is merged in) and their maximum taken, then each tap of the window
+ * is one vpermt2b of those 128 column maxima (output i reads column
+ * i sw + b dw). Signed bytes are flipped into unsigned order (x ^ 0x80). */
+bool cuvil_qmax_pool_vbmi(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
+                          int64_t ow, const int64_t *window, uint8_t flip) {
+  const int64_t kh = window[0], kw = window[1], sh = window[2], sw = window[3], ph = window[4],
+                pw = window[5], dh = window[6], dw = window[7];
+  const int64_t reach = (kw - 1) * dw;
+  if (kw < 1 || sw < 1 || reach > 127 || (127 - reach) / sw + 1 < 16)
+    return false;
+  const int64_t chunk = (127 - reach) / sw + 1 < 64 ? (127 - reach) / sw + 1 : 64;
+  uint8_t first[64];
+  for (int i = 0; i < 64; ++i)
+    first[i] = (uint8_t)(i * sw);
+  const __m512i lane_columns = _mm512_loadu_si512(first), vflip = _mm512_set1_epi8((char)flip);
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    uint8_t *o = out + oy * ow;
+    for (int64_t ox0 = 0; ox0 < ow; ox0 += chunk) {
+      const int64_t count = ow - ox0 < chunk ? ow - ox0 : chunk;
+      const int64_t start = ox0 * sw - pw, span = (count - 1) * sw + reach + 1;
+      const __mmask64 m0 = column_mask(start, w) & column_mask(0, span),
+                      m1 = column_mask(start + 64, w) & column_mask(64, span);
+      __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t iy = oy * sh - ph + ky * dh;
+        if (iy < 0 || iy >= h)
+          continue;
+        /* Masked loads do not touch the bytes outside the row. */
+        const uintptr_t at = (uintptr_t)(in + iy * w) + (uintptr_t)start;
+        lo = _mm512_max_epu8(lo, _mm512_xor_si512(_mm512_mask_loadu_epi8(vflip, m0, (const void *)at), vflip));
+        hi = _mm512_max_epu8(hi, _mm512_xor_si512(_mm512_mask_loadu_epi8(vflip, m1, (const void *)(at + 64)), vflip));
+      }
+      __m512i best = _mm512_setzero_si512();
+      for (int64_t b = 0; b < kw; ++b) {
+        const __m512i index = _mm512_add_epi8(lane_columns, _mm512_set1_epi8((char)(b * dw)));
+        best = _mm512_max_epu8(best, _mm512_permutex2var_epi8(lo, index, hi));
+      }
+      _mm512_mask_storeu_epi8(o + ox0, column_mask(0, count), _mm512_xor_si512(best, vflip));
+    }
+  }
+  return true;
+}
+
 #else
 const void *cuvil_qdepthwise_vbmi_prepare(void *memory, size_t bytes, size_t stage_bytes,
                                           const int64_t *g, int64_t h, int64_t w, int64_t ph,
@@ -646,6 +694,11 @@ bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t
                            const int64_t *g, const float *taps, const cuvil_qepilogue *e,
                            void *out) {
   (void)plane, (void)wp, (void)oh, (void)ow, (void)g, (void)taps, (void)e, (void)out;
+  return false;
+}
+bool cuvil_qmax_pool_vbmi(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
+                          int64_t ow, const int64_t *window, uint8_t flip) {
+  (void)in, (void)h, (void)w, (void)out, (void)oh, (void)ow, (void)window, (void)flip;
   return false;
 }
 #endif

@@ -1,5 +1,6 @@
 /*===- runtime/cpu/pool.c - Max pooling -----------------------------------===*/
 #include "depthwise.h"
+#include "qgemm.h"
 #include "schedule.h"
 
 #include <string.h>
@@ -56,9 +57,13 @@ static void max_pool_8bit_planes(void *closure, int64_t begin, int64_t end) {
   uint8_t *restrict v = scratch;                 /* [wp] column maxima, padded */
   uint8_t *restrict even = scratch + wp + 32;    /* [half] v[0], v[2], ... */
   uint8_t *restrict odd = even + half;           /* [half] v[1], v[3], ... */
+  const cuvil_qkernels *kernels = cuvil_qkernels_best();
+  const int64_t window[8] = {kh, kw, sh, sw, ph, pw, dh, dw};
   for (int64_t plane = begin; plane < end; ++plane) {
     const uint8_t *in = job->input + plane * h * w;
     uint8_t *out = job->output + plane * oh * ow;
+    if (kernels->max_pool_plane && kernels->max_pool_plane(in, h, w, out, oh, ow, window, flip))
+      continue;
     for (int64_t oy = 0; oy < oh; ++oy) {
       memset(v, 0, (size_t)wp);
       for (int64_t ky = 0; ky < kh; ++ky) {

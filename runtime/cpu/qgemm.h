@@ -143,6 +143,11 @@ typedef struct cuvil_qkernels {
   /* even[x] = row[2x], odd[x] = row[2x + 1] for 2x (+ 1) < n: a padded row's
    * words to its two phases (NULL: a loop in C). */
   void (*split_row2)(uint32_t *even, uint32_t *odd, const uint32_t *row, int64_t n);
+  /* One plane of an 8-bit max pool (h x w in, oh x ow out; window: kh, kw,
+   * sh, sw, ph, pw, dh, dw; flip 0x80 for signed bytes), false (nothing
+   * written) for windows it does not take; NULL: the loops in pool.c. */
+  bool (*max_pool_plane)(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
+                         int64_t ow, const int64_t *window, uint8_t flip);
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
@@ -168,6 +173,9 @@ bool cuvil_qdepthwise_vbmi_direct(const uint8_t *input, int64_t h, int64_t w, in
                                   int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
                                   const int64_t *g, const float *taps, const cuvil_qepilogue *e,
                                   void *out);
+/* mk_qvbmi512.c's 8-bit max pool plane (cuvil_qkernels.max_pool_plane). */
+bool cuvil_qmax_pool_vbmi(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
+                          int64_t ow, const int64_t *window, uint8_t flip);
 /* mk_qvbmi512.c's depthwise plans (cuvil_qkernels.depthwise_prepare and
  * depthwise_run). */
 const void *cuvil_qdepthwise_vbmi_prepare(void *memory, size_t bytes, size_t stage_bytes,

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -376,5 +377,81 @@ TEST_CASE("int8 linear: every variant against plain loops", "[qkernels]") {
       }
     }
     cuvil_qkernels_use_for_test(nullptr);
+  }
+}
+
+TEST_CASE("8-bit max pooling matches a direct window maximum, unsigned and signed", "[kernels]") {
+  Pool pool(2);
+  struct PoolCase {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+  };
+  // resnet's 3x3/2 pad 1 (odd and even padded widths); 2x2/2; stride 1;
+  // a dilated window at stride 2 and a stride of 3 (the general column
+  // loop); one row too wide for a thread's scratch (window by window).
+  for (PoolCase t : {PoolCase{1, 3, 12, 11, 3, 3, 2, 2, 1, 1, 1, 1},
+                     PoolCase{2, 5, 15, 16, 3, 3, 2, 2, 1, 1, 1, 1},
+                     PoolCase{2, 2, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1},
+                     PoolCase{1, 4, 20, 33, 3, 5, 1, 1, 1, 2, 1, 1},
+                     PoolCase{1, 2, 9, 10, 3, 2, 1, 2, 1, 1, 2, 2},
+                     PoolCase{1, 3, 17, 29, 3, 3, 3, 3, 1, 1, 1, 1},
+                     PoolCase{1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1},
+                     PoolCase{1, 2, 7, 300, 3, 3, 2, 2, 1, 1, 1, 1},
+                     PoolCase{1, 2, 20, 150, 13, 13, 1, 1, 6, 6, 1, 1},
+                     PoolCase{1, 2, 9, 131, 2, 5, 1, 4, 0, 2, 1, 1},
+                     PoolCase{1, 2, 9, 100, 3, 3, 1, 1, 1, 1, 1, 40},
+                     PoolCase{1, 2, 9, 150, 3, 3, 1, 1, 1, 1, 1, 70},
+                     PoolCase{1, 1, 1, 1100000, 1, 3, 1, 2, 0, 1, 1, 1}}) {
+    int64_t oh = (t.h + 2 * t.ph - t.dh * (t.kh - 1) - 1) / t.sh + 1;
+    int64_t ow = (t.w + 2 * t.pw - t.dw * (t.kw - 1) - 1) / t.sw + 1;
+    INFO("pool " << t.h << "x" << t.w << " window " << t.kh << "x" << t.kw << " stride " << t.sh
+                 << "x" << t.sw);
+    std::mt19937 rng(7);
+    std::vector<uint8_t> x(static_cast<size_t>(t.n * t.c * t.h * t.w));
+    for (uint8_t &v : x)
+      v = static_cast<uint8_t>(rng());
+    // Extremes that padding must not beat (0 unsigned, -128 signed) on a
+    // border of the first plane.
+    x[0] = 0;
+    x[1] = 0x80;
+    int64_t params[] = {1,    t.n,  t.c,  t.h,  t.w,  t.c, oh, ow, t.kh, t.kw, t.sh,
+                        t.sw, t.ph, t.pw, t.dh, t.dw, t.c, 0,  0,  0,    CUVIL_MR};
+    for (bool isSigned : {false, true}) {
+      INFO((isSigned ? "i8" : "ui8"));
+      std::vector<uint8_t> want(static_cast<size_t>(t.n * t.c * oh * ow));
+      for (int64_t p = 0; p < t.n * t.c; ++p)
+        for (int64_t oy = 0; oy < oh; ++oy)
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            int best = INT_MIN;
+            for (int64_t ky = 0; ky < t.kh; ++ky)
+              for (int64_t kx = 0; kx < t.kw; ++kx) {
+                int64_t iy = oy * t.sh - t.ph + ky * t.dh, ix = ox * t.sw - t.pw + kx * t.dw;
+                if (iy < 0 || iy >= t.h || ix < 0 || ix >= t.w)
+                  continue;
+                uint8_t b = x[static_cast<size_t>((p * t.h + iy) * t.w + ix)];
+                best = std::max(best, isSigned ? int(static_cast<int8_t>(b)) : int(b));
+              }
+            want[static_cast<size_t>((p * oh + oy) * ow + ox)] = static_cast<uint8_t>(best);
+          }
+      for (const cuvil_qkernels *kernels : runnableQKernels())
+      for (void *exec : {static_cast<void *>(pool.pool), static_cast<void *>(nullptr)}) {
+        INFO(kernels->name << (exec ? ", thread pool" : ", one thread"));
+        cuvil_qkernels_use_for_test(kernels);
+        std::vector<uint8_t> y(want.size(), 0x55);
+        cuvil_rt_current_exec = exec;
+        if (isSigned)
+          cuvil_rt_max_pool2d_s8(params, reinterpret_cast<const int8_t *>(x.data()),
+                                 reinterpret_cast<int8_t *>(y.data()));
+        else
+          cuvil_rt_max_pool2d_u8(params, x.data(), y.data());
+        cuvil_rt_current_exec = nullptr;
+        cuvil_qkernels_use_for_test(nullptr);
+        size_t wrong = 0, first = 0;
+        for (size_t i = 0; i < y.size(); ++i)
+          if (y[i] != want[i] && wrong++ == 0)
+            first = i;
+        INFO("first wrong element " << first);
+        REQUIRE(wrong == 0);
+      }
+    }
   }
 }
