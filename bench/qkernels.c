@@ -26,6 +26,9 @@ static double now(void) {
 void cuvil_qdepthwise_plans_for_test(int mode);
 /* ... and stride-1 convolutions on the padded grid (true) or with patches. */
 void cuvil_qconv_grid_for_test(_Bool enabled);
+/* ... and layers of few channels in words of adjacent columns (true) or
+ * of 4 channels. */
+void cuvil_qconv_columns_for_test(_Bool enabled);
 
 typedef void (*qconv_fn)(const int64_t *, const uint8_t *, const int8_t *, const int32_t *,
                          const float *, uint8_t *, void *);
@@ -89,11 +92,19 @@ static double run(const char *name, int c, int h, int cout, int k, int s, int p,
   return run_with(name, cuvil_rt_qconv2d_u8s8, c, h, cout, k, s, p, groups);
 }
 
-/* A layer the grid takes, then the same with patches. */
+/* A layer the grid takes, then the same with patches (and a stem with
+ * words of channels). */
 static void run_grid_and_patches(const char *name, int c, int h, int cout, int k, int s, int p) {
   char patches[128];
   snprintf(patches, sizeof patches, "%s, patches", name);
   run(name, c, h, cout, k, s, p, 1);
+  if (c < 4) { /* a stem: also its channels in words */
+    char channels[128];
+    snprintf(channels, sizeof channels, "%s, channel words", name);
+    cuvil_qconv_columns_for_test(0);
+    run(channels, c, h, cout, k, s, p, 1);
+    cuvil_qconv_columns_for_test(1);
+  }
   cuvil_qconv_grid_for_test(0);
   run(patches, c, h, cout, k, s, p, 1);
   cuvil_qconv_grid_for_test(1);

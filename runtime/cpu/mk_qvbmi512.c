@@ -621,6 +621,21 @@ void cuvil_qdepthwise_vbmi_run(const void *plan, uint8_t *stage, bool fresh, con
     run_plan(p, in, taps, e, out, p->kh, p->quads, 0);
 }
 
+/*--- Words of adjacent columns ----------------------------------------------------*/
+
+/* 16 words a step: bytes s x + b of a 64-byte load, by one vpermb. */
+void cuvil_qcolumn_words_vbmi(uint32_t *out, const uint8_t *row, int64_t n, int64_t s) {
+  uint8_t pick[64];
+  for (int i = 0; i < 64; ++i)
+    pick[i] = (uint8_t)(s * (i / 4) + i % 4);
+  const __m512i index = _mm512_loadu_si512(pick);
+  for (int64_t x = 0; x < n; x += 16) {
+    const __m512i words = _mm512_permutexvar_epi8(index, _mm512_loadu_si512(row + s * x));
+    const int64_t left = n - x;
+    _mm512_mask_storeu_epi32(out + x, (__mmask16)(left >= 16 ? 0xffff : (1u << left) - 1), words);
+  }
+}
+
 /*--- 8-bit max pooling ------------------------------------------------------------*/
 
 /* An output row in chunks of up to 64 outputs whose windows span at most
@@ -695,6 +710,9 @@ bool cuvil_qdepthwise_vbmi(const uint8_t *plane, int64_t wp, int64_t oh, int64_t
                            void *out) {
   (void)plane, (void)wp, (void)oh, (void)ow, (void)g, (void)taps, (void)e, (void)out;
   return false;
+}
+void cuvil_qcolumn_words_vbmi(uint32_t *out, const uint8_t *row, int64_t n, int64_t s) {
+  (void)out, (void)row, (void)n, (void)s;
 }
 bool cuvil_qmax_pool_vbmi(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
                           int64_t ow, const int64_t *window, uint8_t flip) {

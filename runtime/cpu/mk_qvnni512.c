@@ -334,7 +334,7 @@ static const cuvil_qkernels vnni_kernels = {
     "avx512_vnni",       vnni_conv_tile,      vnni_linear_tile, vnni_depthwise_plane,
     vnni_pack_patches,   vnni_interleave_row, {8, 3},          NULL,
     NULL,                NULL,                vnni_conv_tile_grid,
-    vnni_split_row2,     NULL};
+    vnni_split_row2,     NULL,                NULL};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 
@@ -349,7 +349,7 @@ static const cuvil_qkernels vnni_vbmi_kernels = {
     "avx512_vnni_vbmi", vnni_conv_tile,      vnni_linear_tile, vbmi_depthwise_plane,
     vnni_pack_patches,  vnni_interleave_row, {8, 3},          cuvil_qdepthwise_vbmi_direct,
     cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run, vnni_conv_tile_grid,
-    vnni_split_row2,    cuvil_qmax_pool_vbmi};
+    vnni_split_row2,    cuvil_qmax_pool_vbmi, cuvil_qcolumn_words_vbmi};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return &vnni_vbmi_kernels; }
 

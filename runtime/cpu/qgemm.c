@@ -70,6 +70,10 @@ static bool qconv_grid_enabled = true;
 
 void cuvil_qconv_grid_for_test(bool enabled) { qconv_grid_enabled = enabled; }
 
+static bool qconv_columns_enabled = true;
+
+void cuvil_qconv_columns_for_test(bool enabled) { qconv_columns_enabled = enabled; }
+
 /*--- Convolution -----------------------------------------------------------------*/
 
 typedef struct qconv_job {
@@ -92,6 +96,10 @@ typedef struct qconv_job {
    * planes of (hp / phases) x gw words. */
   int grid;
   int64_t grid_pixels, phases, gw;
+  /* Words of 4 adjacent columns of one channel (cuvil_qconv_column_quads):
+   * that many a kernel row, 0 for channel quads. The workspace then holds
+   * each image's channels, their S row phases of hp / S rows of gw words. */
+  int64_t column_quads;
 } qconv_job;
 
 /* Element `at` of the output (u8, or f32 with Y_FLOAT). */
@@ -187,6 +195,57 @@ static void interleave_body(void *closure, int64_t begin, int64_t end) {
   }
 }
 
+/* One (image, channel) of the column-word workspace: each padded row
+ * (the zero point around the input row, staged in the thread's scratch)
+ * as the words of 4 adjacent columns at every S-th column, into its row
+ * phase. */
+static void column_body(void *closure, int64_t begin, int64_t end) {
+  const qconv_job *j = closure;
+  const int64_t *q = j->q;
+  const int64_t H = q[CUVIL_QCONV_H], W = q[CUVIL_QCONV_W], PH = q[CUVIL_QCONV_PH],
+                PW = q[CUVIL_QCONV_PW], S = j->phases, gw = j->gw, phase_rows = j->hp / S;
+  const uint8_t zx = (uint8_t)q[CUVIL_QCONV_X_ZERO];
+  uint8_t *staged = (uint8_t *)(j->scratch ? (void *)j->scratch : cuvil_thread_pool_scratch(j->exec));
+  /* every word's 4 bytes, and a vector's reach */
+  const int64_t staged_bytes = (S * gw > PW + W ? S * gw : PW + W) + 64;
+  memset(staged, zx, (size_t)staged_bytes);
+  for (int64_t item = begin; item < end; ++item) {
+    const uint8_t *plane = j->input + item * H * W;
+    uint32_t *dst = (uint32_t *)j->workspace + item * j->hp * gw;
+    for (int64_t y = 0; y < j->hp; ++y) {
+      uint32_t *row = dst + ((y % S) * phase_rows + y / S) * gw;
+      const int64_t ih = y - PH;
+      if (ih < 0 || ih >= H) {
+        for (int64_t x = 0; x < gw; ++x)
+          row[x] = zx * 0x01010101u;
+        continue;
+      }
+      memcpy(staged + PW, plane + ih * W, (size_t)W);
+      if (j->kernels->column_words)
+        j->kernels->column_words(row, staged, gw, S);
+      else
+        for (int64_t x = 0; x < gw; ++x)
+          row[x] = (uint32_t)staged[S * x] | (uint32_t)staged[S * x + 1] << 8 |
+                   (uint32_t)staged[S * x + 2] << 16 | (uint32_t)staged[S * x + 3] << 24;
+    }
+  }
+}
+
+/* The weights from K (kh, kw, channel quad) to (channel, kh, column word):
+ * byte b of word w of row kh is tap kw = 4 w + b (0 past the row). */
+static void repack_column_weights(const qconv_job *j, int8_t *to) {
+  const int64_t *q = j->q;
+  const int64_t C = q[CUVIL_QCONV_C], KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW];
+  const int64_t kp = cuvil_qconv_kp(q), quads4 = 4 * cuvil_qconv_quads(q), nq = j->column_quads;
+  for (int64_t co = 0; co < q[CUVIL_QCONV_COUT]; ++co) {
+    const int8_t *from = j->weights + co * kp;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t a = 0; a < KH; ++a)
+        for (int64_t t = 0; t < 4 * nq; ++t)
+          *to++ = t < KW ? from[(a * KW + t) * quads4 + c] : 0;
+  }
+}
+
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
                                   int64_t quads, int64_t sw, const cuvil_qsegments *s, uint32_t *b) {
   for (int64_t kh = 0; kh < g[0]; ++kh)
@@ -255,20 +314,34 @@ static void grid_body(const qconv_job *j, int64_t begin, int64_t end, int32_t *k
   const int64_t cog = cout / groups, OW = q[CUVIL_QCONV_OW], pixels = q[CUVIL_QCONV_OH] * OW;
   const int64_t KH = q[CUVIL_QCONV_KH], KW = q[CUVIL_QCONV_KW], wp = j->gw, S = j->phases;
   const int64_t phase_words = j->hp / S * wp;
-  /* K is (kh, kw, quad): the quad's plane, the tap's phase in it (padded
-   * row a dh past the window's, which is S times the output row), and the
-   * tap's word in the phase. */
-  for (int64_t a = 0, k4 = 0; a < KH; ++a)
-    for (int64_t b = 0; b < KW; ++b)
-      for (int64_t quad = 0; quad < j->quads; ++quad, ++k4) {
-        const int64_t ra = a * q[CUVIL_QCONV_DH], cb = b * q[CUVIL_QCONV_DW];
-        k4_offsets[k4] = (int32_t)((quad * j->hp * j->wp + (ra % S * S + cb % S) * phase_words +
-                                    ra / S * wp + cb / S) * 4);
-      }
+  int64_t block_bytes; /* the planes of one (image, group) */
+  if (j->column_quads) {
+    /* K is (channel, kh, word): the channel's planes, the row's phase,
+     * its row in the phase, and the word's 4 w columns (w 4 / S words). */
+    for (int64_t c = 0, k4 = 0; c < q[CUVIL_QCONV_C]; ++c)
+      for (int64_t a = 0; a < KH; ++a)
+        for (int64_t w = 0; w < j->column_quads; ++w, ++k4) {
+          const int64_t ra = a * q[CUVIL_QCONV_DH];
+          k4_offsets[k4] = (int32_t)((c * j->hp * wp + ra % S * phase_words + ra / S * wp + w * 4 / S) * 4);
+        }
+    block_bytes = q[CUVIL_QCONV_C] * j->hp * wp * 4;
+  } else {
+    /* K is (kh, kw, quad): the quad's plane, the tap's phase in it (padded
+     * row a dh past the window's, which is S times the output row), and
+     * the tap's word in the phase. */
+    for (int64_t a = 0, k4 = 0; a < KH; ++a)
+      for (int64_t b = 0; b < KW; ++b)
+        for (int64_t quad = 0; quad < j->quads; ++quad, ++k4) {
+          const int64_t ra = a * q[CUVIL_QCONV_DH], cb = b * q[CUVIL_QCONV_DW];
+          k4_offsets[k4] = (int32_t)((quad * j->hp * j->wp + (ra % S * S + cb % S) * phase_words +
+                                      ra / S * wp + cb / S) * 4);
+        }
+    block_bytes = j->quads * j->hp * j->wp * 4;
+  }
   for (int64_t item = begin; item < end; ++item) {
     int64_t chunk, rest, n, g, t0, t1;
     place_item(j, item, &chunk, &rest, &n, &g, &t0, &t1);
-    const uint8_t *planes = j->workspace + (n * groups + g) * j->quads * j->hp * j->wp * 4;
+    const uint8_t *planes = j->workspace + (n * groups + g) * block_bytes;
     int64_t r0 = chunk * j->chunk_rows;
     int64_t r1 = r0 + j->chunk_rows < cog ? r0 + j->chunk_rows : cog;
     for (int64_t t = t0; t < t1; ++t) {
@@ -410,7 +483,7 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
   qconv_job j = {q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                  tiles, 1, tiles, 1, cog, cuvil_qconv_kp(q),
                  cuvil_qconv_quads(q), q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH],
-                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL, NULL, 0, 0, 1, 0};
+                 q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0, cuvil_rt_current_exec, NULL, NULL, 0, 0, 1, 0, 0};
   if (groups == q[CUVIL_QCONV_C] && groups == q[CUVIL_QCONV_COUT] &&
       q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] <= CUVIL_QDEPTHWISE_MAX_TAPS) {
     /* A plan the kernels work out once per layer geometry and keep (in
@@ -441,24 +514,47 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
    * rows s Y + r, columns s X + c), where every tap is a stride-1 tap of
    * one phase, when the padded plane divides into them. */
   const int64_t S = q[CUVIL_QCONV_SH];
-  if (!j.direct_b && j.kernels->conv_tile_grid && q[CUVIL_QCONV_SW] == S && S >= 1 && S <= 4 &&
-      j.hp % S == 0 && j.wp % S == 0 && q[CUVIL_QCONV_OW] >= 16 && qconv_grid_enabled) {
+  const int64_t column_quads = cuvil_qconv_column_quads(q);
+  if (column_quads && j.kernels->conv_tile_grid && qconv_grid_enabled && qconv_columns_enabled) {
+    /* Few input channels: words of adjacent columns (the same grid, on
+     * each channel's row phases). */
     j.grid = 1;
+    j.column_quads = column_quads;
     j.phases = S;
-    j.gw = j.wp / S;
+    j.hp = (j.hp + S - 1) / S * S;
+    j.gw = q[CUVIL_QCONV_OW] + (column_quads - 1) * 4 / S;
+    j.kp = q[CUVIL_QCONV_C] * q[CUVIL_QCONV_KH] * column_quads * 4;
+    const int64_t planes_bytes = (q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.gw + 64) * 4;
+    int8_t *repacked = (int8_t *)(((uintptr_t)workspace + planes_bytes + 63) & ~(uintptr_t)63);
+    repack_column_weights(&j, repacked);
+    j.weights = repacked;
+    /* The words past the last plane, which the last tiles read (their
+     * outputs are dropped). */
+    memset(workspace + planes_bytes - 64 * 4, (int)q[CUVIL_QCONV_X_ZERO], 64 * 4);
     j.grid_pixels = (q[CUVIL_QCONV_OH] - 1) * j.gw + q[CUVIL_QCONV_OW];
     j.tiles = j.tile_groups = (j.grid_pixels + CUVIL_QCONV_NP - 1) / CUVIL_QCONV_NP;
+    cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C],
+                    q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.gw, column_body, &j, &j.scratch);
+  } else {
+    if (!j.direct_b && j.kernels->conv_tile_grid && q[CUVIL_QCONV_SW] == S && S >= 1 && S <= 4 &&
+        j.hp % S == 0 && j.wp % S == 0 && q[CUVIL_QCONV_OW] >= 16 && qconv_grid_enabled) {
+      j.grid = 1;
+      j.phases = S;
+      j.gw = j.wp / S;
+      j.grid_pixels = (q[CUVIL_QCONV_OH] - 1) * j.gw + q[CUVIL_QCONV_OW];
+      j.tiles = j.tile_groups = (j.grid_pixels + CUVIL_QCONV_NP - 1) / CUVIL_QCONV_NP;
+    }
+    cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
+                    q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
   }
-  cuvil_run_items(j.exec, q[CUVIL_QCONV_N] * groups * j.quads,
-                  q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.wp, interleave_body, &j, &j.scratch);
   /* Weights beyond what stays in L2: tiles in groups (as many as the
    * scratch holds), so each weight row streams in once per group. */
   const int64_t kWeightsCached = 1024 * 1024;
   if (cog * j.kp > kWeightsCached) {
     /* (the grid packs nothing: any number of tiles a group) */
     int64_t fit = j.grid ? j.tiles : CUVIL_THREAD_SCRATCH_BYTES / (j.kp * CUVIL_QCONV_NP);
-    j.group_tiles = fit < tiles ? (fit > 0 ? fit : 1) : tiles;
-    j.tile_groups = (tiles + j.group_tiles - 1) / j.group_tiles;
+    j.group_tiles = fit < j.tiles ? (fit > 0 ? fit : 1) : j.tiles;
+    j.tile_groups = (j.tiles + j.group_tiles - 1) / j.group_tiles;
   }
   /* Few items: split the channels too, so every thread has work. */
   int64_t threads = j.exec ? cuvil_thread_pool_size(j.exec) : 1;
@@ -562,7 +658,7 @@ void cuvil_rt_qconv2d_u8s8_rows(const int64_t *q, const uint8_t *input, const in
   *j = (qconv_job){q, input, weights, offset, multiplier, workspace, output, cuvil_qkernels_best(),
                    0, 1, 1, 1, cout, cuvil_qconv_kp(q), cuvil_qconv_quads(q),
                    q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH], q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW], 0,
-                   cuvil_rt_current_exec, NULL, NULL, 0, 0, 1, 0};
+                   cuvil_rt_current_exec, NULL, NULL, 0, 0, 1, 0, 0};
   r.patches = workspace + cuvil_qconv_workspace_bytes(q);
   r.staged = r.patches + pixels * j->kp;
   r.pixels = pixels;

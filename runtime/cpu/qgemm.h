@@ -148,6 +148,10 @@ typedef struct cuvil_qkernels {
    * written) for windows it does not take; NULL: the loops in pool.c. */
   bool (*max_pool_plane)(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
                          int64_t ow, const int64_t *window, uint8_t flip);
+  /* out[x] = row[s x] | row[s x + 1] << 8 | row[s x + 2] << 16 |
+   * row[s x + 3] << 24 for x < n (s: 1, 2 or 4; row readable 64 bytes past
+   * s n): a padded row's words of adjacent columns (NULL: a loop in C). */
+  void (*column_words)(uint32_t *out, const uint8_t *row, int64_t n, int64_t s);
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
@@ -173,6 +177,8 @@ bool cuvil_qdepthwise_vbmi_direct(const uint8_t *input, int64_t h, int64_t w, in
                                   int64_t pw, uint8_t zx, int64_t oh, int64_t ow,
                                   const int64_t *g, const float *taps, const cuvil_qepilogue *e,
                                   void *out);
+/* mk_qvbmi512.c's words of adjacent columns (cuvil_qkernels.column_words). */
+void cuvil_qcolumn_words_vbmi(uint32_t *out, const uint8_t *row, int64_t n, int64_t s);
 /* mk_qvbmi512.c's 8-bit max pool plane (cuvil_qkernels.max_pool_plane). */
 bool cuvil_qmax_pool_vbmi(const uint8_t *in, int64_t h, int64_t w, uint8_t *out, int64_t oh,
                           int64_t ow, const int64_t *window, uint8_t flip);
@@ -195,6 +201,9 @@ void cuvil_qdepthwise_plans_for_test(int mode);
 /* Tests and benchmarks: stride-1 convolutions on the padded grid where
  * the kernels have it (true, the default) or always with patches. */
 void cuvil_qconv_grid_for_test(bool enabled);
+/* Tests and benchmarks: layers with few input channels in words of
+ * adjacent columns (true, the default) or of channels. */
+void cuvil_qconv_columns_for_test(bool enabled);
 
 /* Accumulator `i` of a tile to out[at]: requantized, or dequantized. */
 static inline void cuvil_qstore(const cuvil_qepilogue *e, int32_t acc, int64_t channel, void *out,

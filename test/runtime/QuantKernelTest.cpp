@@ -186,18 +186,23 @@ void checkConv(const ConvCase &t, uint32_t seed) {
       std::vector<int> plans{0};
       if (k->depthwise_prepare)
         plans = {0, 1, -1};
-      // Stride-1 convolutions on the padded grid and with patches.
-      std::vector<bool> grids{true};
+      // Stride-1 convolutions on the padded grid and with patches; layers
+      // of few channels in words of columns and of channels.
+      std::vector<bool> grids{true}, columnWords{true};
       if (k->conv_tile_grid)
         grids = {true, false};
+      if (k->conv_tile_grid && cuvil_qconv_column_quads(q))
+        columnWords = {true, false};
       for (bool grid : grids)
+      for (bool columns : columnWords)
       for (int plan : plans)
       for (int threads : {1, 3}) {
         cuvil_qdepthwise_plans_for_test(plan);
         cuvil_qconv_grid_for_test(grid);
+        cuvil_qconv_columns_for_test(columns);
         INFO(label << ", variant " << k->name << (onednn ? ", onednn" : "") << ", depthwise plans "
-                   << plan << (grid ? ", grid" : ", patches") << ", " << threads
-                   << " thread(s), seed " << seed);
+                   << plan << (grid ? ", grid" : ", patches") << (columns ? "" : ", channel words")
+                   << ", " << threads << " thread(s), seed " << seed);
         Pool pool(threads);
         cuvil_rt_current_exec = threads > 1 ? pool.pool : nullptr;
         std::vector<uint8_t> workspace(workspaceBytes(q));
@@ -241,6 +246,7 @@ void checkConv(const ConvCase &t, uint32_t seed) {
   cuvil_qkernels_use_for_test(nullptr);
   cuvil_qdepthwise_plans_for_test(0);
   cuvil_qconv_grid_for_test(true);
+  cuvil_qconv_columns_for_test(true);
 }
 
 } // namespace
@@ -304,8 +310,18 @@ TEST_CASE("int8 convolution: every variant against plain loops", "[qkernels]") {
   checkConv({1, 5, 40, 52, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1}, 39);
   checkConv({1, 8, 30, 40, 8, 3, 3, 2, 2, 2, 2, 2, 2, 1}, 40);
   checkConv({2, 8, 32, 34, 8, 3, 3, 2, 2, 1, 1, 1, 1, 2}, 41);
-  // Weights beyond 1 MiB: tiles packed in groups.
+  // Few input channels in words of 4 adjacent columns: the 7x7/2 stem
+  // above (seed 37) and a 7x7/1 (32); 11x11/4 (three words a row), one
+  // channel 3x3/1, two channels 5x5/2 with dilated rows, padded rows not
+  // in a multiple of the stride, two images, odd widths.
+  checkConv({1, 3, 45, 67, 16, 11, 11, 4, 4, 2, 2, 1, 1, 1}, 43);
+  checkConv({2, 1, 9, 37, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 44);
+  checkConv({1, 2, 30, 41, 9, 5, 5, 2, 2, 2, 2, 2, 1, 1}, 45);
+  checkConv({2, 3, 41, 47, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1}, 46);
+  // Weights beyond 1 MiB: tiles packed in groups; on the grid, where it
+  // has more tiles than the pixels.
   checkConv({1, 256, 7, 9, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 8);
+  checkConv({1, 256, 6, 16, 520, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 42);
 }
 
 TEST_CASE("int8 linear: every variant against plain loops", "[qkernels]") {

@@ -251,12 +251,43 @@ static inline int64_t cuvil_qconv_quads(const int64_t *q) {
 static inline int64_t cuvil_qconv_kp(const int64_t *q) {
   return q[CUVIL_QCONV_KH] * q[CUVIL_QCONV_KW] * 4 * cuvil_qconv_quads(q);
 }
+/* Convolutions with few input channels (a network's stem: 3 channels,
+ * 7x7 / 2) fill the 4 bytes of each K word with channels poorly (3 of 4,
+ * and a 1-channel layer 1 of 4). Such layers (groups 1, stride S of 1, 2
+ * or 4 along both axes, no column dilation, rows of 16 pixels or more) may
+ * instead take 4 adjacent input columns of one channel as a word: a row of
+ * KW taps is ceil(KW / 4) words, K is (channel, kh, word). The number of
+ * such words a kernel row, where that makes K shorter; else 0. The
+ * kernels then expand each padded input row into these words at every
+ * S-th column (cuvil_qconv_column_bytes) and repack the weights. */
+static inline int64_t cuvil_qconv_column_quads(const int64_t *q) {
+  const int64_t S = q[CUVIL_QCONV_SH], nq = (q[CUVIL_QCONV_KW] + 3) / 4;
+  if (q[CUVIL_QCONV_GROUPS] != 1 || q[CUVIL_QCONV_DW] != 1 || q[CUVIL_QCONV_SW] != S ||
+      (S != 1 && S != 2 && S != 4) || q[CUVIL_QCONV_OW] < 16 || q[CUVIL_QCONV_KW] < 2)
+    return 0;
+  return q[CUVIL_QCONV_C] * nq < q[CUVIL_QCONV_KW] * cuvil_qconv_quads(q) ? nq : 0;
+}
+/* The workspace of that form: for each image and channel, the S row phases
+ * of the padded rows (rounded up to S) as words, OW + (words - 1) 4 / S a
+ * row, a tile of words after the last, then the repacked weights. */
+static inline int64_t cuvil_qconv_column_bytes(const int64_t *q) {
+  const int64_t nq = cuvil_qconv_column_quads(q), S = q[CUVIL_QCONV_SH];
+  if (!nq)
+    return 0;
+  const int64_t rows = (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH] + S - 1) / S * S;
+  const int64_t words = q[CUVIL_QCONV_OW] + (nq - 1) * 4 / S;
+  return (q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * rows * words + 64) * 4 +
+         q[CUVIL_QCONV_COUT] * q[CUVIL_QCONV_C] * q[CUVIL_QCONV_KH] * nq * 4 + 64;
+}
 /* (+ a tile of words: a 1x1 convolution's tiles read its last plane's
  * rows past their end) */
 static inline int64_t cuvil_qconv_workspace_bytes(const int64_t *q) {
-  return q[CUVIL_QCONV_N] * q[CUVIL_QCONV_GROUPS] * cuvil_qconv_quads(q) *
-             (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH]) * (q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW]) * 4 +
-         48 * 4;
+  const int64_t quads = q[CUVIL_QCONV_N] * q[CUVIL_QCONV_GROUPS] * cuvil_qconv_quads(q) *
+                            (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH]) *
+                            (q[CUVIL_QCONV_W] + 2 * q[CUVIL_QCONV_PW]) * 4 +
+                        48 * 4;
+  const int64_t columns = cuvil_qconv_column_bytes(q);
+  return quads > columns ? quads : columns;
 }
 
 /* Byte of weight (n, k) (output feature or channel n, K index k) in panels
