@@ -23,10 +23,14 @@
  * or at b + k4_offsets[k4] (the grid; callers pass either as constants). */
 static inline __attribute__((always_inline)) void conv_sums(
     int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, const int32_t *k4_offsets,
-    const int R, const int NV, __m512i acc[CUVIL_QCONV_MR][3]) {
-  /* The first step from zero: a loop that only zeroes the sums became a
-   * memset of them on the stack (3% of int8 resnet18). */
+    const int R, const int NV, const int32_t *row_offsets, __m512i acc[CUVIL_QCONV_MR][3]) {
+  /* The sums start from each row's epilogue offset: the epilogue then
+   * has one addition less a vector (and a loop that zeroed them was made
+   * a memset of them on the stack, 3% of int8 resnet18). */
   const int64_t k4s = kp / 4;
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = _mm512_set1_epi32(row_offsets[r]);
   for (int64_t k4 = 0; k4 < k4s; ++k4) {
     const uint8_t *bk = k4_offsets ? b + k4_offsets[k4] : b + k4 * ldb;
     __m512i bv[3];
@@ -35,7 +39,7 @@ static inline __attribute__((always_inline)) void conv_sums(
     for (int r = 0; r < R; ++r) {
       __m512i a = _mm512_set1_epi32(load4(w + r * kp + k4 * 4));
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = _mm512_dpbusd_epi32(k4 ? acc[r][v] : _mm512_setzero_si512(), bv[v], a);
+        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], a);
     }
   }
 }
@@ -62,11 +66,11 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
     int64_t kp, const int8_t *w, const uint8_t *b, int64_t ldb, const int R, const int NV, int64_t cols,
     const cuvil_qepilogue *e, void *out, int64_t ldo) {
   __m512i acc[CUVIL_QCONV_MR][3];
-  conv_sums(kp, w, b, ldb, NULL, R, NV, acc);
+  conv_sums(kp, w, b, ldb, NULL, R, NV, e->offset, acc);
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
   for (int r = 0; r < R; ++r) {
-    __m512i offset = _mm512_set1_epi32(e->offset[r]);
+    const __m512i offset = _mm512_setzero_si512(); /* in the sums */
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
     __m512 bias = e->bias ? _mm512_set1_ps(e->bias[r]) : _mm512_setzero_ps();
     requantize_store_row(acc[r], NV, offset, multiplier, bias, zero, lo, hi, e, out, r * ldo,
@@ -88,12 +92,12 @@ static inline __attribute__((always_inline)) void conv_grid_rows(
     int64_t kp, const int8_t *w, const uint8_t *b, const int32_t *k4_offsets, const int R,
     const int NV, const cuvil_qgrid *grid, const cuvil_qepilogue *e, void *out, int64_t ldo) {
   __m512i acc[CUVIL_QCONV_MR][3];
-  conv_sums(kp, w, b, 0, k4_offsets, R, NV, acc);
+  conv_sums(kp, w, b, 0, k4_offsets, R, NV, e->offset, acc);
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
   const int64_t segments = grid->count;
   for (int r = 0; r < R; ++r) {
-    __m512i offset = _mm512_set1_epi32(e->offset[r]);
+    const __m512i offset = _mm512_setzero_si512(); /* in the sums */
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
     __m512 bias = e->bias ? _mm512_set1_ps(e->bias[r]) : _mm512_setzero_ps();
     if (e->y_float) {
@@ -126,10 +130,14 @@ static void vnni_conv_tile_grid(int64_t kp, const int8_t *w, const uint8_t *b,
 static inline __attribute__((always_inline)) void linear_tile_rows(
     int64_t kp, const uint8_t *x, int64_t ldx, const int R, const int NV, const int8_t *panels,
     int64_t panel_stride, int64_t cols, const cuvil_qepilogue *e, void *y, int64_t ldy) {
-  __m512i acc[8][CUVIL_QLINEAR_NV];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = _mm512_setzero_si512();
+  /* The sums start from the columns' epilogue offsets (in the first step,
+   * as conv_sums). */
+  __m512i acc[8][CUVIL_QLINEAR_NV], start[CUVIL_QLINEAR_NV];
+  for (int v = 0; v < NV; ++v) {
+    const int64_t count = cols - v * 16 < 16 ? cols - v * 16 : 16;
+    start[v] = _mm512_maskz_loadu_epi32((__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1),
+                                        e->offset + v * 16);
+  }
   const int64_t k4s = kp / 4;
   for (int64_t k4 = 0; k4 < k4s; ++k4) {
     __m512i wv[CUVIL_QLINEAR_NV];
@@ -138,7 +146,7 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
     for (int r = 0; r < R; ++r) {
       __m512i a = _mm512_set1_epi32(load4(x + r * ldx + k4 * 4));
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, wv[v]);
+        acc[r][v] = _mm512_dpbusd_epi32(k4 ? acc[r][v] : start[v], a, wv[v]);
     }
   }
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
@@ -146,7 +154,7 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
   for (int v = 0; v < NV; ++v) {
     int64_t count = cols - v * 16 < 16 ? cols - v * 16 : 16;
     __mmask16 mask = (__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1);
-    __m512i offset = _mm512_maskz_loadu_epi32(mask, e->offset + v * 16);
+    const __m512i offset = _mm512_setzero_si512(); /* in the sums */
     __m512 multiplier = _mm512_maskz_loadu_ps(mask, e->multiplier + v * 16);
     __m512 bias = e->bias ? _mm512_maskz_loadu_ps(mask, e->bias + v * 16) : _mm512_setzero_ps();
     for (int r = 0; r < R; ++r)
