@@ -319,6 +319,39 @@ static void vnni_interleave_row(uint32_t *out, const uint8_t *r0, const uint8_t 
   }
 }
 
+/* src[r lds + c] to dst[c ldd + r] for r < rows, c < cols (both <= 16):
+ * 16 rows of 16 bytes through four rounds of unpacks (masked at the
+ * block's edges, nothing outside it read or written). */
+static void vnni_transpose_bytes(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds,
+                                 int64_t rows, int64_t cols) {
+  const __mmask16 col_mask = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
+  const __mmask16 row_mask = (__mmask16)(rows >= 16 ? 0xffff : (1u << rows) - 1);
+  __m128i x[16];
+  for (int r = 0; r < 16; ++r)
+    x[r] = r < rows ? _mm_maskz_loadu_epi8(col_mask, src + r * lds) : _mm_setzero_si128();
+  __m128i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
+    t[2 * i + 1] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j) {
+      x[4 * i + 2 * j] = _mm_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
+      x[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + 2 * j] = _mm_unpacklo_epi32(x[8 * i + j], x[8 * i + j + 4]);
+      t[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(x[8 * i + j], x[8 * i + j + 4]);
+    }
+  for (int j = 0; j < 8; ++j) {
+    x[2 * j] = _mm_unpacklo_epi64(t[j], t[j + 8]);
+    x[2 * j + 1] = _mm_unpackhi_epi64(t[j], t[j + 8]);
+  }
+  for (int c = 0; c < cols; ++c)
+    _mm_mask_storeu_epi8(dst + c * ldd, row_mask, x[c]);
+}
+
 /* 32 words at a time: two loads, two vpermt2d, two stores (masked at the
  * row's end, nothing past it read). */
 static void vnni_split_row2(uint32_t *even, uint32_t *odd, const uint32_t *row, int64_t n) {
@@ -341,7 +374,8 @@ static const cuvil_qkernels vnni_kernels = {
     "avx512_vnni",       vnni_conv_tile,      vnni_linear_tile, vnni_depthwise_plane,
     vnni_pack_patches,   vnni_interleave_row, {8, 3},          NULL,
     NULL,                NULL,                vnni_conv_tile_grid,
-    vnni_split_row2,     NULL,                NULL};
+    vnni_split_row2,     NULL,                NULL,
+    vnni_transpose_bytes};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni(void) { return &vnni_kernels; }
 
@@ -356,7 +390,8 @@ static const cuvil_qkernels vnni_vbmi_kernels = {
     "avx512_vnni_vbmi", vnni_conv_tile,      vnni_linear_tile, vbmi_depthwise_plane,
     vnni_pack_patches,  vnni_interleave_row, {8, 3},          cuvil_qdepthwise_vbmi_direct,
     cuvil_qdepthwise_vbmi_prepare, cuvil_qdepthwise_vbmi_run, vnni_conv_tile_grid,
-    vnni_split_row2,    cuvil_qmax_pool_vbmi, cuvil_qcolumn_words_vbmi};
+    vnni_split_row2,    cuvil_qmax_pool_vbmi, cuvil_qcolumn_words_vbmi,
+    vnni_transpose_bytes};
 
 const cuvil_qkernels *cuvil_qkernels_avx512_vnni_vbmi(void) { return &vnni_vbmi_kernels; }
 

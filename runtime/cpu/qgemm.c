@@ -626,23 +626,37 @@ static void qrows_gemm_body(void *closure, int64_t begin, int64_t end) {
   }
 }
 
-/* Output channel `item` (of an image) from the pixel-major staging. */
+/* Output channels [16 item, 16 item + 16) of an image from the pixel-major
+ * staging: blocks of 16 pixels x 16 channels (a loop in C for f32 outputs
+ * and kernels without a block transpose). */
 static void qrows_transpose_body(void *closure, int64_t begin, int64_t end) {
   const qrows_job *r = closure;
   const int64_t *q = r->conv.q;
   const int64_t cout = q[CUVIL_QCONV_COUT], pixels = q[CUVIL_QCONV_OH] * q[CUVIL_QCONV_OW];
+  const int64_t blocks = (cout + 15) / 16;
+  const cuvil_qkernels *k = r->conv.kernels;
   for (int64_t item = begin; item < end; ++item) {
-    int64_t n = item / cout, c = item % cout, from = n * pixels * cout + c, to = item * pixels;
-    if (q[CUVIL_QCONV_Y_FLOAT]) {
-      const float *src = (const float *)r->staged + from;
-      float *dst = (float *)r->conv.output + to;
-      for (int64_t p = 0; p < pixels; ++p)
-        dst[p] = src[p * cout];
-    } else {
+    const int64_t n = item / blocks, c0 = item % blocks * 16, cn = cout - c0 < 16 ? cout - c0 : 16;
+    const int64_t from = n * pixels * cout + c0, to = (n * cout + c0) * pixels;
+    if (!q[CUVIL_QCONV_Y_FLOAT] && k->transpose_bytes) {
       const uint8_t *src = r->staged + from;
       uint8_t *dst = (uint8_t *)r->conv.output + to;
-      for (int64_t p = 0; p < pixels; ++p)
-        dst[p] = src[p * cout];
+      for (int64_t p = 0; p < pixels; p += 16)
+        k->transpose_bytes(dst + p, pixels, src + p * cout, cout, pixels - p < 16 ? pixels - p : 16, cn);
+      continue;
+    }
+    for (int64_t c = 0; c < cn; ++c) {
+      if (q[CUVIL_QCONV_Y_FLOAT]) {
+        const float *src = (const float *)r->staged + from + c;
+        float *dst = (float *)r->conv.output + to + c * pixels;
+        for (int64_t p = 0; p < pixels; ++p)
+          dst[p] = src[p * cout];
+      } else {
+        const uint8_t *src = r->staged + from + c;
+        uint8_t *dst = (uint8_t *)r->conv.output + to + c * pixels;
+        for (int64_t p = 0; p < pixels; ++p)
+          dst[p] = src[p * cout];
+      }
     }
   }
 }
@@ -673,7 +687,7 @@ void cuvil_rt_qconv2d_u8s8_rows(const int64_t *q, const uint8_t *input, const in
   cuvil_run_items(j->exec, r.row_blocks * r.col_blocks, pixels * cout * j->kp, qrows_gemm_body, &r,
                   &j->scratch);
   j->scratch = NULL;
-  cuvil_run_items(j->exec, n * cout, pixels * cout, qrows_transpose_body, &r, &j->scratch);
+  cuvil_run_items(j->exec, n * ((cout + 15) / 16), pixels * cout, qrows_transpose_body, &r, &j->scratch);
 }
 
 void cuvil_rt_qconv2d_u8s8_rows_f32(const int64_t *q, const uint8_t *input, const int8_t *weights,

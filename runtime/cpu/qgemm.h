@@ -152,6 +152,11 @@ typedef struct cuvil_qkernels {
    * row[s x + 3] << 24 for x < n (s: 1, 2 or 4; row readable 64 bytes past
    * s n): a padded row's words of adjacent columns (NULL: a loop in C). */
   void (*column_words)(uint32_t *out, const uint8_t *row, int64_t n, int64_t s);
+  /* dst[c ldd + r] = src[r lds + c] for r < rows, c < cols (both at most
+   * 16): a block of the pixel-major output to channel planes (NULL: a loop
+   * in C). */
+  void (*transpose_bytes)(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
+                          int64_t cols);
 } cuvil_qkernels;
 
 void cuvil_qpack_patches_portable(const uint32_t *planes, int64_t plane_words, const int64_t *g,
