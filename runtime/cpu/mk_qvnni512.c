@@ -69,6 +69,7 @@ static inline __attribute__((always_inline)) void conv_tile_rows(
   conv_sums(kp, w, b, ldb, NULL, R, NV, e->offset, acc);
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
+  CUVIL_UNROLL
   for (int r = 0; r < R; ++r) {
     const __m512i offset = _mm512_setzero_si512(); /* in the sums */
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
@@ -96,6 +97,7 @@ static inline __attribute__((always_inline)) void conv_grid_rows(
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
   const int64_t segments = grid->count;
+  CUVIL_UNROLL
   for (int r = 0; r < R; ++r) {
     const __m512i offset = _mm512_setzero_si512(); /* in the sums */
     __m512 multiplier = _mm512_set1_ps(e->multiplier[r]);
@@ -151,12 +153,14 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
   }
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
                 hi = _mm512_set1_epi32(e->y_max);
+  CUVIL_UNROLL
   for (int v = 0; v < NV; ++v) {
     int64_t count = cols - v * 16 < 16 ? cols - v * 16 : 16;
     __mmask16 mask = (__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1);
     const __m512i offset = _mm512_setzero_si512(); /* in the sums */
     __m512 multiplier = _mm512_maskz_loadu_ps(mask, e->multiplier + v * 16);
     __m512 bias = e->bias ? _mm512_maskz_loadu_ps(mask, e->bias + v * 16) : _mm512_setzero_ps();
+    CUVIL_UNROLL
     for (int r = 0; r < R; ++r)
       requantize_store(acc[r][v], offset, multiplier, bias, zero, lo, hi, e, y, r * ldy + v * 16,
                        count);

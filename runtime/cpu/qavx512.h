@@ -12,6 +12,15 @@
 #include <immintrin.h>
 #include <string.h>
 
+/* Loops over a tile's rows or vectors (constant trip counts) unrolled:
+ * with a variable index the sums go through the stack (24 stores and
+ * loads a tile, a third of a 1x1 layer's time at 16 input channels). */
+#if defined(__clang__)
+#define CUVIL_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define CUVIL_UNROLL _Pragma("GCC unroll 8")
+#endif
+
 static inline int32_t load4(const void *p) {
   int32_t v;
   memcpy(&v, p, sizeof v);
@@ -74,6 +83,7 @@ static inline __m512i requantize_row_bytes(const __m512i *acc, const int NV, __m
    * the embedded-rounding forms are never fused into multiply-adds. */
 #define CUVIL_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
   __m512i q[4];
+  CUVIL_UNROLL
   for (int v = 0; v < NV; ++v) {
     __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc[v], offset));
     if (e->bias) { /* oneDNN's epilogue: the bias in the sums' domain first */
