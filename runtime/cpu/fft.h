@@ -10,9 +10,12 @@
  *
  * Computed in double whatever the element type: radix-2 for powers of two,
  * Bluestein's chirp-z (three power-of-two transforms) for other lengths, so
- * every length costs O(n log n). The caller provides the scratch
- * (cuvil_dft_scratch(n) doubles); nothing is allocated, no global state.
- * An output may be its input buffer (each row is read whole first).
+ * every length costs O(n log n). Rows go 8 at a time, one a vector lane,
+ * over the threads, with twiddles and chirps kept per (n, direction) for
+ * the process (a table of 32, made once, under a lock); where that table
+ * is full, memory is short or 8 rows do not fit a thread's scratch, row by
+ * row in the caller's scratch (cuvil_dft_scratch(n) doubles). An output may
+ * be its input buffer (each block of rows is read whole first).
  *
  *===----------------------------------------------------------------------===*/
 #ifndef CUVIL_RUNTIME_FFT_H
@@ -27,9 +30,13 @@
 extern "C" {
 #endif
 
+#include <stdbool.h>
+
 /* params {batch, n, inverse} (CUVIL_DFT_*). x, out: [batch][n][2]. */
 void cuvil_rt_dft_f32(const int64_t *params, const float *x, float *out, double *scratch);
 void cuvil_rt_dft_f64(const int64_t *params, const double *x, double *out, double *scratch);
+/* Tests: the portable passes over 8 rows even where AVX-512 runs. */
+void cuvil_dft_generic_passes_for_test(bool generic);
 
 #ifdef __cplusplus
 }

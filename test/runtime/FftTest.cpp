@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/fft.h"
+#include "core/internal.h"
 
 #include <catch2/catch.hpp>
 
@@ -84,8 +85,42 @@ TEST_CASE("dft matches the defining sum for every path and length", "[runtime][f
   }
 }
 
+TEST_CASE("dft over blocks of 8 rows: partial blocks, threads, both passes", "[runtime][fft]") {
+  int error = 0;
+  cuvil_thread_pool *pool = cuvil_thread_pool_create(2, &error);
+  REQUIRE(pool);
+  for (int64_t n : {2, 16, 64, 400, 45}) {
+    for (int64_t batch : {1, 8, 19}) {
+      const bool inverse = batch == 19;
+      std::vector<double> x = randomRows(batch, n, static_cast<unsigned>(n + batch));
+      std::vector<double> want = reference(x, batch, n, inverse);
+      for (bool generic : {false, true}) {
+        for (void *exec : {static_cast<void *>(pool), static_cast<void *>(nullptr)}) {
+          std::vector<double> scratch(static_cast<size_t>(cuvil_dft_scratch(n)));
+          int64_t params[CUVIL_DFT_PARAMS] = {batch, n, inverse ? 1 : 0};
+          std::vector<double> got(x.size());
+          cuvil_dft_generic_passes_for_test(generic);
+          cuvil_rt_current_exec = exec;
+          cuvil_rt_dft_f64(params, x.data(), got.data(), scratch.data());
+          cuvil_rt_current_exec = nullptr;
+          cuvil_dft_generic_passes_for_test(false);
+          double worst = 0;
+          for (size_t i = 0; i < got.size(); ++i)
+            worst = std::max(worst, std::abs(got[i] - want[i]) / std::sqrt(static_cast<double>(n)));
+          INFO("n = " << n << ", batch " << batch << (generic ? ", portable passes" : "")
+                      << (exec ? ", 2 threads" : "") << ", worst error " << worst);
+          CHECK(worst < 1e-13);
+        }
+      }
+    }
+  }
+  cuvil_thread_pool_destroy(pool);
+}
+
 TEST_CASE("dft forward then inverse is n times the identity", "[runtime][fft]") {
-  for (int64_t n : {6, 9, 256, 243}) {
+  // 20000: Bluestein over 65536 points, more than 8 rows fit in a
+  // thread's scratch (row by row, in the caller's).
+  for (int64_t n : {6, 9, 256, 243, 20000}) {
     std::vector<double> x = randomRows(2, n, 7);
     std::vector<double> scratch(static_cast<size_t>(cuvil_dft_scratch(n)));
     int64_t fwd[CUVIL_DFT_PARAMS] = {2, n, 0}, inv[CUVIL_DFT_PARAMS] = {2, n, 1};
