@@ -9,6 +9,7 @@
 #include "dialects/Cuvil/IR/SpecialFunctions.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -68,6 +69,34 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   // x - 0 -> x (x - +0.0 is exact for floats).
   return foldIdentity(getLhs(), adaptor.getRhs(), getType(), 0, false);
+}
+
+namespace {
+/// x ^ 2 -> x * x: a float x whose type the result keeps, the exponent a
+/// constant 2 of any shape that does not broadcast x. One rounding of the
+/// exact square, as a correctly rounded powf, without the call (a tenth of
+/// an audio front end's time in `spec.abs().pow(2)`).
+struct SquareForPow final : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {
+    Value x = op.getLhs();
+    if (x.getType() != op.getType() || !isFloatElement(getElementTypeOrSelf(x.getType())))
+      return failure();
+    DenseElementsAttr exponent;
+    if (!matchPattern(op.getRhs(), m_Constant(&exponent)) || !exponent.isSplat())
+      return failure();
+    auto two = llvm::dyn_cast<FloatAttr>(exponent.getSplatValue<Attribute>());
+    auto twoInt = llvm::dyn_cast<IntegerAttr>(exponent.getSplatValue<Attribute>());
+    if (!(two && two.getValueAsDouble() == 2.0) && !(twoInt && twoInt.getValue() == 2))
+      return failure();
+    rewriter.replaceOpWithNewOp<MulOp>(op, op.getType(), x, x);
+    return success();
+  }
+};
+} // namespace
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<SquareForPow>(context);
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {

@@ -133,6 +133,9 @@ def Cuvil_DivOp : Cuvil_MathBinaryOp<"div", "lhs / rhs", "Any",
   }];
 }
 def Cuvil_PowOp : Cuvil_MathBinaryOp<"pow", "lhs ^ rhs"> {
+  // x ^ 2 of a float tensor that keeps its type is x * x (PyTorch's own
+  // kernel for a scalar exponent 2 does the same).
+  let hasCanonicalizer = 1;
   let description = [{
     `torch.pow`. For integers a negative exponent gives 0, except for the
     bases 1 and -1 (PyTorch's integer power).

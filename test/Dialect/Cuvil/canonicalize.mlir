@@ -209,3 +209,30 @@ func.func @run_time_sizes_fold(%x: tensor<5x8xf32>, %y: tensor<?xf32>) -> (tenso
   %2 = cuvil.tensor.iota %m : tensor<i64> -> tensor<?xi64>
   return %0, %1, %2 : tensor<2x5xf32>, tensor<5xi64>, tensor<?xi64>
 }
+
+// -----
+
+// x ^ 2 of a float tensor is x * x; other exponents, integer bases and a
+// result of another type (an integer base with a float exponent) stay
+// powers.
+// CHECK-LABEL: func.func @pow_two
+//  CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<4xi64>, %[[H:.*]]: tensor<2x4xf32>)
+//       CHECK:   %[[SQ:.*]] = cuvil.math.mul %[[X]], %[[X]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+//       CHECK:   %[[CUBE:.*]] = cuvil.math.pow %[[X]], %{{.*}} : tensor<4xf32>, tensor<f32>
+//       CHECK:   %[[IP:.*]] = cuvil.math.pow %[[I]], %{{.*}} : tensor<4xi64>, tensor<i64>
+//       CHECK:   %[[PROM:.*]] = cuvil.math.pow %[[I]], %{{.*}} : tensor<4xi64>, tensor<f32>
+//       CHECK:   %[[SH:.*]] = cuvil.math.mul %[[H]], %[[H]]
+//       CHECK:   return %[[SQ]], %[[CUBE]], %[[IP]], %[[PROM]], %[[SH]]
+func.func @pow_two(%x: tensor<4xf32>, %i: tensor<4xi64>, %h: tensor<2x4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<2x4xf32>) {
+  %two = cuvil.constant dense<2.0> : tensor<f32>
+  %three = cuvil.constant dense<3.0> : tensor<f32>
+  %itwo = cuvil.constant dense<2> : tensor<i64>
+  %rtwo = cuvil.constant dense<2.0> : tensor<4xf32>
+  %0 = cuvil.math.pow %x, %two : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %1 = cuvil.math.pow %x, %three : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %2 = cuvil.math.pow %i, %itwo : tensor<4xi64>, tensor<i64> -> tensor<4xi64>
+  %3 = cuvil.math.pow %i, %two : tensor<4xi64>, tensor<f32> -> tensor<4xf32>
+  %4 = cuvil.math.pow %h, %rtwo : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<2x4xf32>
+}
