@@ -47,10 +47,12 @@ static inline __attribute__((always_inline)) void block(
     const int64_t *g, const int64_t kh, const int64_t quads, const __m512i *index,
     const __m512i *taps, const cuvil_qepilogue *e, void *out, int64_t ow) {
   const int64_t sh = g[2], sw = g[3], dh = g[4];
+  /* The sums start from the epilogue's offset (one addition less a vector). */
+  const __m512i offset = _mm512_set1_epi32(e->offset[0]);
   __m512i acc[4][4];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
-      acc[r][v] = _mm512_setzero_si512();
+      acc[r][v] = offset;
   /* Every load is masked (rows outside: nothing read), so the loop has no
    * branches: the columns' masks once per block, the row's per tap row. */
   __mmask64 columns[4];
@@ -73,11 +75,12 @@ static inline __attribute__((always_inline)) void block(
       }
     }
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),
-                hi = _mm512_set1_epi32(e->y_max), offset = _mm512_set1_epi32(e->offset[0]);
+                hi = _mm512_set1_epi32(e->y_max);
   const __m512 multiplier = _mm512_set1_ps(e->multiplier[0]);
   const __m512 bias = e->bias ? _mm512_set1_ps(e->bias[0]) : _mm512_setzero_ps();
+  CUVIL_UNROLL
   for (int r = 0; r < R; ++r)
-    requantize_store_row(acc[r], NV, offset, multiplier, bias, zero, lo, hi, e, out,
+    requantize_store_row(acc[r], NV, _mm512_setzero_si512(), multiplier, bias, zero, lo, hi, e, out,
                          (y0 + r) * ow + x0, left);
 }
 
@@ -491,9 +494,9 @@ typedef struct dw_walk {
 static inline __attribute__((always_inline)) void run_segments(
     const dw_walk *k, int64_t shift, int64_t first, int64_t s0, const int NS, const __m512i *taps,
     void *out, const int64_t KH, const int64_t Q, const int TWO) {
-  __m512i acc[4];
+  __m512i acc[4]; /* from the epilogue's offset (one addition less a segment) */
   for (int i = 0; i < NS; ++i)
-    acc[i] = _mm512_setzero_si512();
+    acc[i] = k->offset;
   for (int64_t a = 0; a < KH; ++a)
     for (int i = 0; i < NS; ++i) {
       const int64_t s = s0 + i;
@@ -512,8 +515,8 @@ static inline __attribute__((always_inline)) void run_segments(
     if (at >= k->ohow) /* the last period's rows past the output */
       break;
     const int64_t left = k->ohow - at, n = left < k->arrays.count[s0 + i] ? left : k->arrays.count[s0 + i];
-    requantize_store(acc[i], k->offset, k->multiplier, k->bias, k->zero, k->lo, k->hi, &k->e, out,
-                     at, n);
+    requantize_store(acc[i], _mm512_setzero_si512(), k->multiplier, k->bias, k->zero, k->lo, k->hi,
+                     &k->e, out, at, n);
   }
 }
 
