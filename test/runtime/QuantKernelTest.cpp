@@ -403,7 +403,10 @@ TEST_CASE("8-bit max pooling matches a direct window maximum, unsigned and signe
   };
   // resnet's 3x3/2 pad 1 (odd and even padded widths); 2x2/2; stride 1;
   // a dilated window at stride 2 and a stride of 3 (the general column
-  // loop); one row too wide for a thread's scratch (window by window).
+  // loop); rows in several chunks of the vector kernel, a 13x13 window,
+  // stride 4, dilations within and past the vector kernel's reach (the
+  // loops); one row too wide for a thread's scratch (window by window).
+  // Each with every int8 kernel table.
   for (PoolCase t : {PoolCase{1, 3, 12, 11, 3, 3, 2, 2, 1, 1, 1, 1},
                      PoolCase{2, 5, 15, 16, 3, 3, 2, 2, 1, 1, 1, 1},
                      PoolCase{2, 2, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1},
