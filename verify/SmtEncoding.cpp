@@ -780,9 +780,19 @@ const SymTensor *Encoder::encodeOp(Operation *op, unsigned resultIndex) {
       .Case([&](MaximumOp) { return binaryMap(rtype, [ops](auto a, auto b) { return ops->nanMax(a, b); }); })
       .Case([&](MinimumOp) { return binaryMap(rtype, [ops](auto a, auto b) { return ops->nanMin(a, b); }); })
       .Case([&](PowOp p) -> const SymTensor * {
-        // Real arithmetic: x ^ 2 is x * x (layer norm written with pow).
+        // x ^ 2 is x * x: in real arithmetic (layer norm written with pow),
+        // and rounded, as the evaluator's pow (the exact square in double,
+        // rounded once to the element type) and PyTorch's kernel for a
+        // scalar exponent 2 (x * x) compute it. Other exponents: opaque.
         auto cst = p.getRhs().getDefiningOp<ConstantOp>();
         auto dense = cst ? llvm::dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
+        if (!real && dense && dense.isSplat() && isFloat(rtype) &&
+            p.getLhs().getType() == p.getType()) {
+          Attribute a = dense.getSplatValue<Attribute>();
+          if ((llvm::isa<FloatAttr>(a) && llvm::cast<FloatAttr>(a).getValueAsDouble() == 2) ||
+              (llvm::isa<IntegerAttr>(a) && llvm::cast<IntegerAttr>(a).getValue() == 2))
+            return unaryMap([ops](const z3::expr &x) { return ops->mul(x, x); });
+        }
         if (real && dense && dense.isSplat() && isFloat(rtype)) {
           Attribute a = dense.getSplatValue<Attribute>();
           double v = llvm::isa<FloatAttr>(a) ? llvm::cast<FloatAttr>(a).getValueAsDouble()
