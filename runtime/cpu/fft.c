@@ -218,6 +218,34 @@ static const dft_plan *plan_for(int64_t n, int inverse) {
 typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double)), aligned(8), may_alias));
 #define lanes_load(p) (*(const lanes_t *)(p))
 #define lanes_store(p, v) (*(lanes_t *)(p) = (v))
+typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), aligned(4), may_alias));
+
+/* v[0..8) as an 8x8 matrix (v[j][l]) transposed in place: three rounds of
+ * shuffles. Between lanes (rows) and 4 consecutive complex values of a
+ * row: (re, im) of 4 points are 8 values. */
+#define LANES_TRANSPOSE8(v)                                                                         \
+  do {                                                                                              \
+    lanes_t t_[8], u_[8];                                                                           \
+    for (int q_ = 0; q_ < 4; ++q_) {                                                                \
+      t_[2 * q_] = __builtin_shufflevector(v[2 * q_], v[2 * q_ + 1], 0, 8, 2, 10, 4, 12, 6, 14);    \
+      t_[2 * q_ + 1] = __builtin_shufflevector(v[2 * q_], v[2 * q_ + 1], 1, 9, 3, 11, 5, 13, 7, 15); \
+    }                                                                                               \
+    for (int h_ = 0; h_ < 2; ++h_)                                                                  \
+      for (int o_ = 0; o_ < 2; ++o_) {                                                              \
+        u_[4 * h_ + 2 * o_] =                                                                       \
+            __builtin_shufflevector(t_[4 * h_ + o_], t_[4 * h_ + o_ + 2], 0, 1, 8, 9, 4, 5, 12, 13); \
+        u_[4 * h_ + 2 * o_ + 1] =                                                                   \
+            __builtin_shufflevector(t_[4 * h_ + o_], t_[4 * h_ + o_ + 2], 2, 3, 10, 11, 6, 7, 14, 15); \
+      }                                                                                             \
+    /* u_[2 o + e]: lanes 2 e + o and 2 e + o + 4 of v[0..4) (h 0) or v[4..8) (h 1). */             \
+    for (int o_ = 0; o_ < 2; ++o_)                                                                  \
+      for (int e_ = 0; e_ < 2; ++e_) {                                                              \
+        const int lane_ = 2 * e_ + o_;                                                              \
+        v[lane_] = __builtin_shufflevector(u_[2 * o_ + e_], u_[4 + 2 * o_ + e_], 0, 1, 2, 3, 8, 9, 10, 11); \
+        v[lane_ + 4] =                                                                              \
+            __builtin_shufflevector(u_[2 * o_ + e_], u_[4 + 2 * o_ + e_], 4, 5, 6, 7, 12, 13, 14, 15); \
+      }                                                                                             \
+  } while (0)
 
 #define DEFINE_LANE_PASSES(SUFFIX, ATTR)                                                            \
   /* Forward, decimation in frequency: natural order in, bit-reversed out. */                       \
@@ -269,7 +297,28 @@ typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double)), align
   ATTR static void load_##SUFFIX(double *restrict re, double *restrict im, const dft_plan *p,       \
                                  const void *const *rows, int f64) {                                \
     const int64_t n = p->n;                                                                         \
-    for (int64_t t = 0; t < n; ++t) {                                                               \
+    int64_t t0 = 0;                                                                                 \
+    /* 4 points at a time: 8 values of each of the 8 rows, transposed. */                           \
+    for (; t0 + 4 <= n; t0 += 4) {                                                                  \
+      lanes_t v[8];                                                                                 \
+      for (int l = 0; l < LANES; ++l)                                                               \
+        v[l] = f64 ? lanes_load((const double *)rows[l] + 2 * t0)                                   \
+                   : __builtin_convertvector(*(const lanes_f32_t *)((const float *)rows[l] + 2 * t0), \
+                                             lanes_t);                                              \
+      LANES_TRANSPOSE8(v);                                                                          \
+      for (int q = 0; q < 4; ++q) {                                                                 \
+        const int64_t t = t0 + q;                                                                   \
+        lanes_t xr = v[2 * q], xi = v[2 * q + 1];                                                   \
+        if (p->chirp) {                                                                             \
+          const double cr = p->chirp[2 * t], ci = p->chirp[2 * t + 1];                              \
+          const lanes_t yr = xr * cr - xi * ci, yi = xr * ci + xi * cr;                             \
+          xr = yr, xi = yi;                                                                         \
+        }                                                                                           \
+        lanes_store(re + LANES * t, xr);                                                            \
+        lanes_store(im + LANES * t, xi);                                                            \
+      }                                                                                             \
+    }                                                                                               \
+    for (int64_t t = t0; t < n; ++t) {                                                              \
       lanes_t xr, xi;                                                                               \
       for (int l = 0; l < LANES; ++l) {                                                             \
         xr[l] = f64 ? ((const double *)rows[l])[2 * t] : (double)((const float *)rows[l])[2 * t];   \
@@ -292,7 +341,30 @@ typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double)), align
   ATTR static void store_##SUFFIX(const double *restrict re, const double *restrict im,             \
                                   const dft_plan *p, void *const *rows, int64_t count, int f64) {   \
     const int64_t n = p->n;                                                                         \
-    for (int64_t k = 0; k < n; ++k) {                                                               \
+    int64_t k0 = 0;                                                                                 \
+    /* 4 points at a time: transposed to 8 values of each row. */                                   \
+    for (; k0 + 4 <= n; k0 += 4) {                                                                  \
+      lanes_t v[8];                                                                                 \
+      for (int q = 0; q < 4; ++q) {                                                                 \
+        const int64_t k = k0 + q, i = p->chirp ? k : p->bitrev[k];                                  \
+        lanes_t yr = lanes_load(re + LANES * i), yi = lanes_load(im + LANES * i);                   \
+        if (p->chirp) {                                                                             \
+          const double cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];                              \
+          const lanes_t zr = yr * cr - yi * ci, zi = yr * ci + yi * cr;                             \
+          yr = zr, yi = zi;                                                                         \
+        }                                                                                           \
+        v[2 * q] = yr;                                                                              \
+        v[2 * q + 1] = yi;                                                                          \
+      }                                                                                             \
+      LANES_TRANSPOSE8(v);                                                                          \
+      for (int64_t l = 0; l < count; ++l) {                                                         \
+        if (f64)                                                                                    \
+          lanes_store((double *)rows[l] + 2 * k0, v[l]);                                            \
+        else                                                                                        \
+          *(lanes_f32_t *)((float *)rows[l] + 2 * k0) = __builtin_convertvector(v[l], lanes_f32_t); \
+      }                                                                                             \
+    }                                                                                               \
+    for (int64_t k = k0; k < n; ++k) {                                                              \
       const int64_t i = p->chirp ? k : p->bitrev[k];                                                \
       lanes_t yr = lanes_load(re + LANES * i), yi = lanes_load(im + LANES * i);                     \
       if (p->chirp) {                                                                               \
