@@ -247,50 +247,55 @@ typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), ali
       }                                                                                             \
   } while (0)
 
+/* (xr, xi) times the complex number (c, s), in place. */
+#define LANES_CMUL(xr, xi, c, s)                                                                    \
+  do {                                                                                              \
+    const lanes_t r_ = (xr) * (c) - (xi) * (s), i_ = (xr) * (s) + (xi) * (c);                      \
+    (xr) = r_;                                                                                      \
+    (xi) = i_;                                                                                      \
+  } while (0)
+
+/* The butterflies of a radix-2 pass, stage length `len` from FIRST while
+ * COND, by NEXT: the body (__VA_ARGS__) sees the pair's values xr, xi (top)
+ * and yr, yi (bottom), their addresses ar, ai, br, bi and the stage's
+ * twiddle (c, s) (conjugated with `conj`). */
+#define LANES_STAGES(FIRST, COND, NEXT, ...)                                                        \
+  for (int64_t len = (FIRST); COND; NEXT) {                                                         \
+    const int64_t half = len / 2;                                                                   \
+    const double *wr = p->tw_re + half - 1, *wi = p->tw_im + half - 1;                              \
+    for (int64_t start = 0; start < p->m; start += len)                                             \
+      for (int64_t k = 0; k < half; ++k) {                                                          \
+        const double c = wr[k], s = conj ? -wi[k] : wi[k];                                          \
+        double *ar = re + LANES * (start + k), *ai = im + LANES * (start + k);                      \
+        double *br = ar + LANES * half, *bi = ai + LANES * half;                                    \
+        lanes_t xr = lanes_load(ar), xi = lanes_load(ai), yr = lanes_load(br), yi = lanes_load(bi); \
+        __VA_ARGS__                                                                                 \
+      }                                                                                             \
+  }
+
 #define DEFINE_LANE_PASSES(SUFFIX, ATTR)                                                            \
   /* Forward, decimation in frequency: natural order in, bit-reversed out. */                       \
   ATTR static void dif_##SUFFIX(double *restrict re, double *restrict im, const dft_plan *p,        \
                                 int conj) {                                                         \
-    const int64_t m = p->m;                                                                         \
-    for (int64_t len = m; len >= 2; len >>= 1) {                                                    \
-      const int64_t half = len / 2;                                                                 \
-      const double *wr = p->tw_re + half - 1, *wi = p->tw_im + half - 1;                            \
-      for (int64_t start = 0; start < m; start += len)                                              \
-        for (int64_t k = 0; k < half; ++k) {                                                        \
-          const double c = wr[k], s = conj ? -wi[k] : wi[k];                                        \
-          double *ar = re + LANES * (start + k), *ai = im + LANES * (start + k);                    \
-          double *br = ar + LANES * half, *bi = ai + LANES * half;                                  \
-          const lanes_t xr = lanes_load(ar), xi = lanes_load(ai), yr = lanes_load(br),              \
-                        yi = lanes_load(bi);                                                        \
-          const lanes_t dr = xr - yr, di = xi - yi;                                                 \
-          lanes_store(ar, xr + yr);                                                                 \
-          lanes_store(ai, xi + yi);                                                                 \
-          lanes_store(br, dr * c - di * s);                                                         \
-          lanes_store(bi, dr * s + di * c);                                                         \
-        }                                                                                           \
-    }                                                                                               \
+    LANES_STAGES(p->m, len >= 2, len >>= 1, {                                                       \
+      lanes_t dr = xr - yr, di = xi - yi;                                                           \
+      LANES_CMUL(dr, di, c, s);                                                                     \
+      lanes_store(ar, xr + yr);                                                                     \
+      lanes_store(ai, xi + yi);                                                                     \
+      lanes_store(br, dr);                                                                          \
+      lanes_store(bi, di);                                                                          \
+    })                                                                                              \
   }                                                                                                 \
   /* Decimation in time: bit-reversed order in, natural out. */                                     \
   ATTR static void dit_##SUFFIX(double *restrict re, double *restrict im, const dft_plan *p,        \
                                 int conj) {                                                         \
-    const int64_t m = p->m;                                                                         \
-    for (int64_t len = 2; len <= m; len <<= 1) {                                                    \
-      const int64_t half = len / 2;                                                                 \
-      const double *wr = p->tw_re + half - 1, *wi = p->tw_im + half - 1;                            \
-      for (int64_t start = 0; start < m; start += len)                                              \
-        for (int64_t k = 0; k < half; ++k) {                                                        \
-          const double c = wr[k], s = conj ? -wi[k] : wi[k];                                        \
-          double *ar = re + LANES * (start + k), *ai = im + LANES * (start + k);                    \
-          double *br = ar + LANES * half, *bi = ai + LANES * half;                                  \
-          const lanes_t xr = lanes_load(ar), xi = lanes_load(ai), yr = lanes_load(br),              \
-                        yi = lanes_load(bi);                                                        \
-          const lanes_t tr = yr * c - yi * s, ti = yr * s + yi * c;                                 \
-          lanes_store(br, xr - tr);                                                                 \
-          lanes_store(bi, xi - ti);                                                                 \
-          lanes_store(ar, xr + tr);                                                                 \
-          lanes_store(ai, xi + ti);                                                                 \
-        }                                                                                           \
-    }                                                                                               \
+    LANES_STAGES(2, len <= p->m, len <<= 1, {                                                       \
+      LANES_CMUL(yr, yi, c, s);                                                                     \
+      lanes_store(br, xr - yr);                                                                     \
+      lanes_store(bi, xi - yi);                                                                     \
+      lanes_store(ar, xr + yr);                                                                     \
+      lanes_store(ai, xi + yi);                                                                     \
+    })                                                                                              \
   }                                                                                                 \
   /* A block's rows in, as lanes (times the chirp for Bluestein), zeros past                        \
    * n. rows[l]: row l's n pairs (f64 or f32). */                                                   \
@@ -309,11 +314,8 @@ typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), ali
       for (int q = 0; q < 4; ++q) {                                                                 \
         const int64_t t = t0 + q;                                                                   \
         lanes_t xr = v[2 * q], xi = v[2 * q + 1];                                                   \
-        if (p->chirp) {                                                                             \
-          const double cr = p->chirp[2 * t], ci = p->chirp[2 * t + 1];                              \
-          const lanes_t yr = xr * cr - xi * ci, yi = xr * ci + xi * cr;                             \
-          xr = yr, xi = yi;                                                                         \
-        }                                                                                           \
+        if (p->chirp)                                                                               \
+          LANES_CMUL(xr, xi, p->chirp[2 * t], p->chirp[2 * t + 1]);                                 \
         lanes_store(re + LANES * t, xr);                                                            \
         lanes_store(im + LANES * t, xi);                                                            \
       }                                                                                             \
@@ -325,11 +327,8 @@ typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), ali
         xi[l] = f64 ? ((const double *)rows[l])[2 * t + 1]                                          \
                     : (double)((const float *)rows[l])[2 * t + 1];                                  \
       }                                                                                             \
-      if (p->chirp) {                                                                               \
-        const double cr = p->chirp[2 * t], ci = p->chirp[2 * t + 1];                                \
-        const lanes_t yr = xr * cr - xi * ci, yi = xr * ci + xi * cr;                               \
-        xr = yr, xi = yi;                                                                           \
-      }                                                                                             \
+      if (p->chirp)                                                                                 \
+        LANES_CMUL(xr, xi, p->chirp[2 * t], p->chirp[2 * t + 1]);                                   \
       lanes_store(re + LANES * t, xr);                                                              \
       lanes_store(im + LANES * t, xi);                                                              \
     }                                                                                               \
@@ -348,11 +347,8 @@ typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), ali
       for (int q = 0; q < 4; ++q) {                                                                 \
         const int64_t k = k0 + q, i = p->chirp ? k : p->bitrev[k];                                  \
         lanes_t yr = lanes_load(re + LANES * i), yi = lanes_load(im + LANES * i);                   \
-        if (p->chirp) {                                                                             \
-          const double cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];                              \
-          const lanes_t zr = yr * cr - yi * ci, zi = yr * ci + yi * cr;                             \
-          yr = zr, yi = zi;                                                                         \
-        }                                                                                           \
+        if (p->chirp)                                                                               \
+          LANES_CMUL(yr, yi, p->chirp[2 * k], p->chirp[2 * k + 1]);                                 \
         v[2 * q] = yr;                                                                              \
         v[2 * q + 1] = yi;                                                                          \
       }                                                                                             \
@@ -367,11 +363,8 @@ typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), ali
     for (int64_t k = k0; k < n; ++k) {                                                              \
       const int64_t i = p->chirp ? k : p->bitrev[k];                                                \
       lanes_t yr = lanes_load(re + LANES * i), yi = lanes_load(im + LANES * i);                     \
-      if (p->chirp) {                                                                               \
-        const double cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];                                \
-        const lanes_t zr = yr * cr - yi * ci, zi = yr * ci + yi * cr;                               \
-        yr = zr, yi = zi;                                                                           \
-      }                                                                                             \
+      if (p->chirp)                                                                                 \
+        LANES_CMUL(yr, yi, p->chirp[2 * k], p->chirp[2 * k + 1]);                                   \
       for (int64_t l = 0; l < count; ++l) {                                                         \
         if (f64) {                                                                                  \
           ((double *)rows[l])[2 * k] = yr[l];                                                       \
@@ -389,10 +382,10 @@ typedef float lanes_f32_t __attribute__((vector_size(LANES * sizeof(float)), ali
     const int64_t m = p->m;                                                                         \
     const double *fr = p->filt_re, *fi = p->filt_im;                                                \
     for (int64_t i = 0; i < m; ++i) {                                                               \
-      const double c = fr[i], s = fi[i];                                                            \
-      const lanes_t xr = lanes_load(re + LANES * i), xi = lanes_load(im + LANES * i);               \
-      lanes_store(re + LANES * i, xr * c - xi * s);                                                 \
-      lanes_store(im + LANES * i, xr * s + xi * c);                                                 \
+      lanes_t xr = lanes_load(re + LANES * i), xi = lanes_load(im + LANES * i);                     \
+      LANES_CMUL(xr, xi, fr[i], fi[i]);                                                             \
+      lanes_store(re + LANES * i, xr);                                                              \
+      lanes_store(im + LANES * i, xi);                                                              \
     }                                                                                               \
   }
 
@@ -452,8 +445,8 @@ typedef struct {
   void *exec;
 } dft_job;
 
-/* Rows [8 begin, 8 end) of the batch, 8 at a time (the last block's
- * missing rows zero, never stored). */
+/* Rows [8 begin, 8 end) of the batch, 8 at a time (a short last block's
+ * missing lanes repeat its first row and are never stored). */
 static void dft_blocks(void *closure, int64_t begin, int64_t end) {
   const dft_job *j = closure;
   const dft_plan *p = j->plan;

@@ -132,13 +132,14 @@ static void vnni_conv_tile_grid(int64_t kp, const int8_t *w, const uint8_t *b,
 static inline __attribute__((always_inline)) void linear_tile_rows(
     int64_t kp, const uint8_t *x, int64_t ldx, const int R, const int NV, const int8_t *panels,
     int64_t panel_stride, int64_t cols, const cuvil_qepilogue *e, void *y, int64_t ldy) {
-  /* The sums start from the columns' epilogue offsets (in the first step,
-   * as conv_sums). */
-  __m512i acc[8][CUVIL_QLINEAR_NV], start[CUVIL_QLINEAR_NV];
+  /* The sums start from the columns' epilogue offsets, as conv_sums'. */
+  __m512i acc[8][CUVIL_QLINEAR_NV];
   for (int v = 0; v < NV; ++v) {
     const int64_t count = cols - v * 16 < 16 ? cols - v * 16 : 16;
-    start[v] = _mm512_maskz_loadu_epi32((__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1),
-                                        e->offset + v * 16);
+    const __m512i start = _mm512_maskz_loadu_epi32(
+        (__mmask16)(count >= 16 ? 0xffff : (1u << count) - 1), e->offset + v * 16);
+    for (int r = 0; r < R; ++r)
+      acc[r][v] = start;
   }
   const int64_t k4s = kp / 4;
   for (int64_t k4 = 0; k4 < k4s; ++k4) {
@@ -148,7 +149,7 @@ static inline __attribute__((always_inline)) void linear_tile_rows(
     for (int r = 0; r < R; ++r) {
       __m512i a = _mm512_set1_epi32(load4(x + r * ldx + k4 * 4));
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = _mm512_dpbusd_epi32(k4 ? acc[r][v] : start[v], a, wv[v]);
+        acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, wv[v]);
     }
   }
   const __m512i zero = _mm512_set1_epi32(e->y_zero), lo = _mm512_set1_epi32(e->y_min),

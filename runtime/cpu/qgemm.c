@@ -521,10 +521,10 @@ void cuvil_rt_qconv2d_u8s8(const int64_t *q, const uint8_t *input, const int8_t 
     j.grid = 1;
     j.column_quads = column_quads;
     j.phases = S;
-    j.hp = (j.hp + S - 1) / S * S;
-    j.gw = q[CUVIL_QCONV_OW] + (column_quads - 1) * 4 / S;
+    j.hp = cuvil_qconv_column_rows(q);
+    j.gw = cuvil_qconv_column_row_words(q);
     j.kp = q[CUVIL_QCONV_C] * q[CUVIL_QCONV_KH] * column_quads * 4;
-    const int64_t planes_bytes = (q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * j.hp * j.gw + 64) * 4;
+    const int64_t planes_bytes = cuvil_qconv_column_planes_bytes(q);
     int8_t *repacked = (int8_t *)(((uintptr_t)workspace + planes_bytes + 63) & ~(uintptr_t)63);
     repack_column_weights(&j, repacked);
     j.weights = repacked;

@@ -267,16 +267,29 @@ static inline int64_t cuvil_qconv_column_quads(const int64_t *q) {
     return 0;
   return q[CUVIL_QCONV_C] * nq < q[CUVIL_QCONV_KW] * cuvil_qconv_quads(q) ? nq : 0;
 }
-/* The workspace of that form: for each image and channel, the S row phases
- * of the padded rows (rounded up to S) as words, OW + (words - 1) 4 / S a
- * row, a tile of words after the last, then the repacked weights. */
+/* That form's padded rows (rounded up to S, for its S row phases) and
+ * words a row (OW + (words - 1) 4 / S: the last output's last word). */
+static inline int64_t cuvil_qconv_column_rows(const int64_t *q) {
+  const int64_t S = q[CUVIL_QCONV_SH];
+  return (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH] + S - 1) / S * S;
+}
+static inline int64_t cuvil_qconv_column_row_words(const int64_t *q) {
+  return q[CUVIL_QCONV_OW] + (cuvil_qconv_column_quads(q) - 1) * 4 / q[CUVIL_QCONV_SH];
+}
+/* Its workspace: for each image and channel the row phases, a tile of
+ * words after the last (which the last tiles read), then the repacked
+ * weights from the next 64-byte boundary. */
+static inline int64_t cuvil_qconv_column_planes_bytes(const int64_t *q) {
+  return (q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * cuvil_qconv_column_rows(q) *
+              cuvil_qconv_column_row_words(q) +
+          64) *
+         4;
+}
 static inline int64_t cuvil_qconv_column_bytes(const int64_t *q) {
-  const int64_t nq = cuvil_qconv_column_quads(q), S = q[CUVIL_QCONV_SH];
+  const int64_t nq = cuvil_qconv_column_quads(q);
   if (!nq)
     return 0;
-  const int64_t rows = (q[CUVIL_QCONV_H] + 2 * q[CUVIL_QCONV_PH] + S - 1) / S * S;
-  const int64_t words = q[CUVIL_QCONV_OW] + (nq - 1) * 4 / S;
-  return (q[CUVIL_QCONV_N] * q[CUVIL_QCONV_C] * rows * words + 64) * 4 +
+  return cuvil_qconv_column_planes_bytes(q) +
          q[CUVIL_QCONV_COUT] * q[CUVIL_QCONV_C] * q[CUVIL_QCONV_KH] * nq * 4 + 64;
 }
 /* (+ a tile of words: a 1x1 convolution's tiles read its last plane's
